@@ -1,0 +1,24 @@
+// Whether the CUDA backend was built, and which GPU (if any) this process can use.
+#pragma once
+
+#include <string>
+
+#include "fp8dot/status.h"
+
+namespace fp8dot {
+
+struct CudaDeviceInfo {
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int multiprocessor_count = 0;
+  long long memory_bytes = 0;
+};
+
+// True when this build contains the CUDA backend (nvcc was found at configure time).
+bool CudaBackendBuilt();
+// Device 0. UNAVAILABLE with the reason when the backend is not built, no driver or GPU is
+// present, or the GPU is older than Hopper (sm_90).
+StatusOr<CudaDeviceInfo> QueryCudaDevice();
+
+}  // namespace fp8dot

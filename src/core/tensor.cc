@@ -1,0 +1,115 @@
+#include "fp8dot/tensor.h"
+
+#include <cstring>
+#include <limits>
+
+namespace fp8dot {
+
+std::string DimsToString(const Dims& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(dims[i]);
+  }
+  return out + "]";
+}
+
+int64_t ElementCount(const Dims& dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  return count;
+}
+
+std::vector<int64_t> RowMajorLayout(int64_t rank) {
+  std::vector<int64_t> layout;
+  for (int64_t i = rank - 1; i >= 0; --i) layout.push_back(i);
+  return layout;
+}
+
+Status ValidateLayout(const Dims& dims, const std::vector<int64_t>& minor_to_major) {
+  if (minor_to_major.size() != dims.size()) {
+    return InvalidArgument("layout has %zu entries but the shape %s has rank %zu",
+                           minor_to_major.size(), DimsToString(dims).c_str(), dims.size());
+  }
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t d : minor_to_major) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || seen[static_cast<size_t>(d)]) {
+      return InvalidArgument("layout %s is not a permutation of the dims of %s",
+                             DimsToString(minor_to_major).c_str(), DimsToString(dims).c_str());
+    }
+    seen[static_cast<size_t>(d)] = true;
+  }
+  return OkStatus();
+}
+
+StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims) {
+  std::vector<int64_t> layout = RowMajorLayout(static_cast<int64_t>(dims.size()));
+  return Create(dtype, std::move(dims), std::move(layout));
+}
+
+StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims,
+                                        std::vector<int64_t> minor_to_major) {
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidArgument("tensor dims %s: negative size", DimsToString(dims).c_str());
+    if (d > 0 && count > kMaxBytes / d) {
+      return ResourceExhausted("tensor dims %s: too many elements", DimsToString(dims).c_str());
+    }
+    count *= d;
+  }
+  if (count * DTypeSizeInBytes(dtype) > kMaxBytes) {
+    return ResourceExhausted("tensor %s%s needs more than 1 TiB", DTypeName(dtype),
+                             DimsToString(dims).c_str());
+  }
+  FP8_RETURN_IF_ERROR(ValidateLayout(dims, minor_to_major));
+  HostTensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.dims_ = std::move(dims);
+  tensor.minor_to_major_ = std::move(minor_to_major);
+  tensor.strides_.assign(tensor.dims_.size(), 0);
+  int64_t stride = 1;
+  for (int64_t d : tensor.minor_to_major_) {
+    tensor.strides_[static_cast<size_t>(d)] = stride;
+    stride *= tensor.dims_[static_cast<size_t>(d)];
+  }
+  tensor.bytes_.assign(static_cast<size_t>(count * DTypeSizeInBytes(dtype)), 0);
+  return tensor;
+}
+
+HostTensor HostTensor::Scalar(DType dtype, double value) {
+  HostTensor tensor = std::move(Create(dtype, {})).value();
+  tensor.SetPhysical(0, value);
+  return tensor;
+}
+
+int64_t HostTensor::Offset(const std::vector<int64_t>& index) const {
+  int64_t offset = 0;
+  for (size_t i = 0; i < index.size(); ++i) offset += index[i] * strides_[i];
+  return offset;
+}
+
+HostTensor HostTensor::ToRowMajor() const {
+  if (is_row_major()) return *this;
+  HostTensor out = std::move(Create(dtype_, dims_)).value();
+  const int64_t count = element_count();
+  const int size = DTypeSizeInBytes(dtype_);
+  std::vector<int64_t> index(dims_.size(), 0);
+  for (int64_t linear = 0; linear < count; ++linear) {
+    std::memcpy(out.bytes_.data() + linear * size, bytes_.data() + Offset(index) * size,
+                static_cast<size_t>(size));
+    for (int64_t d = rank() - 1; d >= 0; --d) {
+      if (++index[static_cast<size_t>(d)] < dims_[static_cast<size_t>(d)]) break;
+      index[static_cast<size_t>(d)] = 0;
+    }
+  }
+  return out;
+}
+
+std::string HostTensor::ShapeString() const {
+  std::string out = std::string(DTypeName(dtype_)) + DimsToString(dims_);
+  std::string layout = DimsToString(minor_to_major_);
+  return out + "{" + layout.substr(1, layout.size() - 2) + "}";
+}
+
+}  // namespace fp8dot

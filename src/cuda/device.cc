@@ -1,0 +1,35 @@
+#include <cuda_runtime.h>
+
+#include "fp8dot/cuda_device.h"
+
+namespace fp8dot {
+
+bool CudaBackendBuilt() { return true; }
+
+StatusOr<CudaDeviceInfo> QueryCudaDevice() {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    return Unavailable("no usable CUDA device: cudaGetDeviceCount: %s (%s)",
+                       cudaGetErrorName(error), cudaGetErrorString(error));
+  }
+  if (count == 0) return Unavailable("no CUDA device found");
+  cudaDeviceProp properties{};
+  error = cudaGetDeviceProperties(&properties, 0);
+  if (error != cudaSuccess) {
+    return Unavailable("cudaGetDeviceProperties(0): %s", cudaGetErrorString(error));
+  }
+  CudaDeviceInfo info;
+  info.name = properties.name;
+  info.compute_major = properties.major;
+  info.compute_minor = properties.minor;
+  info.multiprocessor_count = properties.multiProcessorCount;
+  info.memory_bytes = static_cast<long long>(properties.totalGlobalMem);
+  if (info.compute_major < 9) {
+    return Unavailable("GPU %s has compute capability %d.%d; fp8dot needs Hopper (9.0) or newer",
+                       info.name.c_str(), info.compute_major, info.compute_minor);
+  }
+  return info;
+}
+
+}  // namespace fp8dot

@@ -1,0 +1,122 @@
+#include "fp8dot/npy.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "fp8dot/random.h"
+
+namespace fp8dot {
+namespace {
+
+TEST(NpyTest, RoundTripsEveryType) {
+  for (DType type : kAllDTypes) {
+    HostTensor t = *RandomTensor(type, {3, 5}, Distribution::kSymmetric, 3);
+    std::string bytes = SerializeNpy(t);
+    EXPECT_EQ((bytes.find('\n') + 1) % 64, 0u) << "header must be 64-byte aligned";
+    HostTensor back = *ParseNpy(bytes);
+    EXPECT_EQ(back.dtype(), type);
+    EXPECT_EQ(back.dims(), t.dims());
+    for (int64_t i = 0; i < t.element_count(); ++i)
+      EXPECT_EQ(back.GetPhysical(i), t.GetPhysical(i));
+  }
+}
+
+TEST(NpyTest, HeaderForEachType) {
+  auto header = [](DType type, Dims dims) {
+    std::string bytes = SerializeNpy(*HostTensor::Create(type, dims));
+    return bytes.substr(10, bytes.find('}') - 9);
+  };
+  EXPECT_EQ(header(DType::kF32, {3, 4}),
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }");
+  EXPECT_EQ(header(DType::kF8E4M3FN, {3}),
+            "{'descr': [('float8_e4m3fn', '|u1')], 'fortran_order': False, 'shape': (3,), }");
+  EXPECT_EQ(header(DType::kBF16, {}),
+            "{'descr': [('bfloat16', '<u2')], 'fortran_order': False, 'shape': (), }");
+}
+
+TEST(NpyTest, FortranOrderLoadsColumnMajor) {
+  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() + 1) +
+                      '\0' + header + "\n";
+  for (int i = 0; i < 6; ++i) {
+    float value = static_cast<float>(i);
+    bytes.append(reinterpret_cast<const char*>(&value), 4);
+  }
+  HostTensor t = *ParseNpy(bytes);
+  EXPECT_EQ(t.minor_to_major(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(t.Get({1, 0}), 1.0);  // column-major: (1, 0) is the second value
+  EXPECT_EQ(t.Get({0, 1}), 2.0);
+}
+
+TEST(NpyTest, UntypedBytesNeedATypeHint) {
+  std::string header = "{'descr': '<V1', 'fortran_order': False, 'shape': (2,), }";
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() + 1) +
+                      '\0' + header + "\n" + "\x38\x40";
+  EXPECT_EQ(ParseNpy(bytes, std::nullopt, "a.npy").status().message(),
+            "a.npy: descr '<V1' does not say which 1-byte float it holds; name the type "
+            "(e.g. --lhs-type f8e4m3fn)");
+  HostTensor t = *ParseNpy(bytes, DType::kF8E4M3FN);
+  EXPECT_EQ(t.GetPhysical(0), 1.0);
+  EXPECT_EQ(t.GetPhysical(1), 2.0);
+  EXPECT_EQ(ParseNpy(bytes, DType::kBF16).status().message(),
+            "<bytes>: descr '<V1' holds 1-byte elements but bf16 has 2 bytes");
+}
+
+TEST(NpyTest, TypedFileRejectsAConflictingHint) {
+  std::string bytes = SerializeNpy(*HostTensor::Create(DType::kF32, {2}));
+  EXPECT_EQ(ParseNpy(bytes, DType::kF8E4M3FN, "x.npy").status().message(),
+            "x.npy: holds f32 but f8e4m3fn was requested");
+}
+
+TEST(NpyTest, MalformedInputsGiveClearErrors) {
+  EXPECT_EQ(ParseNpy("hello").status().message(),
+            "<bytes>: not a .npy file (missing the \\x93NUMPY magic)");
+  std::string good = SerializeNpy(*HostTensor::Create(DType::kF32, {2, 2}));
+  EXPECT_EQ(ParseNpy(good.substr(0, good.size() - 1)).status().message(),
+            "<bytes>: shape [2,2] of f32 needs 16 data bytes, the file has 15");
+  std::string bad_header = good;
+  bad_header.replace(bad_header.find("'shape'"), 7, "'shapf'");
+  EXPECT_EQ(ParseNpy(bad_header).status().message(),
+            "<bytes>: header offset 49: unexpected key 'shapf'");
+  std::string big_endian = good;
+  big_endian.replace(big_endian.find("<f4"), 3, ">f4");
+  EXPECT_NE(ParseNpy(big_endian).status().message().find("unsupported descr '>f4'"),
+            std::string::npos);
+  EXPECT_EQ(ReadNpy("/nonexistent/x.npy").status().code(), StatusCode::kNotFound);
+}
+
+// Cheap in-process fuzzing: random mutations of valid files must give a Status, never a crash
+// (the ASan/UBSan CI job runs this too).
+TEST(NpyTest, FuzzedFilesNeverCrash) {
+  std::mt19937 engine(1);
+  std::vector<std::string> seeds;
+  for (DType type : kAllDTypes)
+    seeds.push_back(SerializeNpy(*RandomTensor(type, {2, 3}, Distribution::kSymmetric, 1)));
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string bytes = seeds[engine() % seeds.size()];
+    const int mutations = 1 + static_cast<int>(engine() % 4);
+    for (int j = 0; j < mutations; ++j) {
+      const size_t pos = engine() % bytes.size();
+      switch (engine() % 3) {
+        case 0:
+          bytes[pos] = static_cast<char>(engine());
+          break;
+        case 1:
+          bytes.erase(pos, 1 + engine() % 8);
+          break;
+        case 2:
+          bytes.insert(pos, 1, "(),:'0123456789 "[engine() % 16]);
+          break;
+      }
+      if (bytes.empty()) bytes = "x";
+    }
+    parsed += ParseNpy(bytes).ok();
+  }
+  EXPECT_LT(parsed, 20000);  // most mutations must be rejected, not silently accepted
+}
+
+}  // namespace
+}  // namespace fp8dot

@@ -1,0 +1,50 @@
+#include "fp8dot/tensor.h"
+
+#include <gtest/gtest.h>
+
+namespace fp8dot {
+namespace {
+
+TEST(TensorTest, RowMajorStridesAndShapeString) {
+  HostTensor t = *HostTensor::Create(DType::kF8E4M3FN, {2, 3, 4});
+  EXPECT_EQ(t.strides(), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(t.size_in_bytes(), 24);
+  EXPECT_EQ(t.ShapeString(), "f8e4m3fn[2,3,4]{2,1,0}");
+  EXPECT_TRUE(t.is_row_major());
+}
+
+TEST(TensorTest, ColumnMajorLayoutAndToRowMajor) {
+  HostTensor t = *HostTensor::Create(DType::kF32, {2, 3}, {0, 1});
+  EXPECT_EQ(t.strides(), (std::vector<int64_t>{1, 2}));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) t.Set({i, j}, static_cast<double>(10 * i + j));
+  EXPECT_EQ(t.GetPhysical(1), 10.0);  // (1, 0) is next to (0, 0) in memory
+  HostTensor r = t.ToRowMajor();
+  EXPECT_TRUE(r.is_row_major());
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(r.GetPhysical(i * 3 + j), 10.0 * i + j);
+}
+
+TEST(TensorTest, RejectsBadLayoutsAndSizes) {
+  EXPECT_EQ(HostTensor::Create(DType::kF32, {2, 3}, {0, 0}).status().message(),
+            "layout [0,0] is not a permutation of the dims of [2,3]");
+  EXPECT_EQ(HostTensor::Create(DType::kF32, {2, 3}, {0}).status().message(),
+            "layout has 1 entries but the shape [2,3] has rank 2");
+  EXPECT_EQ(HostTensor::Create(DType::kF32, {2, -1}).status().message(),
+            "tensor dims [2,-1]: negative size");
+  EXPECT_EQ(HostTensor::Create(DType::kF64, {1 << 30, 1 << 30}).status().code(),
+            StatusCode::kResourceExhausted);
+}
+
+TEST(TensorTest, ScalarAndZeroSizedTensors) {
+  HostTensor s = HostTensor::Scalar(DType::kBF16, 3.0);
+  EXPECT_EQ(s.rank(), 0);
+  EXPECT_EQ(s.element_count(), 1);
+  EXPECT_EQ(s.GetPhysical(0), 3.0);
+  HostTensor empty = *HostTensor::Create(DType::kF16, {0, 5});
+  EXPECT_EQ(empty.element_count(), 0);
+  EXPECT_EQ(empty.size_in_bytes(), 0);
+}
+
+}  // namespace
+}  // namespace fp8dot

@@ -1,0 +1,105 @@
+// fp8dot accuracy: error of fast vs promoted FP8 accumulation against the exact reference, over
+// K x input distribution (the table in docs/accuracy.md and FACTS.md).
+#include <cstdio>
+#include <fstream>
+
+#include "backend_runner.h"
+#include "commands.h"
+#include "dot_inputs.h"
+#include "fp8dot/cpu_backend.h"
+#include "fp8dot/error_metrics.h"
+
+namespace fp8dot::cli {
+namespace {
+
+struct AccuracyFlags {
+  DotFlags dot;  // types, backend, accumulator model; m/n/k/precision are set by the sweep
+  std::vector<int64_t> k_values = {256, 1024, 4096, 16384};
+  std::vector<std::string> distributions = {"symmetric", "positive", "heavy-tailed", "mixed"};
+  std::string csv_path;
+};
+
+StatusOr<double> MeasureError(DotProblemOptions options, const BackendChoice& choice,
+                              Precision precision) {
+  options.precision_config.operand_precision = {precision, precision};
+  FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
+  FP8_ASSIGN_OR_RETURN(TimedResult run, RunOnBackend(problem, choice));
+  FP8_ASSIGN_OR_RETURN(HostTensor reference, ReferenceDotExact(problem.spec, problem.arguments()));
+  FP8_ASSIGN_OR_RETURN(ErrorStats error, CompareToReference(run.result.output, reference));
+  return error.relative_frobenius;
+}
+
+Status RunAccuracyCommand(const AccuracyFlags& flags) {
+  FP8_ASSIGN_OR_RETURN(DotProblemOptions base, ToProblemOptions(flags.dot));
+  FP8_ASSIGN_OR_RETURN(BackendChoice choice, ToBackendChoice(flags.dot));
+  if (!IsFp8(base.lhs_type) || !IsFp8(base.rhs_type)) {
+    return InvalidArgument(
+        "accuracy compares FP8 accumulation modes: --lhs-type/--rhs-type must be FP8");
+  }
+  base.output_type = DType::kF32;
+  std::ofstream csv;
+  if (!flags.csv_path.empty()) {
+    csv.open(flags.csv_path);
+    if (!csv) return NotFound("cannot open '%s' for writing", flags.csv_path.c_str());
+    csv << "lhs_type,rhs_type,m,n,k,distribution,fast_error,promoted_error\n";
+  }
+  std::printf(
+      "accuracy: %s x %s, M=%lld N=%lld, f32 output, relative Frobenius error vs the exact "
+      "reference, backend %s",
+      DTypeName(base.lhs_type), DTypeName(base.rhs_type), static_cast<long long>(base.m),
+      static_cast<long long>(base.n), flags.dot.backend.c_str());
+  if (choice.cpu_path == CpuPath::kEmulation) {
+    std::printf(" (emulation: %d fraction bits, %s, groups of %d, promotion every %d)",
+                choice.model.mantissa_bits, AccumulatorRoundingName(choice.model.rounding),
+                choice.model.group_size, choice.model.promotion_interval);
+  }
+  std::printf(
+      "\n\n| K | distribution | fast | promoted | fast/promoted |\n|---|---|---|---|---|\n");
+  for (int64_t k : flags.k_values) {
+    if (k <= 0)
+      return InvalidArgument("--k-values must be positive, got %lld", static_cast<long long>(k));
+    for (const std::string& name : flags.distributions) {
+      DotProblemOptions options = base;
+      options.k = k;
+      FP8_ASSIGN_OR_RETURN(options.distribution, ParseDistribution(name));
+      FP8_ASSIGN_OR_RETURN(double fast, MeasureError(options, choice, Precision::kDefault));
+      FP8_ASSIGN_OR_RETURN(double promoted, MeasureError(options, choice, Precision::kHighest));
+      std::printf("| %lld | %s | %.2e | %.2e | %.1f |\n", static_cast<long long>(k), name.c_str(),
+                  fast, promoted, promoted > 0 ? fast / promoted : 0.0);
+      std::fflush(stdout);
+      if (csv) {
+        csv << DTypeName(base.lhs_type) << ',' << DTypeName(base.rhs_type) << ',' << base.m << ','
+            << base.n << ',' << k << ',' << name << ',' << fast << ',' << promoted << '\n';
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddAccuracyCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<AccuracyFlags>();
+  flags->dot.m = 32;
+  flags->dot.n = 32;
+  CLI::App* command = app.add_subcommand(
+      "accuracy",
+      "Sweep K x input distribution and print the error of fast (DEFAULT) and promoted (HIGHEST) "
+      "FP8 accumulation against the exact reference");
+  AddDotFlags(*command, flags->dot);
+  command->add_option("--k-values", flags->k_values, "K values to sweep")->delimiter(',');
+  command
+      ->add_option("--distributions", flags->distributions,
+                   "symmetric, positive, heavy-tailed, mixed")
+      ->delimiter(',');
+  command->add_option("--csv", flags->csv_path, "Also write the table as CSV");
+  command->callback([flags, &exit_code] {
+    Status status = RunAccuracyCommand(*flags);
+    if (!status.ok()) {
+      std::fprintf(stderr, "fp8dot accuracy: error: %s\n", status.message().c_str());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace fp8dot::cli

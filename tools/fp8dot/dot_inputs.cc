@@ -1,0 +1,167 @@
+#include "dot_inputs.h"
+
+#include "fp8dot/npy.h"
+
+namespace fp8dot::cli {
+
+void AddDotFlags(CLI::App& command, DotFlags& flags) {
+  command.add_option("--m", flags.m, "Rows of A and D (random inputs)")->check(CLI::PositiveNumber);
+  command.add_option("--n", flags.n, "Columns of B and D (random inputs)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--k", flags.k, "Contracted dim (random inputs)")->check(CLI::PositiveNumber);
+  command.add_option("--batch", flags.batch, "Leading batch dim on both operands (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--lhs-type", flags.lhs_type,
+                     "Element type of A: f8e4m3fn (default), f8e5m2, bf16, f16, f32, f64");
+  command.add_option("--rhs-type", flags.rhs_type, "Element type of B (default f8e4m3fn)");
+  command.add_option("--out-type", flags.out_type, "Output type: f32, bf16, f16, f8e4m3fn, f8e5m2");
+  command.add_option("--precision", flags.precision,
+                     "operand_precision as lhs,rhs (default, high, highest); one value sets both");
+  command.add_option("--algorithm", flags.algorithm,
+                     "PrecisionConfig algorithm: unset, any_f8_any_f8_f32, "
+                     "any_f8_any_f8_f32_fast_accum, tf32_tf32_f32, f32_f32_f32, ...");
+  command.add_option("--lhs-scale-mode", flags.lhs_scale_mode,
+                     "none, tensor, outer (per row), 1x128, 128x128");
+  command.add_option("--rhs-scale-mode", flags.rhs_scale_mode,
+                     "none, tensor, outer (per column), 1x128, 128x128");
+  command.add_option("--lhs", flags.lhs_path, ".npy file for A (instead of random)");
+  command.add_option("--rhs", flags.rhs_path, ".npy file for B (instead of random)");
+  command.add_option("--lhs-scale", flags.lhs_scale_path,
+                     ".npy f32 scale for A (needs --lhs-scale-mode)");
+  command.add_option("--rhs-scale", flags.rhs_scale_path,
+                     ".npy f32 scale for B (needs --rhs-scale-mode)");
+  command.add_option("--lhs-batch-dims", flags.lhs_batch_dims, "dot_general lhs_batch_dimensions")
+      ->delimiter(',');
+  command.add_option("--rhs-batch-dims", flags.rhs_batch_dims, "dot_general rhs_batch_dimensions")
+      ->delimiter(',');
+  command
+      .add_option("--lhs-contracting-dims", flags.lhs_contracting_dims,
+                  "dot_general lhs_contracting_dimensions")
+      ->delimiter(',');
+  command
+      .add_option("--rhs-contracting-dims", flags.rhs_contracting_dims,
+                  "dot_general rhs_contracting_dimensions")
+      ->delimiter(',');
+  command.add_option("--epilogue", flags.epilogue,
+                     "default, bias, relu, bias_relu, gelu, bias_gelu");
+  command.add_option("--alpha", flags.alpha, "D = alpha * scale_a * scale_b * A.B + beta * C");
+  command.add_option("--beta", flags.beta, "Non-zero: a random C is added");
+  command.add_option("--output-scale", flags.output_scale, "scale_d for FP8 outputs")->expected(1);
+  command.add_flag("--amax", flags.amax, "Also compute amax = max |D|");
+  command.add_option("--distribution", flags.distribution,
+                     "Random inputs: symmetric, positive, heavy-tailed, mixed");
+  command.add_option("--seed", flags.seed, "Random seed");
+  command.add_option("--backend", flags.backend,
+                     "cpu, cuda or auto (cuda when a Hopper GPU is present)");
+  command.add_option(
+      "--cpu-path", flags.cpu_path,
+      "CPU backend: emulation (models the accumulation), blas (f32, fast), reference");
+  command.add_option("--accumulator-bits", flags.accumulator_bits,
+                     "Emulation: fraction bits kept by the FP8 fast accumulator");
+  command.add_option("--accumulator-rounding", flags.accumulator_rounding,
+                     "Emulation: truncate or nearest");
+  command.add_option("--accumulator-group", flags.accumulator_group,
+                     "Emulation: products per tensor-core accumulator step");
+  command.add_option("--promotion-interval", flags.promotion_interval,
+                     "Emulation: K-elements between FP32 promotions in promoted mode");
+}
+
+StatusOr<PrecisionConfig> ParsePrecisionConfig(const std::string& precision,
+                                               const std::string& algorithm) {
+  PrecisionConfig config;
+  config.operand_precision.clear();
+  size_t start = 0;
+  while (true) {
+    const size_t comma = precision.find(',', start);
+    FP8_ASSIGN_OR_RETURN(Precision p, ParsePrecision(precision.substr(start, comma - start)));
+    config.operand_precision.push_back(p);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (config.operand_precision.size() == 1)
+    config.operand_precision.push_back(config.operand_precision[0]);
+  if (config.operand_precision.size() != 2) {
+    return InvalidArgument("--precision takes one or two values (lhs,rhs), got '%s'",
+                           precision.c_str());
+  }
+  FP8_ASSIGN_OR_RETURN(config.algorithm, ParseAlgorithm(algorithm));
+  return config;
+}
+
+StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags) {
+  DotProblemOptions options;
+  options.batch = flags.batch;
+  options.m = flags.m;
+  options.n = flags.n;
+  options.k = flags.k;
+  std::optional<DType> lhs_type, rhs_type;  // as given on the command line
+  if (!flags.lhs_type.empty()) {
+    FP8_ASSIGN_OR_RETURN(lhs_type, ParseDType(flags.lhs_type));
+  }
+  if (!flags.rhs_type.empty()) {
+    FP8_ASSIGN_OR_RETURN(rhs_type, ParseDType(flags.rhs_type));
+  }
+  options.lhs_type = lhs_type.value_or(DType::kF8E4M3FN);
+  options.rhs_type = rhs_type.value_or(DType::kF8E4M3FN);
+  FP8_ASSIGN_OR_RETURN(options.output_type, ParseDType(flags.out_type));
+  FP8_ASSIGN_OR_RETURN(options.precision_config,
+                       ParsePrecisionConfig(flags.precision, flags.algorithm));
+  FP8_ASSIGN_OR_RETURN(options.lhs_scale_mode, ParseScaleMode(flags.lhs_scale_mode));
+  FP8_ASSIGN_OR_RETURN(options.rhs_scale_mode, ParseScaleMode(flags.rhs_scale_mode));
+  FP8_ASSIGN_OR_RETURN(options.epilogue, ParseEpilogue(flags.epilogue));
+  FP8_ASSIGN_OR_RETURN(options.distribution, ParseDistribution(flags.distribution));
+  options.alpha = flags.alpha;
+  options.beta = flags.beta;
+  if (!flags.output_scale.empty()) options.output_scale = flags.output_scale[0];
+  options.compute_amax = flags.amax;
+  options.seed = flags.seed;
+
+  if (flags.lhs_path.empty() != flags.rhs_path.empty()) {
+    return InvalidArgument("--lhs and --rhs must be given together");
+  }
+  if (!flags.lhs_path.empty()) {
+    FP8_ASSIGN_OR_RETURN(options.lhs, ReadNpy(flags.lhs_path, lhs_type));
+    FP8_ASSIGN_OR_RETURN(options.rhs, ReadNpy(flags.rhs_path, rhs_type));
+  }
+  const bool custom_dims = !flags.lhs_batch_dims.empty() || !flags.rhs_batch_dims.empty() ||
+                           !flags.lhs_contracting_dims.empty() ||
+                           !flags.rhs_contracting_dims.empty();
+  if (custom_dims) {
+    if (flags.lhs_path.empty()) {
+      return InvalidArgument("--*-batch-dims and --*-contracting-dims need --lhs/--rhs inputs");
+    }
+    options.dimension_numbers =
+        DotDimensionNumbers{flags.lhs_batch_dims, flags.rhs_batch_dims, flags.lhs_contracting_dims,
+                            flags.rhs_contracting_dims};
+  }
+  auto load_scale = [](const std::string& path, ScaleMode mode, const char* side,
+                       std::optional<HostTensor>& out) -> Status {
+    if (path.empty()) return OkStatus();
+    if (mode == ScaleMode::kNone) {
+      return InvalidArgument("--%s-scale needs --%s-scale-mode (tensor, outer, 1x128, 128x128)",
+                             side, side);
+    }
+    FP8_ASSIGN_OR_RETURN(out, ReadNpy(path, DType::kF32));
+    return OkStatus();
+  };
+  FP8_RETURN_IF_ERROR(
+      load_scale(flags.lhs_scale_path, options.lhs_scale_mode, "lhs", options.lhs_scale));
+  FP8_RETURN_IF_ERROR(
+      load_scale(flags.rhs_scale_path, options.rhs_scale_mode, "rhs", options.rhs_scale));
+  return options;
+}
+
+StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags) {
+  BackendChoice choice;
+  choice.backend = flags.backend;
+  FP8_ASSIGN_OR_RETURN(choice.cpu_path, ParseCpuPath(flags.cpu_path));
+  choice.model.mantissa_bits = flags.accumulator_bits;
+  choice.model.group_size = flags.accumulator_group;
+  choice.model.promotion_interval = flags.promotion_interval;
+  FP8_ASSIGN_OR_RETURN(choice.model.rounding,
+                       ParseAccumulatorRounding(flags.accumulator_rounding.c_str()));
+  FP8_RETURN_IF_ERROR(choice.model.Validate());
+  return choice;
+}
+
+}  // namespace fp8dot::cli

@@ -1,7 +1,9 @@
-// Conversions between the narrow float types and f32/f64, bit-exact with ml_dtypes:
-// round to nearest even, subnormals kept, NaN kept (with its sign), overflow to NaN (e4m3fn) or
-// inf (e5m2, f16, bf16). The saturating variants clamp finite overflow and infinities to ±max,
-// which is what FP8 quantisation (cuBLASLt's D output, PTX cvt.satfinite) does.
+// Conversions between the narrow float types and f32/f64, bit-exact with ml_dtypes (and numpy
+// for f16): round to nearest even, subnormals kept, NaN kept (with its sign), overflow to NaN
+// (e4m3fn) or inf (e5m2, f16, bf16). Like ml_dtypes, f64 values go to FP8 and bf16 through f32
+// (two roundings); f64 to f16 rounds once, as numpy does. The saturating variants clamp finite
+// overflow and infinities to ±max, which is what FP8 quantisation (cuBLASLt's D output, PTX
+// cvt.satfinite) does.
 #pragma once
 
 #include <cstdint>

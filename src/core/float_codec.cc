@@ -1,6 +1,6 @@
 // One generic encoder/decoder for small binary float formats, parameterised by exponent and
 // mantissa width and by how the format spends its top exponent (IEEE inf/NaN, or "fn": only the
-// all-ones pattern is NaN). Values are rounded once, from double, which is exact for f32 inputs.
+// all-ones pattern is NaN). Encode rounds its double argument once.
 #include "fp8dot/float_codec.h"
 
 #include <array>
@@ -138,14 +138,17 @@ float EncodeF32(double value, Overflow overflow) {
 
 }  // namespace
 
+// ml_dtypes converts f64 to its own types (float8_*, bfloat16) through f32, so a double input is
+// rounded twice; fp8dot does the same to agree with it bit for bit. (It is also what a GPU does
+// with an f32 accumulator.) numpy's float16 rounds f64 once, and so does EncodeF16.
 uint8_t EncodeF8E4M3FN(double value, Overflow overflow) {
-  return static_cast<uint8_t>(Encode(kE4M3FN, value, overflow));
+  return static_cast<uint8_t>(Encode(kE4M3FN, static_cast<float>(value), overflow));
 }
 uint8_t EncodeF8E5M2(double value, Overflow overflow) {
-  return static_cast<uint8_t>(Encode(kE5M2, value, overflow));
+  return static_cast<uint8_t>(Encode(kE5M2, static_cast<float>(value), overflow));
 }
 uint16_t EncodeBF16(double value, Overflow overflow) {
-  return static_cast<uint16_t>(Encode(kBF16, value, overflow));
+  return static_cast<uint16_t>(Encode(kBF16, static_cast<float>(value), overflow));
 }
 uint16_t EncodeF16(double value, Overflow overflow) {
   return static_cast<uint16_t>(Encode(kF16, value, overflow));

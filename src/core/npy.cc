@@ -47,6 +47,7 @@ class HeaderParser {
       SkipSpace();
       if (Consume('}')) break;
       std::string key;
+      const size_t key_start = pos_;
       if (!ParseString(&key)) return Error("expected a quoted key");
       SkipSpace();
       if (!Consume(':')) return Error("expected ':' after key");
@@ -66,7 +67,8 @@ class HeaderParser {
         if (!ParseShape(shape)) return Error("expected a tuple of non-negative ints for shape");
         have_shape = true;
       } else {
-        return Error("unexpected key '" + key + "'");
+        pos_ = key_start;
+        return Error("unexpected key '" + key + "' (expected descr, fortran_order, shape)");
       }
       SkipSpace();
       if (Consume(',')) continue;

@@ -165,10 +165,13 @@ Status ValidateOutputOptions(const DotSpec& spec, const CanonicalDot& dot) {
     }
     FP8_RETURN_IF_ERROR(check_aux_type("C", spec.c->dtype, /*f32_allowed=*/false));
   }
-  if (EpilogueHasBias(spec.epilogue) != spec.bias.has_value()) {
-    return InvalidArgument("epilogue %s %s a bias, but %s", EpilogueName(spec.epilogue),
-                           EpilogueHasBias(spec.epilogue) ? "needs" : "takes no",
-                           spec.bias.has_value() ? "one was given" : "none was given");
+  if (EpilogueHasBias(spec.epilogue) && !spec.bias.has_value()) {
+    return InvalidArgument("epilogue %s needs a bias, but none was given",
+                           EpilogueName(spec.epilogue));
+  }
+  if (!EpilogueHasBias(spec.epilogue) && spec.bias.has_value()) {
+    return InvalidArgument("epilogue %s takes no bias, but one was given (use a BIAS epilogue)",
+                           EpilogueName(spec.epilogue));
   }
   if (spec.bias.has_value()) {
     Dims expected;

@@ -154,11 +154,15 @@ TEST(FloatCodecTest, RandomF32BitPatternsMatchReference) {
   }
 }
 
-TEST(FloatCodecTest, F64InputsRoundOnce) {
-  // 1 + 2^-4 + 2^-40 is just above the e4m3 midpoint between 1 and 1.125: rounding through f32
-  // first would lose the 2^-40 and give the tie's even result (1.0).
-  EXPECT_EQ(DecodeF8E4M3FN(EncodeF8E4M3FN(1.0 + 0.0625 + std::ldexp(1.0, -40))), 1.125f);
-  EXPECT_EQ(DecodeF8E4M3FN(EncodeF8E4M3FN(1.0625)), 1.0f);
+TEST(FloatCodecTest, F64InputsRoundThroughF32LikeMlDtypes) {
+  // 1 + 2^-4 + 2^-40 is just above the e4m3 midpoint between 1 and 1.125. ml_dtypes rounds f64
+  // to f32 first, which lands exactly on the midpoint, and the tie goes to even: 1.0.
+  const double above_midpoint = 1.0 + 0.0625 + std::ldexp(1.0, -40);
+  EXPECT_EQ(DecodeF8E4M3FN(EncodeF8E4M3FN(above_midpoint)), 1.0f);
+  EXPECT_EQ(DecodeBF16(EncodeBF16(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40))), 1.0f);
+  // numpy's float16 rounds f64 once: the 2^-40 decides.
+  EXPECT_EQ(DecodeF16(EncodeF16(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40))),
+            1.0f + std::ldexp(1.0f, -10));
 }
 
 // All 2^32 f32 bit patterns for every narrow type. Minutes of CPU: opt in with

@@ -5,12 +5,12 @@
 namespace fp8dot::cli {
 
 void AddDotFlags(CLI::App& command, DotFlags& flags) {
-  command.add_option("--m", flags.m, "Rows of A and D (random inputs)")->check(CLI::PositiveNumber);
-  command.add_option("--n", flags.n, "Columns of B and D (random inputs)")
-      ->check(CLI::PositiveNumber);
-  command.add_option("--k", flags.k, "Contracted dim (random inputs)")->check(CLI::PositiveNumber);
+  const CLI::Range kDimRange(int64_t{1}, int64_t{1} << 40);
+  command.add_option("--m", flags.m, "Rows of A and D (random inputs)")->check(kDimRange);
+  command.add_option("--n", flags.n, "Columns of B and D (random inputs)")->check(kDimRange);
+  command.add_option("--k", flags.k, "Contracted dim (random inputs)")->check(kDimRange);
   command.add_option("--batch", flags.batch, "Leading batch dim on both operands (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   command.add_option("--lhs-type", flags.lhs_type,
                      "Element type of A: f8e4m3fn (default), f8e5m2, bf16, f16, f32, f64");
   command.add_option("--rhs-type", flags.rhs_type, "Element type of B (default f8e4m3fn)");

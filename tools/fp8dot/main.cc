@@ -13,8 +13,14 @@ int main(int argc, char** argv) {
   fp8dot::cli::AddAccuracyCommand(app, exit_code);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // One line, like every other fp8dot error.
+    std::fprintf(stderr, "fp8dot: error: %s (see --help)\n", error.what());
+    return error.get_exit_code() != 0 ? error.get_exit_code() : 2;
   }
   return exit_code;
 }

@@ -1,0 +1,109 @@
+// The CUDA backend: a DotSpec executed by cuBLASLt on a Hopper GPU.
+//
+//   D = epilogue(alpha * scale_a * scale_b * (A . B) + beta * C + bias)
+//   for FP8 outputs: D_out = saturate(D * scale_d), amax = max |D| (before scale_d)
+//
+// Two levels:
+//   CudaDot        host tensors in, host result out (copies in, runs, copies back); for the CLI
+//                  and the tests. Plans come from a process-wide cache keyed by the DotSpec.
+//   CudaDotPlan    made once per DotSpec: owns the cuBLASLt descriptors, layouts, the chosen
+//                  algorithm, the workspace and any scratch buffers; Run() enqueues the dot on a
+//                  stream with device buffers and allocates nothing, so it can be captured in a
+//                  CUDA graph. One plan serves one stream at a time (its scratch is shared).
+//
+// The accumulation comes from ValidateDotSpec -> ResolveAccumulation only: an FP8 plan sets
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM to 1 exactly when that mode is kFp8Fast, and Explain() shows
+// the value read back from the descriptor.
+//
+// Without a CUDA build (or without a Hopper GPU) every entry point returns UNAVAILABLE.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "fp8dot/dot_arguments.h"
+
+struct CUstream_st;
+
+namespace fp8dot {
+
+using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = default stream
+
+struct CudaDotOptions {
+  // cuBLASLt workspace owned by the plan (split-K and stream-K kernels use it).
+  size_t workspace_bytes = size_t{32} << 20;
+  // 0: take the heuristic's first algorithm. N > 0: time the heuristic's top N candidates on
+  // scratch data when the plan is made and keep the fastest (never slower than the first).
+  int autotune_candidates = 0;
+  // With autotuning: a text file that remembers the winner per problem across processes.
+  std::string autotune_cache_path;
+};
+
+// Device pointers for one run. Every tensor uses the layout its DotSpec gives (the same bytes a
+// HostTensor of that spec holds); scales use the row-major shapes of dot_spec.h. Null = absent.
+struct CudaDotBuffers {
+  const void* lhs = nullptr;
+  const void* rhs = nullptr;
+  const float* lhs_scale = nullptr;     // when spec.lhs_scale.mode != kNone
+  const float* rhs_scale = nullptr;     // when spec.rhs_scale.mode != kNone
+  const void* c = nullptr;              // when spec.c
+  const void* bias = nullptr;           // when spec.bias
+  const float* output_scale = nullptr;  // f32 scalar, when spec.output_scale
+  void* output = nullptr;               // row-major CanonicalDot::output_dims, spec.output_type
+  float* amax = nullptr;                // one f32, when spec.compute_amax
+};
+
+// What a plan decided (all of it is also in Explain()).
+struct CudaPlanInfo {
+  CanonicalDot dot;
+  bool native_fp8 = false;       // a cuBLASLt FP8 GEMM (false for e5m2 x e5m2 and non-FP8 dots)
+  int fast_accum = -1;           // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back; -1 when not FP8
+  bool fused_epilogue = false;   // epilogue in cuBLASLt (else fp8dot's epilogue kernel)
+  std::string compute_type;      // "CUBLAS_COMPUTE_32F", ...
+  std::string algorithm;         // the chosen cuBLASLt algorithm, in words
+  int64_t k_padded = 0, n_padded = 0;
+};
+
+class CudaDotPlan {
+ public:
+  // Validates `spec`, decides layouts, padding, conversions and the epilogue path, creates the
+  // descriptors and picks an algorithm. Allocates the plan's device memory (RESOURCE_EXHAUSTED
+  // when it does not fit).
+  static StatusOr<std::unique_ptr<CudaDotPlan>> Create(const DotSpec& spec,
+                                                       const CudaDotOptions& options = {});
+  ~CudaDotPlan();
+  CudaDotPlan(const CudaDotPlan&) = delete;
+  CudaDotPlan& operator=(const CudaDotPlan&) = delete;
+
+  // Enqueues the dot on `stream`. Checks that every buffer the spec needs is given (and no
+  // other) and 16-byte aligned; returns errors from CUDA/cuBLASLt with the call and the shape.
+  Status Run(const CudaDotBuffers& buffers, CudaStream stream);
+
+  // Several lines: types, layouts, transposes, padding, scale modes, FAST_ACCUM, algorithm.
+  std::string Explain() const;
+  const CudaPlanInfo& info() const;
+  const DotSpec& spec() const;
+
+  struct Impl;  // src/cuda/dot_plan.h
+
+ private:
+  explicit CudaDotPlan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A plan for `spec` from the process-wide cache (made on first use; thread-safe lookup). The
+// plan lives until the process ends. Runs of one cached plan must not overlap.
+StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec,
+                                            const CudaDotOptions& options = {});
+
+struct CudaDotStats {
+  double milliseconds = 0;  // device time of CudaDotPlan::Run (CUDA events), copies excluded
+  std::string plan;         // CudaDotPlan::Explain()
+};
+
+// Copies the arguments to the GPU, runs the cached plan for `spec`, copies D (and amax) back.
+StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
+                            CudaDotStats* stats = nullptr);
+
+}  // namespace fp8dot

@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cpu/cpu_test_util.h"
+#include "fp8dot/error_metrics.h"
+
+namespace fp8dot {
+namespace {
+
+using testing::Gamma;
+using testing::WithinSummationBound;
+
+DotProblem Problem(int64_t m, int64_t n, int64_t k, Precision precision,
+                   Distribution distribution = Distribution::kSymmetric, uint64_t seed = 1) {
+  DotProblemOptions options;
+  options.m = m;
+  options.n = n;
+  options.k = k;
+  options.precision_config.operand_precision = {precision, precision};
+  options.distribution = distribution;
+  options.seed = seed;
+  return *MakeDotProblem(options);
+}
+
+double RelativeError(const DotProblem& p, const DotResult& result) {
+  HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
+  return CompareToReference(result.output, exact)->relative_frobenius;
+}
+
+// A crafted row that shows swamping: one large product, then many that each fall below the
+// fast accumulator's quantum. Every number here follows from the model by hand:
+//   a = [256, 2^-6 x 4095], b = [1 x 4096]. Exact: 256 + 4095/64 = 319.984375.
+//   fast: quantum at 2^8 is 2^-5 > 2^-6, so every small product is cut: 256.
+//   promoted: block 0 gives 256 (127 small ones lost), each of the other 31 blocks sums
+//   128 * 2^-6 = 2 exactly: 256 + 62 = 318.
+TEST(EmulatedDotTest, CraftedSwampingMatchesTheModelByHand) {
+  HostTensor a = *HostTensor::Create(DType::kF8E4M3FN, {1, 4096});
+  HostTensor b = *HostTensor::Create(DType::kF8E4M3FN, {4096, 1});
+  for (int64_t k = 0; k < 4096; ++k) {
+    a.SetPhysical(k, k == 0 ? 256.0 : std::ldexp(1.0, -6));
+    b.SetPhysical(k, 1.0);
+  }
+  DotArguments args{&a, &b};
+  DotSpec spec = SpecFromArguments(args, DotSpec());
+  EXPECT_EQ(EmulatedDot(spec, args)->output.GetPhysical(0), 256.0);
+  spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  EXPECT_EQ(EmulatedDot(spec, args)->output.GetPhysical(0), 318.0);
+  EXPECT_EQ(ReferenceDot(spec, args)->output.GetPhysical(0), 319.984375);
+}
+
+TEST(EmulatedDotTest, WideAccumulatorReproducesTheReference) {
+  Fp8AccumulatorModel wide;
+  wide.mantissa_bits = 50;
+  for (Precision precision : {Precision::kDefault, Precision::kHighest}) {
+    DotProblem p = Problem(16, 16, 2048, precision, Distribution::kPositive);
+    DotResult result = *EmulatedDot(p.spec, p.arguments(), wide);
+    // The only rounding left is the f32 output (and, promoted, 16 f32 additions).
+    EXPECT_TRUE(WithinSummationBound(p, result.output, Gamma(18, 0x1.0p-24)));
+  }
+}
+
+// The defaults were calibrated against the H200 measurements in FACTS.md (cuBLASLt, e4m3,
+// f32 output, M=N=512); docs/accumulation-model.md. With 32x32 outputs the sample estimate of a
+// relative Frobenius error moves by a few percent, so 25% is a regression guard, not a fit.
+TEST(EmulatedDotTest, DefaultModelReproducesTheH200AccuracyTable) {
+  struct Row {
+    int64_t k;
+    Distribution distribution;
+    double fast, promoted;  // FACTS.md
+  };
+  const Row rows[] = {{256, Distribution::kSymmetric, 1.8e-4, 1.1e-4},
+                      {1024, Distribution::kSymmetric, 4.7e-4, 1.1e-4},
+                      {1024, Distribution::kPositive, 1.3e-2, 5.0e-4},
+                      {4096, Distribution::kPositive, 6.6e-2, 5.0e-4}};
+  for (const Row& row : rows) {
+    DotProblem fast = Problem(32, 32, row.k, Precision::kDefault, row.distribution, 3);
+    DotProblem promoted = Problem(32, 32, row.k, Precision::kHighest, row.distribution, 3);
+    const double fast_error = RelativeError(fast, *EmulatedDot(fast.spec, fast.arguments()));
+    const double promoted_error =
+        RelativeError(promoted, *EmulatedDot(promoted.spec, promoted.arguments()));
+    EXPECT_NEAR(fast_error / row.fast, 1.0, 0.25) << "K=" << row.k << " fast " << fast_error;
+    EXPECT_NEAR(promoted_error / row.promoted, 1.0, 0.25)
+        << "K=" << row.k << " promoted " << promoted_error;
+  }
+}
+
+TEST(EmulatedDotTest, FastErrorGrowsWithKAndIsBiasedOnSameSignData) {
+  DotProblem fast = Problem(16, 16, 4096, Precision::kDefault, Distribution::kPositive);
+  DotProblem promoted = Problem(16, 16, 4096, Precision::kHighest, Distribution::kPositive);
+  const double fast_error = RelativeError(fast, *EmulatedDot(fast.spec, fast.arguments()));
+  const double promoted_error =
+      RelativeError(promoted, *EmulatedDot(promoted.spec, promoted.arguments()));
+  EXPECT_GE(fast_error, 10 * promoted_error);
+  // Truncation only loses magnitude: every fast result is below the exact one.
+  DotResult result = *EmulatedDot(fast.spec, fast.arguments());
+  HostTensor exact = *ReferenceDotExact(fast.spec, fast.arguments());
+  for (int64_t i = 0; i < exact.element_count(); ++i) {
+    ASSERT_LT(result.output.GetPhysical(i), exact.GetPhysical(i));
+  }
+}
+
+TEST(EmulatedDotTest, BlockScalesArePromotedPerBlock) {
+  DotProblemOptions options;
+  options.m = 128;
+  options.n = 128;
+  options.k = 512;
+  options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  options.lhs_scale_mode = ScaleMode::kBlock1x128;
+  options.rhs_scale_mode = ScaleMode::kBlock128x128;
+  DotProblem p = *MakeDotProblem(options);
+  const double error = RelativeError(p, *EmulatedDot(p.spec, p.arguments()));
+  // Within-block accumulator error (~1e-4 on symmetric data, FACTS.md) and nothing worse:
+  // a scale applied to the wrong block would give errors of order 1.
+  EXPECT_LT(error, 3e-4);
+  EXPECT_GT(error, 0.0);
+}
+
+TEST(EmulatedDotTest, NonFp8ModesRoundInputsAsTheirTypes) {
+  auto error_for = [](Algorithm algorithm, Precision precision) {
+    DotProblemOptions options;
+    options.lhs_type = options.rhs_type = DType::kF32;
+    options.m = options.n = 16;
+    options.k = 512;
+    options.distribution = Distribution::kMixedMagnitude;
+    options.precision_config = {{precision, precision}, algorithm};
+    DotProblem p = *MakeDotProblem(options);
+    return RelativeError(p, *EmulatedDot(p.spec, p.arguments()));
+  };
+  const double tf32 = error_for(Algorithm::kUnset, Precision::kDefault);
+  const double f32 = error_for(Algorithm::kUnset, Precision::kHighest);
+  const double bf16 = error_for(Algorithm::kBF16BF16F32, Precision::kDefault);
+  const double bf16x3 = error_for(Algorithm::kBF16BF16F32X3, Precision::kDefault);
+  const double bf16x6 = error_for(Algorithm::kBF16BF16F32X6, Precision::kDefault);
+  const double bf16x9 = error_for(Algorithm::kBF16BF16F32X9, Precision::kDefault);
+  const double tf32x3 = error_for(Algorithm::kTF32TF32F32X3, Precision::kDefault);
+  // Relative error per product: bf16 inputs 2^-8, tf32 2^-11, bf16x3 drops the 2^-16 terms,
+  // tf32x3 the 2^-22 terms; bf16x6 drops only 2^-24 terms, so like bf16x9 it is left with f32
+  // summation error, over 6 (9) f32 additions per K-element instead of 1.
+  EXPECT_GT(bf16, 4 * tf32);
+  EXPECT_GT(tf32, 100 * f32);
+  EXPECT_LT(bf16x3, tf32 / 16);
+  EXPECT_LT(bf16x6, bf16x3 / 4);
+  EXPECT_LE(bf16x6, 9 * f32);
+  EXPECT_LT(tf32x3, tf32 / 256);
+  EXPECT_LE(bf16x9, 9 * f32);
+  EXPECT_LT(f32, 1e-6);
+}
+
+TEST(EmulatedDotTest, RejectsAnInvalidModel) {
+  DotProblem p = Problem(4, 4, 32, Precision::kDefault);
+  Fp8AccumulatorModel model;
+  model.promotion_interval = 100;
+  EXPECT_EQ(EmulatedDot(p.spec, p.arguments(), model).status().message(),
+            "promotion_interval must be a positive multiple of group_size (32), got 100");
+}
+
+}  // namespace
+}  // namespace fp8dot

@@ -1,0 +1,58 @@
+#include "fp8dot/dot_problem.h"
+
+#include <gtest/gtest.h>
+
+namespace fp8dot {
+namespace {
+
+TEST(DotProblemTest, BuildsEveryTensorTheSpecNeeds) {
+  DotProblemOptions options;
+  options.batch = 2;
+  options.m = 128;
+  options.n = 256;
+  options.k = 256;
+  options.output_type = DType::kF8E4M3FN;
+  options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  options.lhs_scale_mode = ScaleMode::kBlock1x128;
+  options.rhs_scale_mode = ScaleMode::kBlock128x128;
+  options.epilogue = Epilogue::kBiasGelu;
+  options.beta = 0.5;
+  options.output_scale = 2.0;
+  DotProblem problem = *MakeDotProblem(options);
+  EXPECT_EQ(problem.lhs.dims(), (Dims{2, 128, 256}));
+  EXPECT_EQ(problem.lhs_scale->dims(), (Dims{128, 2}));
+  EXPECT_EQ(problem.rhs_scale->dims(), (Dims{2, 2}));
+  EXPECT_EQ(problem.c->dims(), (Dims{2, 128, 256}));
+  EXPECT_EQ(problem.c->dtype(), DType::kBF16);
+  EXPECT_EQ(problem.bias->dims(), (Dims{256}));
+  EXPECT_EQ(problem.output_scale->GetPhysical(0), 2.0);
+  EXPECT_TRUE(CheckArgumentsMatchSpec(problem.spec, problem.arguments()).ok());
+}
+
+TEST(DotProblemTest, GivenTensorsAreUsedAndCheckedAgainstTheSpec) {
+  DotProblemOptions options;
+  options.lhs = *RandomTensor(DType::kF8E5M2, {16, 32}, Distribution::kPositive, 9);
+  options.rhs = *RandomTensor(DType::kF8E4M3FN, {32, 8}, Distribution::kPositive, 10);
+  options.lhs_scale_mode = ScaleMode::kOuterVector;
+  options.lhs_scale = *HostTensor::Create(DType::kF32, {15});
+  EXPECT_EQ(MakeDotProblem(options).status().message(),
+            "lhs scale (mode outer) must have shape [16], got [15]");
+  options.lhs_scale = *UniformTensor(DType::kF32, {16}, 1, 2, 3);
+  DotProblem problem = *MakeDotProblem(options);
+  EXPECT_EQ(problem.spec.lhs.dtype, DType::kF8E5M2);
+  EXPECT_EQ(problem.lhs.GetPhysical(5), options.lhs->GetPhysical(5));
+
+  // A tensor that does not match the spec is reported by name.
+  DotArguments arguments = problem.arguments();
+  HostTensor wrong = *HostTensor::Create(DType::kF32, {32, 8});
+  arguments.rhs = &wrong;
+  EXPECT_EQ(CheckArgumentsMatchSpec(problem.spec, arguments).message(),
+            "rhs is f32[32,8]{1,0} but the dot expects f8e4m3fn[32,8]{1,0}");
+  arguments.rhs = &problem.rhs;
+  arguments.bias = &wrong;
+  EXPECT_EQ(CheckArgumentsMatchSpec(problem.spec, arguments).message(),
+            "bias was given but the dot does not use one");
+}
+
+}  // namespace
+}  // namespace fp8dot

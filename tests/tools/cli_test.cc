@@ -1,0 +1,179 @@
+// Runs the fp8dot binary as a user would and checks what it prints and its exit code.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "fp8dot/cpu_backend.h"
+#include "fp8dot/cuda_device.h"
+#include "fp8dot/dot_problem.h"
+#include "fp8dot/npy.h"
+#include "fp8dot/random.h"
+
+namespace fp8dot {
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+CliRun RunCli(const std::string& args) {
+  const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
+  const std::string command = std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
+  CliRun run{-1, "", ""};
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  FILE* err = fopen(err_path.c_str(), "r");
+  while (err != nullptr && (n = fread(buffer.data(), 1, buffer.size(), err)) > 0)
+    run.err.append(buffer.data(), n);
+  if (err != nullptr) fclose(err);
+  return run;
+}
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+// A failed command prints exactly one line, on stderr, and exits non-zero.
+void ExpectOneLineError(const CliRun& run, const std::string& text) {
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find(text), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(CliTest, DefaultPrecisionIsFastAccumulation) {
+  CliRun run = RunCli(
+      "dot --m 64 --n 64 --k 4096 --lhs-type f8e4m3fn --rhs-type f8e4m3fn "
+      "--precision default,default --backend cpu");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("accumulation: fp8-fast"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("operand_precision={DEFAULT,DEFAULT}"), std::string::npos);
+  EXPECT_NE(run.out.find("error:        relative Frobenius"), std::string::npos);
+}
+
+TEST(CliTest, AnyHighestOperandIsPromoted) {
+  CliRun run = RunCli(
+      "dot --m 64 --n 64 --k 4096 --lhs-type f8e4m3fn --rhs-type f8e4m3fn "
+      "--precision default,highest --backend cpu");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("accumulation: fp8-promoted"), std::string::npos) << run.out;
+}
+
+TEST(CliTest, FastAccumAlgorithmOverridesPrecision) {
+  CliRun run = RunCli(
+      "dot --m 64 --n 64 --k 4096 --precision highest,highest "
+      "--algorithm any_f8_any_f8_f32_fast_accum --backend cpu");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("accumulation: fp8-fast"), std::string::npos) << run.out;
+}
+
+TEST(CliTest, BadInputsExitWithOneLineReasons) {
+  ExpectOneLineError(RunCli("dot --lhs-type f8e6m2"), "unknown element type 'f8e6m2'");
+  ExpectOneLineError(RunCli("dot --lhs-type f8e5m2 --rhs-type f8e5m2 --require-fp8 --backend cpu"),
+                     "--require-fp8: f8e5m2 x f8e5m2 has no native FP8 GEMM");
+  ExpectOneLineError(RunCli("dot --precision default,medium"), "unknown precision 'medium'");
+  ExpectOneLineError(
+      RunCli("dot --lhs-scale-mode 1x128 --rhs-scale-mode 1x128 --k 256 --backend cpu"),
+      "fast accumulation (precision DEFAULT,DEFAULT, algorithm ALG_UNSET) cannot be "
+      "used with block scales");
+  ExpectOneLineError(RunCli("dot --backend tpu"), "unknown --backend 'tpu'");
+
+  // Mismatched K from files.
+  const std::string a = TempPath("a.npy"), b = TempPath("b.npy");
+  ASSERT_TRUE(
+      WriteNpy(a, *RandomTensor(DType::kF8E4M3FN, {16, 64}, Distribution::kSymmetric, 1)).ok());
+  ASSERT_TRUE(
+      WriteNpy(b, *RandomTensor(DType::kF8E4M3FN, {32, 16}, Distribution::kSymmetric, 2)).ok());
+  ExpectOneLineError(RunCli("dot --lhs " + a + " --rhs " + b + " --backend cpu"),
+                     "lhs contracting dim 1 has size 64 but rhs contracting dim 0 has size 32");
+
+  // A scale of the wrong shape.
+  const std::string scale = TempPath("scale.npy");
+  ASSERT_TRUE(WriteNpy(scale, *UniformTensor(DType::kF32, {63}, 1, 2, 3)).ok());
+  ExpectOneLineError(
+      RunCli("dot --m 64 --lhs-scale-mode outer --lhs-scale " + scale + " --backend cpu"),
+      "lhs scale (mode outer) must have shape [64], got [63]");
+  ExpectOneLineError(RunCli("dot --lhs /nonexistent.npy --rhs /nonexistent.npy"),
+                     "cannot open '/nonexistent.npy'");
+  // CLI11's own validation also answers in one line.
+  ExpectOneLineError(RunCli("dot --m -5"), "--m");
+}
+
+TEST(CliTest, OutputFileHoldsTheResult) {
+  const std::string out = TempPath("d.npy");
+  CliRun run = RunCli(
+      "dot --m 8 --n 4 --k 32 --seed 5 --out-type bf16 --cpu-path reference "
+      "--backend cpu --output " +
+      out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  HostTensor d = *ReadNpy(out);
+  EXPECT_EQ(d.dtype(), DType::kBF16);
+  EXPECT_EQ(d.dims(), (Dims{8, 4}));
+  // The same problem built in-process gives the same bits.
+  DotProblemOptions options;
+  options.m = 8;
+  options.n = 4;
+  options.k = 32;
+  options.seed = 5;
+  options.output_type = DType::kBF16;
+  DotProblem p = *MakeDotProblem(options);
+  DotResult want = *ReferenceDot(p.spec, p.arguments());
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(d.GetPhysical(i), want.output.GetPhysical(i));
+}
+
+TEST(CliTest, GeneralDotGeneralFromFiles) {
+  const std::string a = TempPath("g_a.npy"), b = TempPath("g_b.npy");
+  ASSERT_TRUE(
+      WriteNpy(a, *RandomTensor(DType::kBF16, {2, 32, 8}, Distribution::kSymmetric, 1)).ok());
+  ASSERT_TRUE(
+      WriteNpy(b, *RandomTensor(DType::kBF16, {6, 2, 32}, Distribution::kSymmetric, 2)).ok());
+  CliRun run = RunCli("dot --lhs " + a + " --rhs " + b +
+                      " --lhs-batch-dims 0 --rhs-batch-dims 1 --lhs-contracting-dims 1 "
+                      "--rhs-contracting-dims 2 --backend cpu --cpu-path blas");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("-> f32[2,8,6]"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("accumulation: f32"), std::string::npos) << run.out;
+}
+
+TEST(CliTest, AccuracySweepShowsFastLosingToPromoted) {
+  CliRun run =
+      RunCli("accuracy --k-values 1024 --distributions positive --m 8 --n 8 --backend cpu");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const size_t row = run.out.find("| 1024 | positive | ");
+  ASSERT_NE(row, std::string::npos) << run.out;
+  double fast = 0, promoted = 0;
+  ASSERT_EQ(std::sscanf(run.out.c_str() + row, "| 1024 | positive | %lf | %lf", &fast, &promoted),
+            2);
+  EXPECT_GT(fast, 10 * promoted);
+}
+
+TEST(CliTest, EverySubcommandHasHelp) {
+  for (const char* command : {"--help", "dot --help", "accuracy --help"}) {
+    CliRun run = RunCli(command);
+    EXPECT_EQ(run.exit_code, 0) << command;
+    EXPECT_NE(run.out.find("Options:"), std::string::npos) << command << run.out;
+  }
+  CliRun none = RunCli("");
+  EXPECT_NE(none.exit_code, 0);
+}
+
+TEST(CliTest, CudaBackendWithoutAGpuSaysWhy) {
+  if (QueryCudaDevice().ok()) GTEST_SKIP() << "a GPU is present: covered by the GPU tests";
+  CliRun run = RunCli("dot --backend cuda");
+  ExpectOneLineError(run, "fp8dot dot: error: ");
+  CliRun automatic = RunCli("dot --m 8 --n 8 --k 64 --backend auto");
+  EXPECT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_NE(automatic.out.find("backend:      cpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fp8dot

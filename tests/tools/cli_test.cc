@@ -24,7 +24,10 @@ struct CliRun {
 };
 
 CliRun RunCli(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/cli_stderr.txt";
+  // ctest runs tests in parallel processes: one stderr file per test.
+  const std::string err_path = ::testing::TempDir() + "/cli_stderr_" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                               ".txt";
   const std::string command = std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
   CliRun run{-1, "", ""};
   FILE* pipe = popen(command.c_str(), "r");
@@ -41,7 +44,10 @@ CliRun RunCli(const std::string& args) {
   return run;
 }
 
-std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+         "_" + name;
+}
 
 // A failed command prints exactly one line, on stderr, and exits non-zero.
 void ExpectOneLineError(const CliRun& run, const std::string& text) {

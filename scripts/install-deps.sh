@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything fp8dot needs to build and test, from Debian packages and the Python package
+# index. Idempotent: does nothing for what is already there. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config libgtest-dev googletest libopenblas-dev
+          nlohmann-json3-dev libcli11-dev python3 python3-pip)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "install-deps: apt-get install ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# ml_dtypes and numpy: the bit-for-bit agreement and .npy interop tests (skipped without them).
+if ! python3 -c "import ml_dtypes, numpy" 2>/dev/null; then
+  echo "install-deps: pip install ml_dtypes numpy"
+  python3 -m pip install --quiet ml_dtypes numpy 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages ml_dtypes numpy ||
+    echo "install-deps: WARNING: could not install ml_dtypes; its tests will be skipped"
+fi

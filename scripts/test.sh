@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds fp8dot and runs the whole test suite (GPU tests report "Skipped" without a GPU).
+# FP8DOT_SANITIZE=1 also builds a CPU-only copy with AddressSanitizer + UBSan and runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+(cd "${FP8DOT_BUILD_DIR:-build}" && ctest --output-on-failure -j2)
+
+if [[ "${FP8DOT_SANITIZE:-0}" == 1 ]]; then
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer (CPU build)"
+  FP8DOT_BUILD_DIR=build-sanitize scripts/build.sh -DFP8DOT_SANITIZE=ON -DFP8DOT_CUDA=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j2)
+fi

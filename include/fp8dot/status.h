@@ -56,9 +56,9 @@ template <typename T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit like absl::StatusOr
-  StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
-    if (status_.ok()) status_ = Status(StatusCode::kInternal, "StatusOr built from an OK status");
-  }
+  StatusOr(Status status)  // NOLINT
+      : status_(status.ok() ? Status(StatusCode::kInternal, "StatusOr built from an OK status")
+                            : std::move(status)) {}
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }

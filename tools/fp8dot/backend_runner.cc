@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "fp8dot/cpu_backend.h"
+#include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_device.h"
 
 namespace fp8dot::cli {
@@ -21,8 +22,14 @@ StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoic
   if (backend == "cuda") {
     StatusOr<CudaDeviceInfo> device = QueryCudaDevice();
     if (!device.ok()) return device.status();
-    return Unimplemented(
-        "the CUDA dot backend is not implemented yet (issue #3); use --backend cpu");
+    CudaDotStats stats;  // device time of the plan's run (CUDA events), copies excluded
+    StatusOr<DotResult> result = CudaDot(problem.spec, problem.arguments(), &stats);
+    if (!result.ok()) return result.status();
+    TimedResult timed;
+    timed.result = std::move(result).value();
+    timed.backend_description = "cuda (cuBLASLt on " + device->name + ", kernel time)";
+    timed.milliseconds = stats.milliseconds;
+    return timed;
   }
   if (backend != "cpu") {
     return InvalidArgument("unknown --backend '%s' (expected cpu, cuda or auto)", backend.c_str());

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "dot_inputs.h"
 #include "fp8dot/cpu_backend.h"
+#include "fp8dot/cuda_backend.h"
 #include "fp8dot/error_metrics.h"
 #include "fp8dot/npy.h"
 
@@ -16,6 +17,7 @@ struct DotCommandFlags {
   DotFlags dot;
   bool require_fp8 = false;
   bool no_reference = false;
+  bool explain = false;
   std::string output_path;
 };
 
@@ -39,6 +41,10 @@ Status RunDotCommand(const DotCommandFlags& flags) {
   FP8_ASSIGN_OR_RETURN(BackendChoice choice, ToBackendChoice(flags.dot));
   FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
   const DotSpec& spec = problem.spec;
+  if (flags.require_fp8 && !(IsFp8(spec.lhs.dtype) && IsFp8(spec.rhs.dtype))) {
+    return InvalidArgument("--require-fp8: %s x %s is not an FP8 dot", DTypeName(spec.lhs.dtype),
+                           DTypeName(spec.rhs.dtype));
+  }
   if (flags.require_fp8 && !IsNativeFp8Pair(spec.lhs.dtype, spec.rhs.dtype)) {
     return InvalidArgument(
         "--require-fp8: %s x %s has no native FP8 GEMM (cuBLASLt supports e4m3xe4m3, e4m3xe5m2, "
@@ -64,6 +70,10 @@ Status RunDotCommand(const DotCommandFlags& flags) {
   const double gflops = 2.0 * static_cast<double>(dot.batch * dot.m) * static_cast<double>(dot.n) *
                         static_cast<double>(dot.k) / (run.milliseconds * 1e6);
   std::printf("backend:      %s\n", run.backend_description.c_str());
+  if (flags.explain && run.backend_description.rfind("cuda", 0) == 0) {
+    FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec));  // the plan that ran
+    std::printf("%s", plan->Explain().c_str());
+  }
   std::printf("time:         %.3f ms (%.2f GFLOP/s)\n", run.milliseconds, gflops);
   if (run.result.amax.has_value()) std::printf("amax:         %.6g\n", *run.result.amax);
   if (!flags.no_reference) {
@@ -97,6 +107,9 @@ void AddDotCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--no-reference", flags->no_reference,
                     "Skip the comparison with the reference");
   command->add_option("--output", flags->output_path, "Write D to this .npy file");
+  command->add_flag("--explain", flags->explain,
+                    "With the cuda backend: print the plan (layouts, padding, scale modes, "
+                    "FAST_ACCUM read back from the descriptor, algorithm)");
   command->callback([flags, &exit_code] {
     Status status = RunDotCommand(*flags);
     if (!status.ok()) {

@@ -1,0 +1,694 @@
+// CudaDotPlan: turns a validated DotSpec into one cuBLASLt matmul plus the device copies it needs
+// (Create), and enqueues them (Run).
+//
+// The decisions, in order:
+//   1. Accumulation: CanonicalDot::accumulation (ValidateDotSpec -> ResolveAccumulation) is the
+//      only input. FP8 pairs set CUBLASLT_MATMUL_DESC_FAST_ACCUM = (mode == kFp8Fast) in
+//      FastAccumFor() below, nowhere else; f32 maps TF32 vs FP32 to the compute type.
+//   2. Types: native FP8 pairs run as they are; e5m2 x e5m2 is converted exactly to f16 (or, with
+//      block scales, scaled into f32) and runs as an upcast GEMM.
+//   3. Layout: D[M,N] row-major is cuBLASLt's column-major D^T = B^T . A^T, so cuBLASLt's A is
+//      the rhs and its B the lhs, both wanted K-contiguous ("TN", required for FP8). An operand
+//      is read in place when its layout is already strided that way with 16-byte aligned leading
+//      dims; otherwise it is gathered on the device. K is zero-padded to 16 bytes of elements, N
+//      to keep D's and C's rows 16-byte aligned (D is then sliced back).
+//   4. Epilogue: first try everything fused in cuBLASLt (scales, alpha/beta + C, bias,
+//      relu/gelu, scale_d, amax). If cuBLASLt has no algorithm for that combination, compute
+//      S = scaled A.B in f32 and run fp8dot's epilogue kernel, and say why in Explain().
+#include "cuda/dot_plan.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/cuda_status.h"
+#include "cuda/kernels/dot_epilogue.h"
+#include "fp8dot/cuda_device.h"
+
+namespace fp8dot {
+namespace cuda {
+namespace {
+
+constexpr int64_t kAlignmentBytes = 16;
+constexpr int64_t kScaleBlock = 128;
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+cudaDataType_t CudaType(DType type) {
+  switch (type) {
+    case DType::kF8E4M3FN:
+      return CUDA_R_8F_E4M3;
+    case DType::kF8E5M2:
+      return CUDA_R_8F_E5M2;
+    case DType::kBF16:
+      return CUDA_R_16BF;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kF32:
+      return CUDA_R_32F;
+    case DType::kF64:
+      return CUDA_R_64F;
+  }
+  return CUDA_R_32F;
+}
+
+// The only place an accumulation mode becomes CUBLASLT_MATMUL_DESC_FAST_ACCUM.
+std::optional<int8_t> FastAccumFor(AccumulationMode mode) {
+  if (mode == AccumulationMode::kFp8Fast) return int8_t{1};
+  if (mode == AccumulationMode::kFp8Promoted) return int8_t{0};
+  return std::nullopt;
+}
+
+// How each resolved mode is computed. Modes cuBLASLt has no exact counterpart for run at a
+// higher precision, and the note says so; modes it cannot run at all are rejected.
+struct ComputeChoice {
+  cublasComputeType_t type = CUBLAS_COMPUTE_32F;
+  std::string note;
+};
+StatusOr<ComputeChoice> ComputeFor(AccumulationMode mode, bool upcast) {
+  switch (mode) {
+    case AccumulationMode::kFp8Fast:
+    case AccumulationMode::kFp8Promoted:
+      if (upcast) {
+        return ComputeChoice{CUBLAS_COMPUTE_32F,
+                             "e5m2 x e5m2 has no cuBLASLt FP8 kernel: exact upcast, FP32 "
+                             "accumulation (more precise than the requested mode)"};
+      }
+      return ComputeChoice{CUBLAS_COMPUTE_32F, ""};
+    case AccumulationMode::kF32:
+      return ComputeChoice{CUBLAS_COMPUTE_32F, ""};
+    case AccumulationMode::kTf32:
+      return ComputeChoice{CUBLAS_COMPUTE_32F_FAST_TF32, ""};
+    case AccumulationMode::kBf16:
+      return ComputeChoice{CUBLAS_COMPUTE_32F_FAST_16BF, ""};
+    case AccumulationMode::kF16:
+      return ComputeChoice{CUBLAS_COMPUTE_32F_FAST_16F, ""};
+    case AccumulationMode::kTf32x3:
+    case AccumulationMode::kBf16x3:
+    case AccumulationMode::kBf16x6:
+    case AccumulationMode::kBf16x9:
+      return ComputeChoice{CUBLAS_COMPUTE_32F,
+                           std::string(AccumulationModeName(mode)) +
+                               " has no cuBLASLt compute type: runs as full FP32 (more precise)"};
+    case AccumulationMode::kF16Accumulate:
+    case AccumulationMode::kBf16Accumulate:
+    case AccumulationMode::kF64:
+      break;
+  }
+  return Unimplemented(
+      "accumulation mode %s is not implemented on the CUDA backend (use --backend cpu)",
+      AccumulationModeName(mode));
+}
+
+int32_t LtScaleMode(ScaleMode mode) {
+  switch (mode) {
+    case ScaleMode::kOuterVector:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleMode::kBlock1x128:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case ScaleMode::kBlock128x128:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    case ScaleMode::kNone:
+    case ScaleMode::kTensor:
+      break;
+  }
+  return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+}
+
+cublasLtEpilogue_t LtEpilogue(Epilogue epilogue) {
+  switch (epilogue) {
+    case Epilogue::kDefault:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::kBias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::kRelu:
+      return CUBLASLT_EPILOGUE_RELU;
+    case Epilogue::kBiasRelu:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case Epilogue::kGelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::kBiasGelu:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+Activation ActivationOf(Epilogue epilogue) {
+  if (epilogue == Epilogue::kRelu || epilogue == Epilogue::kBiasRelu) return Activation::kRelu;
+  if (epilogue == Epilogue::kGelu || epilogue == Epilogue::kBiasGelu) return Activation::kGelu;
+  return Activation::kNone;
+}
+
+std::vector<int64_t> Range(int64_t begin, int64_t end) {
+  std::vector<int64_t> out;
+  for (int64_t i = begin; i < end; ++i) out.push_back(i);
+  return out;
+}
+
+// ---- Tensors ---------------------------------------------------------------------------------
+
+struct TensorRequest {
+  const char* name = "";
+  const TensorSpec* spec = nullptr;
+  TensorIndex index;
+  DType target_type = DType::kF32;
+  GatherConversion conversion = GatherConversion::kCopy;
+  int64_t cols_padded = 0;
+  bool allow_rows_contiguous = false;  // cuBLASLt may read it transposed (non-FP8 operands)
+  const char* rows_name = "rows";
+  const char* cols_name = "cols";
+};
+
+StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string& context) {
+  PreparedTensor t;
+  t.present = true;
+  t.source_type = r.spec->dtype;
+  t.target_type = r.target_type;
+  const auto batch = static_cast<int64_t>(r.index.batch.size());
+  const auto rows = static_cast<int64_t>(r.index.rows.size());
+  const auto cols = static_cast<int64_t>(r.index.cols.size());
+  const int64_t element = DTypeSizeInBytes(r.target_type);
+  auto aligned = [&](int64_t elements) { return elements * element % kAlignmentBytes == 0; };
+
+  if (r.conversion == GatherConversion::kCopy && r.cols_padded == cols) {
+    if (std::optional<AffineStrides> s = FindAffineStrides(r.index)) {
+      const bool batch_ok = batch == 1 || aligned(s->batch);
+      const int64_t row_ld = rows == 1 ? cols : s->row;  // any ld >= cols fits a single row
+      const int64_t col_ld = cols == 1 ? rows : s->col;
+      if (batch_ok && (cols == 1 || s->col == 1) && row_ld >= cols && aligned(row_ld)) {
+        t.cols_contiguous = true;
+        t.ld = row_ld;
+        t.batch_stride = s->batch;
+        t.how = StrFormat("%s %s: read in place (%s contiguous, ld=%lld)", r.name,
+                          r.spec->ToString().c_str(), r.cols_name, static_cast<long long>(t.ld));
+        return t;
+      }
+      if (r.allow_rows_contiguous && batch_ok && (rows == 1 || s->row == 1) && col_ld >= rows &&
+          aligned(col_ld)) {
+        t.cols_contiguous = false;
+        t.ld = col_ld;
+        t.batch_stride = s->batch;
+        t.how = StrFormat("%s %s: read in place (%s contiguous, cuBLASLt op flipped, ld=%lld)",
+                          r.name, r.spec->ToString().c_str(), r.rows_name,
+                          static_cast<long long>(t.ld));
+        return t;
+      }
+    }
+  }
+
+  // Gather into [batch][rows][cols_padded].
+  t.gathered = true;
+  t.cols_contiguous = true;
+  t.ld = r.cols_padded;
+  t.batch_stride = rows * r.cols_padded;
+  std::vector<int64_t> tables = r.index.batch;
+  tables.insert(tables.end(), r.index.rows.begin(), r.index.rows.end());
+  tables.insert(tables.end(), r.index.cols.begin(), r.index.cols.end());
+  FP8_ASSIGN_OR_RETURN(t.tables, DeviceBuffer::Allocate(tables.size() * sizeof(int64_t), r.name));
+  FP8_CUDA_RETURN_IF_ERROR(cudaMemcpy(t.tables.data(), tables.data(),
+                                      tables.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
+                           context);
+  FP8_ASSIGN_OR_RETURN(
+      t.copy, DeviceBuffer::Allocate(static_cast<size_t>(batch * rows * r.cols_padded * element),
+                                     r.name));
+  GatherParams& g = t.gather;
+  g.dest = t.copy.data();
+  g.conversion = r.conversion;
+  g.source_type = r.spec->dtype;
+  g.batch_offsets = t.tables.as<const int64_t>();
+  g.row_offsets = g.batch_offsets + batch;
+  g.col_offsets = g.row_offsets + rows;
+  g.batch = batch;
+  g.rows = rows;
+  g.cols = cols;
+  g.cols_padded = r.cols_padded;
+  auto step = [](const std::vector<int64_t>& offsets) {
+    return offsets.size() > 1 ? std::abs(offsets[1] - offsets[0]) : INT64_MAX;
+  };
+  g.read_rows_fastest = step(r.index.rows) < step(r.index.cols);
+
+  std::vector<std::string> what;
+  if (g.read_rows_fastest) what.push_back(StrFormat("transposed (%s contiguous)", r.rows_name));
+  if (r.cols_padded != cols) {
+    what.push_back(StrFormat("%s padded %lld->%lld", r.cols_name, static_cast<long long>(cols),
+                             static_cast<long long>(r.cols_padded)));
+  }
+  if (r.conversion == GatherConversion::kE5M2ToF16) what.push_back("converted e5m2->f16 (exact)");
+  if (r.conversion == GatherConversion::kFp8ToF32Scaled) {
+    what.push_back("converted to f32 with its block scales applied");
+  }
+  if (what.empty()) what.push_back("layout not strided as cuBLASLt needs");
+  std::string joined;
+  for (const std::string& w : what) joined += (joined.empty() ? "" : ", ") + w;
+  t.how = StrFormat("%s %s: gathered on the device into [%lld][%lld][%lld] %s (%s)", r.name,
+                    r.spec->ToString().c_str(), static_cast<long long>(batch),
+                    static_cast<long long>(rows), static_cast<long long>(r.cols_padded),
+                    DTypeName(r.target_type), joined.c_str());
+  return t;
+}
+
+// ---- Scales ------------------------------------------------------------------------------------
+
+// cuBLASLt's layout for one operand's scale (see kernels/scale_relayout.h). `rows` is the
+// operand's free extent (M for the lhs, N for the rhs), `rows_padded` what cuBLASLt sees.
+// fp8dot's lhs scales are [rows, ...] row-major, its rhs scales [K/128, ...] row-major.
+StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows,
+                                     int64_t rows_padded, int64_t k, const std::string& context) {
+  PreparedScale s;
+  s.mode = mode;
+  const char* name = is_lhs ? "lhs" : "rhs";
+  const int64_t k_blocks = k / kScaleBlock;
+  ScaleRelayoutParams& p = s.params;
+  switch (mode) {
+    case ScaleMode::kNone:
+      s.how = StrFormat("%s scale: none", name);
+      return s;
+    case ScaleMode::kTensor:
+      s.how = StrFormat("%s scale: per tensor (SCALAR_32F), in place", name);
+      return s;
+    case ScaleMode::kOuterVector:
+      p = {nullptr, nullptr, rows, 1, rows_padded, 1, 1, 0, 1, 0};
+      s.relayout = rows_padded != rows;
+      break;
+    case ScaleMode::kBlock1x128:
+      // Wanted: (row, kb) at kb * rows_padded + row. lhs [M, KB]: (m, kb) at m*KB + kb;
+      // rhs [KB, N]: (n, kb) at kb*N + n.
+      p = {nullptr,        nullptr,     rows, k_blocks, rows_padded, k_blocks,
+           is_lhs ? k_blocks : 1, is_lhs ? 1 : rows, 1, rows_padded};
+      s.relayout = is_lhs ? (rows > 1 && k_blocks > 1) : rows_padded != rows;
+      break;
+    case ScaleMode::kBlock128x128: {
+      // Wanted: (row block, kb) at rb * round_up(KB, 4) + kb (16-byte aligned rows).
+      // lhs [M/128, KB]: (mb, kb) at mb*KB + kb; rhs [KB, N/128]: (nb, kb) at kb*NB + nb.
+      const int64_t row_blocks = rows / kScaleBlock;
+      const int64_t ld = RoundUp(k_blocks, 4);
+      p = {nullptr, nullptr, row_blocks, k_blocks, row_blocks, ld,
+           is_lhs ? k_blocks : 1, is_lhs ? 1 : row_blocks, ld, 1};
+      s.relayout = is_lhs ? ld != k_blocks : true;
+      break;
+    }
+  }
+  if (s.relayout) {
+    FP8_ASSIGN_OR_RETURN(
+        s.copy, DeviceBuffer::Allocate(static_cast<size_t>(p.dest_rows * p.dest_cols) * 4,
+                                       "scale relayout"));
+    p.dest = s.copy.as<float>();
+  }
+  s.how = StrFormat("%s scale: %s (%s), %s", name, ScaleModeName(mode),
+                    ScaleModeEnumName(LtScaleMode(mode)),
+                    s.relayout ? StrFormat("reordered on the device into cuBLASLt's layout "
+                                           "[%lld x %lld]",
+                                           static_cast<long long>(p.dest_rows),
+                                           static_cast<long long>(p.dest_cols))
+                                     .c_str()
+                               : "already in cuBLASLt's layout");
+  (void)context;
+  return s;
+}
+
+// ---- Checks at run time ------------------------------------------------------------------------
+
+Status CheckPresence(const char* name, const void* pointer, bool needed,
+                     const std::string& context) {
+  if (needed && pointer == nullptr) {
+    return InvalidArgument("%s buffer is missing [%s]", name, context.c_str());
+  }
+  if (!needed && pointer != nullptr) {
+    return InvalidArgument("%s buffer was given but the dot does not use one [%s]", name,
+                           context.c_str());
+  }
+  return OkStatus();
+}
+
+Status CheckAlignment(const char* name, const void* pointer, uintptr_t alignment,
+                      const std::string& context) {
+  if (pointer != nullptr && reinterpret_cast<uintptr_t>(pointer) % alignment != 0) {
+    return InvalidArgument("%s pointer %p is not %zu-byte aligned (cuBLASLt needs it) [%s]", name,
+                           pointer, static_cast<size_t>(alignment), context.c_str());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+}  // namespace cuda
+
+using cuda::GatherConversion;
+using cuda::LtMatmul;
+using cuda::LtMatmulConfig;
+using cuda::PreparedTensor;
+using cuda::TensorRequest;
+
+CudaDotPlan::CudaDotPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaDotPlan::~CudaDotPlan() = default;
+const CudaPlanInfo& CudaDotPlan::info() const { return impl_->info; }
+const DotSpec& CudaDotPlan::spec() const { return impl_->spec; }
+std::string CudaDotPlan::Explain() const { return cuda::ExplainPlan(*impl_); }
+
+StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
+                                                           const CudaDotOptions& options) {
+  FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(spec));
+  FP8_RETURN_IF_ERROR(QueryCudaDevice().status());
+  auto impl = std::make_unique<Impl>();
+  Impl& plan = *impl;
+  plan.spec = spec;
+  plan.options = options;
+  plan.info.dot = dot;
+  plan.context = StrFormat("%s x %s -> %s, batch=%lld M=%lld N=%lld K=%lld, %s",
+                           spec.lhs.ToString().c_str(), spec.rhs.ToString().c_str(),
+                           DTypeName(spec.output_type), static_cast<long long>(dot.batch),
+                           static_cast<long long>(dot.m), static_cast<long long>(dot.n),
+                           static_cast<long long>(dot.k), AccumulationModeName(dot.accumulation));
+  const std::string& context = plan.context;
+
+  // 1-2. Accumulation and types.
+  const bool fp8 = IsFp8Accumulation(dot.accumulation);
+  const bool native = IsNativeFp8Pair(spec.lhs.dtype, spec.rhs.dtype);
+  plan.upcast = fp8 && !native;
+  plan.info.native_fp8 = native;
+  const bool block_scales = IsBlockScale(spec.lhs_scale.mode);
+  FP8_ASSIGN_OR_RETURN(cuda::ComputeChoice compute, cuda::ComputeFor(dot.accumulation, plan.upcast));
+  plan.info.compute_type = cuda::ComputeTypeName(compute.type);
+  DType lhs_type = spec.lhs.dtype, rhs_type = spec.rhs.dtype;
+  GatherConversion conversion = GatherConversion::kCopy;
+  if (plan.upcast) {
+    conversion = block_scales ? GatherConversion::kFp8ToF32Scaled : GatherConversion::kE5M2ToF16;
+    lhs_type = rhs_type = block_scales ? DType::kF32 : DType::kF16;
+    plan.scales_in_gather = block_scales;
+  }
+  plan.scales_in_gemm = native;
+  plan.k_padded = cuda::RoundUp(dot.k, cuda::kAlignmentBytes / DTypeSizeInBytes(lhs_type));
+  plan.info.k_padded = plan.k_padded;
+
+  FP8_ASSIGN_OR_RETURN(plan.workspace,
+                       DeviceBuffer::Allocate(options.workspace_bytes, "cuBLASLt workspace"));
+
+  // 3. Operands: lhs rows = M, rhs rows = N, both cols = K.
+  const DotDimensionNumbers& dnums = spec.dimension_numbers;
+  TensorRequest lhs_request{"lhs",
+                            &spec.lhs,
+                            cuda::IndexTensor(spec.lhs, dnums.lhs_batch_dimensions,
+                                              dot.lhs_free_dimensions,
+                                              dnums.lhs_contracting_dimensions),
+                            lhs_type,
+                            conversion,
+                            plan.k_padded,
+                            /*allow_rows_contiguous=*/!fp8,
+                            "M",
+                            "K"};
+  TensorRequest rhs_request = lhs_request;
+  rhs_request.name = "rhs";
+  rhs_request.spec = &spec.rhs;
+  rhs_request.index = cuda::IndexTensor(spec.rhs, dnums.rhs_batch_dimensions,
+                                        dot.rhs_free_dimensions, dnums.rhs_contracting_dimensions);
+  rhs_request.target_type = rhs_type;
+  rhs_request.rows_name = "N";
+  FP8_ASSIGN_OR_RETURN(plan.lhs, cuda::PrepareTensor(lhs_request, context));
+  FP8_ASSIGN_OR_RETURN(plan.rhs, cuda::PrepareTensor(rhs_request, context));
+
+  // C and bias, viewed as [batch][M][N] and [1][1][N].
+  const auto batch_rank = static_cast<int64_t>(dnums.lhs_batch_dimensions.size());
+  const auto m_rank = static_cast<int64_t>(dot.lhs_free_dimensions.size());
+  const auto out_rank = static_cast<int64_t>(dot.output_dims.size());
+  auto prepare_aux = [&](int64_t n_padded) -> Status {
+    plan.c = PreparedTensor();
+    plan.bias = PreparedTensor();
+    if (spec.c.has_value()) {
+      TensorRequest r{"C",
+                      &*spec.c,
+                      cuda::IndexTensor(*spec.c, cuda::Range(0, batch_rank),
+                                        cuda::Range(batch_rank, batch_rank + m_rank),
+                                        cuda::Range(batch_rank + m_rank, out_rank)),
+                      spec.c->dtype,
+                      GatherConversion::kCopy,
+                      n_padded,
+                      false,
+                      "M",
+                      "N"};
+      FP8_ASSIGN_OR_RETURN(plan.c, cuda::PrepareTensor(r, context));
+    }
+    if (spec.bias.has_value()) {
+      TensorRequest r{"bias",
+                      &*spec.bias,
+                      cuda::IndexTensor(*spec.bias, {}, {},
+                                        cuda::Range(0, static_cast<int64_t>(spec.bias->dims.size()))),
+                      spec.bias->dtype,
+                      GatherConversion::kCopy,
+                      n_padded,
+                      false,
+                      "-",
+                      "N"};
+      FP8_ASSIGN_OR_RETURN(plan.bias, cuda::PrepareTensor(r, context));
+    }
+    return OkStatus();
+  };
+
+  auto base_config = [&](int64_t n_padded) {
+    LtMatmulConfig config;
+    config.a_type = cuda::CudaType(plan.rhs.target_type);
+    config.b_type = cuda::CudaType(plan.lhs.target_type);
+    config.compute_type = compute.type;
+    config.trans_a = plan.rhs.cols_contiguous ? CUBLAS_OP_T : CUBLAS_OP_N;
+    config.trans_b = plan.lhs.cols_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T;
+    config.m = dot.n;
+    config.n = dot.m;
+    config.k = plan.k_padded;
+    config.lda = plan.rhs.ld;
+    config.ldb = plan.lhs.ld;
+    config.ldd = n_padded;
+    config.batch = dot.batch;
+    config.stride_a = plan.rhs.batch_stride;
+    config.stride_b = plan.lhs.batch_stride;
+    config.stride_d = dot.m * n_padded;
+    config.fast_accum = native ? cuda::FastAccumFor(dot.accumulation) : std::nullopt;
+    if (native && spec.rhs_scale.mode != ScaleMode::kNone) {
+      config.a_scale_mode = cuda::LtScaleMode(spec.rhs_scale.mode);
+    }
+    if (native && spec.lhs_scale.mode != ScaleMode::kNone) {
+      config.b_scale_mode = cuda::LtScaleMode(spec.lhs_scale.mode);
+    }
+    return config;
+  };
+
+  // 4a. Everything fused in cuBLASLt (not for the upcast path, nor for scaled non-FP8 dots:
+  // cuBLASLt scales only FP8 operands).
+  const bool has_scales =
+      spec.lhs_scale.mode != ScaleMode::kNone || spec.rhs_scale.mode != ScaleMode::kNone;
+  if (!plan.upcast && (native || !has_scales)) {
+    const DType out = spec.output_type;
+    const DType c_type = spec.c ? spec.c->dtype : (IsFp8(out) ? DType::kBF16 : out);
+    const bool n_aligned = dot.n * DTypeSizeInBytes(out) % cuda::kAlignmentBytes == 0 &&
+                           dot.n * DTypeSizeInBytes(c_type) % cuda::kAlignmentBytes == 0;
+    const int64_t n_padded = n_aligned ? dot.n : cuda::RoundUp(dot.n, 16);
+    FP8_RETURN_IF_ERROR(prepare_aux(n_padded));
+    LtMatmulConfig config = base_config(n_padded);
+    config.d_type = cuda::CudaType(out);
+    config.c_type = cuda::CudaType(c_type);
+    config.ldc = plan.c.present ? plan.c.ld : n_padded;
+    config.stride_c = plan.c.present ? plan.c.batch_stride : config.stride_d;
+    config.d_scale = spec.output_scale;
+    config.amax_d = spec.compute_amax;
+    config.epilogue = cuda::LtEpilogue(spec.epilogue);
+    if (spec.bias) config.bias_type = cuda::CudaType(spec.bias->dtype);
+    StatusOr<std::unique_ptr<LtMatmul>> gemm =
+        LtMatmul::Create(config, options.workspace_bytes, std::max(1, options.autotune_candidates),
+                         plan.workspace.data(), context);
+    if (gemm.ok()) {
+      plan.gemm = std::move(gemm).value();
+      plan.fused = true;
+      plan.n_padded = n_padded;
+    } else {
+      if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
+      plan.fused_rejection = gemm.status().message();
+    }
+  } else {
+    plan.fused_rejection = plan.upcast ? "the upcast GEMM takes no FP8 scales or FP8 output"
+                                       : "cuBLASLt applies operand scales to FP8 operands only";
+  }
+
+  // 4b. S = (scaled) A.B in f32, then fp8dot's epilogue kernel.
+  if (!plan.fused) {
+    plan.n_padded = cuda::RoundUp(dot.n, cuda::kAlignmentBytes / 4);
+    FP8_RETURN_IF_ERROR(prepare_aux(dot.n));  // the epilogue reads C and bias with any ld
+    LtMatmulConfig config = base_config(plan.n_padded);
+    config.d_type = config.c_type = CUDA_R_32F;
+    config.ldc = plan.n_padded;
+    config.stride_c = config.stride_d;
+    FP8_ASSIGN_OR_RETURN(plan.gemm, LtMatmul::Create(config, options.workspace_bytes,
+                                                     std::max(1, options.autotune_candidates),
+                                                     plan.workspace.data(), context));
+  }
+  plan.info.fused_epilogue = plan.fused;
+  plan.info.n_padded = plan.n_padded;
+  const int64_t d_element = plan.fused ? DTypeSizeInBytes(spec.output_type) : 4;
+  if (!plan.fused || plan.n_padded != dot.n) {
+    FP8_ASSIGN_OR_RETURN(
+        plan.gemm_output,
+        DeviceBuffer::Allocate(static_cast<size_t>(dot.batch * dot.m * plan.n_padded * d_element),
+                               plan.fused ? "padded D" : "S (f32 GEMM output)"));
+  }
+
+  // Scales in cuBLASLt's layout (native FP8 only; the other paths apply them elsewhere).
+  if (plan.scales_in_gemm) {
+    FP8_ASSIGN_OR_RETURN(plan.lhs_scale, cuda::PrepareScale(spec.lhs_scale.mode, true, dot.m,
+                                                            dot.m, dot.k, context));
+    FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale.mode, false, dot.n,
+                                                            plan.n_padded, dot.k, context));
+  }
+  if (native) {
+    FP8_ASSIGN_OR_RETURN(plan.info.fast_accum, plan.gemm->ReadFastAccum());
+  }
+  plan.compute_note = compute.note;
+  if (options.autotune_candidates > 1) FP8_RETURN_IF_ERROR(cuda::Autotune(plan));
+  plan.info.algorithm = plan.gemm->AlgorithmDescription(plan.gemm->chosen());
+  return std::unique_ptr<CudaDotPlan>(new CudaDotPlan(std::move(impl)));
+}
+
+Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
+  Impl& plan = *impl_;
+  const DotSpec& spec = plan.spec;
+  const CanonicalDot& dot = plan.info.dot;
+  const std::string& context = plan.context;
+
+  // Presence and alignment.
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("lhs", b.lhs, true, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("rhs", b.rhs, true, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("output", b.output, true, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("lhs scale", b.lhs_scale,
+                                          spec.lhs_scale.mode != ScaleMode::kNone, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("rhs scale", b.rhs_scale,
+                                          spec.rhs_scale.mode != ScaleMode::kNone, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("C", b.c, spec.c.has_value(), context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("bias", b.bias, spec.bias.has_value(), context));
+  FP8_RETURN_IF_ERROR(
+      cuda::CheckPresence("output scale", b.output_scale, spec.output_scale, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckPresence("amax", b.amax, spec.compute_amax, context));
+  auto in_place_alignment = [](const PreparedTensor& t) -> uintptr_t {
+    return t.gathered ? static_cast<uintptr_t>(DTypeSizeInBytes(t.source_type))
+                      : static_cast<uintptr_t>(cuda::kAlignmentBytes);
+  };
+  FP8_RETURN_IF_ERROR(
+      cuda::CheckAlignment("lhs", b.lhs, in_place_alignment(plan.lhs), context));
+  FP8_RETURN_IF_ERROR(
+      cuda::CheckAlignment("rhs", b.rhs, in_place_alignment(plan.rhs), context));
+  if (plan.c.present) {
+    FP8_RETURN_IF_ERROR(cuda::CheckAlignment("C", b.c, in_place_alignment(plan.c), context));
+  }
+  if (plan.bias.present) {
+    FP8_RETURN_IF_ERROR(
+        cuda::CheckAlignment("bias", b.bias, in_place_alignment(plan.bias), context));
+  }
+  const bool output_in_place = plan.fused && plan.n_padded == dot.n;
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment(
+      "output", b.output,
+      output_in_place ? cuda::kAlignmentBytes : DTypeSizeInBytes(spec.output_type), context));
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment("lhs scale", b.lhs_scale, 4, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment("rhs scale", b.rhs_scale, 4, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment("output scale", b.output_scale, 4, context));
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment("amax", b.amax, 4, context));
+
+  // amax is a running max in both cuBLASLt and our epilogue: start from 0.
+  if (b.amax != nullptr) {
+    FP8_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b.amax, 0, sizeof(float), stream), context);
+  }
+
+  // Device copies: operands, scales, C, bias.
+  auto gather = [&](PreparedTensor& t, const void* source, const float* scale,
+                    const OperandScale& spec_scale, bool is_lhs) -> Status {
+    if (!t.gathered) return OkStatus();
+    t.gather.source = source;
+    if (plan.scales_in_gather && IsBlockScale(spec_scale.mode)) {
+      // Index of the scale of element (row, k): lhs [M, KB] or [M/128, KB]; rhs [KB, N] or
+      // [KB, N/128].
+      const int64_t k_blocks = dot.k / cuda::kScaleBlock;
+      const bool block2d = spec_scale.mode == ScaleMode::kBlock128x128;
+      const int64_t row_extent = is_lhs ? dot.m : dot.n;
+      t.gather.scale = scale;
+      t.gather.scale_row_block = block2d ? cuda::kScaleBlock : 1;
+      t.gather.scale_row_stride = is_lhs ? k_blocks : 1;
+      t.gather.scale_block_stride = is_lhs ? 1 : (block2d ? row_extent / cuda::kScaleBlock
+                                                          : row_extent);
+    }
+    return cuda::LaunchGather(t.gather, stream, context);
+  };
+  FP8_RETURN_IF_ERROR(gather(plan.lhs, b.lhs, b.lhs_scale, spec.lhs_scale, true));
+  FP8_RETURN_IF_ERROR(gather(plan.rhs, b.rhs, b.rhs_scale, spec.rhs_scale, false));
+  if (plan.c.present) FP8_RETURN_IF_ERROR(gather(plan.c, b.c, nullptr, {}, false));
+  if (plan.bias.present) FP8_RETURN_IF_ERROR(gather(plan.bias, b.bias, nullptr, {}, false));
+  for (auto [prepared, user] : {std::pair{&plan.lhs_scale, b.lhs_scale},
+                                std::pair{&plan.rhs_scale, b.rhs_scale}}) {
+    if (!prepared->relayout) continue;
+    prepared->params.source = user;
+    FP8_RETURN_IF_ERROR(cuda::LaunchScaleRelayout(prepared->params, stream, context));
+  }
+
+  // The GEMM.
+  cuda::LtPointers pointers;
+  if (plan.scales_in_gemm) {
+    pointers.a_scale = plan.rhs_scale.Resolve(b.rhs_scale);
+    pointers.b_scale = plan.lhs_scale.Resolve(b.lhs_scale);
+  }
+  if (plan.fused) {
+    pointers.d_scale = b.output_scale;
+    pointers.amax_d = b.amax;
+    pointers.bias = plan.bias.Resolve(b.bias);
+  }
+  FP8_RETURN_IF_ERROR(plan.gemm->SetPointers(pointers));
+  void* d = output_in_place ? b.output : plan.gemm_output.data();
+  const void* c = d;  // beta = 0: not read
+  if (plan.fused && plan.c.present) c = plan.c.Resolve(b.c);
+  if (plan.fused && !plan.c.present && IsFp8(spec.output_type)) c = nullptr;  // C type != D type
+  const float alpha = plan.fused ? static_cast<float>(spec.alpha) : 1.0f;
+  const float beta = plan.fused ? static_cast<float>(spec.beta) : 0.0f;
+  FP8_RETURN_IF_ERROR(plan.gemm->Run(alpha, beta, plan.rhs.Resolve(b.rhs), plan.lhs.Resolve(b.lhs),
+                                     c, d, plan.workspace.data(), plan.workspace.size(), stream));
+
+  // Back to the caller's D: slice off the padding, or run our epilogue.
+  if (plan.fused && !output_in_place) {
+    const size_t element = static_cast<size_t>(DTypeSizeInBytes(spec.output_type));
+    FP8_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy2DAsync(b.output, static_cast<size_t>(dot.n) * element, d,
+                          static_cast<size_t>(plan.n_padded) * element,
+                          static_cast<size_t>(dot.n) * element,
+                          static_cast<size_t>(dot.batch * dot.m), cudaMemcpyDeviceToDevice,
+                          stream),
+        context);
+  }
+  if (!plan.fused) {
+    cuda::EpilogueParams e;
+    e.s = static_cast<const float*>(d);
+    e.s_ld = plan.n_padded;
+    e.batch = dot.batch;
+    e.m = dot.m;
+    e.n = dot.n;
+    e.alpha = static_cast<float>(spec.alpha);
+    if (!plan.scales_in_gemm && !plan.scales_in_gather) {
+      e.lhs_scale = b.lhs_scale;
+      e.lhs_scale_per_row = spec.lhs_scale.mode == ScaleMode::kOuterVector;
+      e.rhs_scale = b.rhs_scale;
+      e.rhs_scale_per_column = spec.rhs_scale.mode == ScaleMode::kOuterVector;
+    }
+    if (plan.c.present) {
+      e.c = plan.c.Resolve(b.c);
+      e.c_type = plan.c.target_type;
+      e.c_ld = plan.c.ld;
+      e.c_batch_stride = plan.c.batch_stride;
+      e.beta = static_cast<float>(spec.beta);
+    }
+    if (plan.bias.present) {
+      e.bias = plan.bias.Resolve(b.bias);
+      e.bias_type = plan.bias.target_type;
+    }
+    e.activation = cuda::ActivationOf(spec.epilogue);
+    e.out = b.output;
+    e.out_type = spec.output_type;
+    e.scale_d = b.output_scale;
+    e.amax = b.amax;
+    FP8_RETURN_IF_ERROR(cuda::LaunchEpilogue(e, stream, context));
+  }
+  return OkStatus();
+}
+
+}  // namespace fp8dot

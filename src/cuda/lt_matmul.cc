@@ -1,0 +1,297 @@
+#include "cuda/lt_matmul.h"
+
+#include <mutex>
+
+#include "cuda/cuda_status.h"
+
+namespace fp8dot::cuda {
+namespace {
+
+template <typename T>
+cublasStatus_t SetDesc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                       const T& value) {
+  return cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value));
+}
+
+template <typename T>
+cublasStatus_t SetLayout(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute,
+                         const T& value) {
+  return cublasLtMatrixLayoutSetAttribute(layout, attribute, &value, sizeof(value));
+}
+
+// A column-major rows x cols matrix, strided-batched when batch > 1.
+Status CreateLayout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows,
+                    int64_t cols, int64_t ld, int64_t batch, int64_t stride,
+                    const std::string& context) {
+  FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(rows),
+                                                        static_cast<uint64_t>(cols), ld),
+                             context);
+  if (batch > 1) {
+    const int32_t count = static_cast<int32_t>(batch);
+    FP8_CUBLAS_RETURN_IF_ERROR(SetLayout(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count),
+                               context);
+    FP8_CUBLAS_RETURN_IF_ERROR(
+        SetLayout(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride), context);
+  }
+  return OkStatus();
+}
+
+template <typename T>
+T ReadAlgoConfig(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+  T value{};
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value), &written) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return T{};
+  }
+  return value;
+}
+
+}  // namespace
+
+StatusOr<cublasLtHandle_t> LtHandle() {
+  static std::once_flag once;
+  static cublasLtHandle_t handle = nullptr;
+  static cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  std::call_once(once, [] { status = cublasLtCreate(&handle); });
+  FP8_CUBLAS_RETURN_IF_ERROR(status, "creating the cuBLASLt handle");
+  return handle;
+}
+
+StatusOr<std::unique_ptr<LtMatmul>> LtMatmul::Create(const LtMatmulConfig& config,
+                                                     size_t workspace_bytes, int max_candidates,
+                                                     const void* placeholder,
+                                                     const std::string& context) {
+  FP8_ASSIGN_OR_RETURN(cublasLtHandle_t handle, LtHandle());
+  std::unique_ptr<LtMatmul> matmul(new LtMatmul());
+  matmul->config_ = config;
+  matmul->context_ = context;
+  const LtMatmulConfig& c = config;
+
+  FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&matmul->desc_, c.compute_type, c.scale_type),
+                             context);
+  cublasLtMatmulDesc_t desc = matmul->desc_;
+  FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_TRANSA, c.trans_a), context);
+  FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_TRANSB, c.trans_b), context);
+  if (c.fast_accum.has_value()) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, *c.fast_accum),
+                               context);
+  }
+  if (c.a_scale_mode.has_value()) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, *c.a_scale_mode),
+                               context);
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, placeholder),
+                               context);
+  }
+  if (c.b_scale_mode.has_value()) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, *c.b_scale_mode),
+                               context);
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, placeholder),
+                               context);
+  }
+  if (c.d_scale) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, placeholder),
+                               context);
+  }
+  if (c.amax_d) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, placeholder),
+                               context);
+  }
+  FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, c.epilogue), context);
+  if (c.bias_type.has_value()) {
+    const int32_t bias_type = *c.bias_type;
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type),
+                               context);
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, placeholder),
+                               context);
+  }
+
+  const bool a_transposed = c.trans_a != CUBLAS_OP_N, b_transposed = c.trans_b != CUBLAS_OP_N;
+  FP8_RETURN_IF_ERROR(CreateLayout(&matmul->a_, c.a_type, a_transposed ? c.k : c.m,
+                                   a_transposed ? c.m : c.k, c.lda, c.batch, c.stride_a, context));
+  FP8_RETURN_IF_ERROR(CreateLayout(&matmul->b_, c.b_type, b_transposed ? c.n : c.k,
+                                   b_transposed ? c.k : c.n, c.ldb, c.batch, c.stride_b, context));
+  FP8_RETURN_IF_ERROR(
+      CreateLayout(&matmul->c_, c.c_type, c.m, c.n, c.ldc, c.batch, c.stride_c, context));
+  FP8_RETURN_IF_ERROR(
+      CreateLayout(&matmul->d_, c.d_type, c.m, c.n, c.ldd, c.batch, c.stride_d, context));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&preference), context);
+  struct PreferenceGuard {
+    cublasLtMatmulPreference_t p;
+    ~PreferenceGuard() { cublasLtMatmulPreferenceDestroy(p); }
+  } guard{preference};
+  const uint64_t workspace = workspace_bytes;
+  FP8_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &workspace, sizeof(workspace)),
+      context);
+  // Callers may pass any 16-byte aligned pointer (the FP8 rule); the plan checks it at run time.
+  const uint32_t alignment = 16;
+  for (auto attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(preference, attribute,
+                                                                    &alignment, sizeof(alignment)),
+                               context);
+  }
+  matmul->candidates_.resize(static_cast<size_t>(std::max(1, max_candidates)));
+  int returned = 0;
+  FP8_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmulAlgoGetHeuristic(handle, desc, matmul->a_, matmul->b_, matmul->c_, matmul->d_,
+                                     preference, static_cast<int>(matmul->candidates_.size()),
+                                     matmul->candidates_.data(), &returned),
+      context);
+  if (returned == 0) {
+    return Unimplemented("cuBLASLt has no algorithm for this configuration [%s]",
+                         context.c_str());
+  }
+  matmul->candidates_.resize(static_cast<size_t>(returned));
+  return matmul;
+}
+
+LtMatmul::~LtMatmul() {
+  if (d_ != nullptr) cublasLtMatrixLayoutDestroy(d_);
+  if (c_ != nullptr) cublasLtMatrixLayoutDestroy(c_);
+  if (b_ != nullptr) cublasLtMatrixLayoutDestroy(b_);
+  if (a_ != nullptr) cublasLtMatrixLayoutDestroy(a_);
+  if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
+}
+
+Status LtMatmul::SetPointers(const LtPointers& p) {
+  if (config_.a_scale_mode.has_value()) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.a_scale),
+                               context_);
+  }
+  if (config_.b_scale_mode.has_value()) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.b_scale),
+                               context_);
+  }
+  if (config_.d_scale) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, p.d_scale),
+                               context_);
+  }
+  if (config_.amax_d) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, p.amax_d),
+                               context_);
+  }
+  if (config_.bias_type.has_value()) {
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias),
+                               context_);
+  }
+  return OkStatus();
+}
+
+Status LtMatmul::Run(float alpha, float beta, const void* a, const void* b, const void* c, void* d,
+                     void* workspace, size_t workspace_bytes, cudaStream_t stream) const {
+  FP8_ASSIGN_OR_RETURN(cublasLtHandle_t handle, LtHandle());
+  const cublasLtMatmulHeuristicResult_t& candidate = candidates_[static_cast<size_t>(chosen_)];
+  if (candidate.workspaceSize > workspace_bytes) {
+    return Internal("algorithm needs %zu workspace bytes, the plan has %zu [%s]",
+                    candidate.workspaceSize, workspace_bytes, context_.c_str());
+  }
+  FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, c, c_, d,
+                                            d_, &candidate.algo, workspace, workspace_bytes,
+                                            stream),
+                             context_);
+  return OkStatus();
+}
+
+std::string LtMatmul::AlgorithmDescription(int index) const {
+  const cublasLtMatmulHeuristicResult_t& r = candidates_[static_cast<size_t>(index)];
+  const cublasLtMatmulAlgo_t& algo = r.algo;
+  return StrFormat(
+      "id=%d tile=%u stages=%u splitK=%d reduction=%u swizzle=%u custom=%u cluster=%u "
+      "workspace=%zu",
+      ReadAlgoConfig<int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID),
+      ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
+      ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+      ReadAlgoConfig<int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+      ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
+      ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
+      ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION),
+      static_cast<unsigned>(ReadAlgoConfig<uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)),
+      r.workspaceSize);
+}
+
+StatusOr<int> LtMatmul::ReadFastAccum() const {
+  int8_t value = -1;
+  size_t written = 0;
+  FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescGetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                            &value, sizeof(value), &written),
+                             context_);
+  return static_cast<int>(value);
+}
+
+const char* ComputeTypeName(cublasComputeType_t type) {
+  switch (type) {
+    case CUBLAS_COMPUTE_32F:
+      return "CUBLAS_COMPUTE_32F";
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+      return "CUBLAS_COMPUTE_32F_FAST_16BF";
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+      return "CUBLAS_COMPUTE_32F_FAST_16F";
+    case CUBLAS_COMPUTE_64F:
+      return "CUBLAS_COMPUTE_64F";
+    default:
+      return "CUBLAS_COMPUTE_?";
+  }
+}
+
+const char* CudaDataTypeName(cudaDataType_t type) {
+  switch (type) {
+    case CUDA_R_8F_E4M3:
+      return "CUDA_R_8F_E4M3";
+    case CUDA_R_8F_E5M2:
+      return "CUDA_R_8F_E5M2";
+    case CUDA_R_16BF:
+      return "CUDA_R_16BF";
+    case CUDA_R_16F:
+      return "CUDA_R_16F";
+    case CUDA_R_32F:
+      return "CUDA_R_32F";
+    case CUDA_R_64F:
+      return "CUDA_R_64F";
+    default:
+      return "CUDA_R_?";
+  }
+}
+
+const char* ScaleModeEnumName(int32_t mode) {
+  switch (mode) {
+    case CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F:
+      return "SCALAR_32F";
+    case CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F:
+      return "OUTER_VEC_32F";
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F:
+      return "VEC128_32F";
+    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
+      return "BLK128x128_32F";
+    default:
+      return "?";
+  }
+}
+
+const char* EpilogueEnumName(cublasLtEpilogue_t epilogue) {
+  switch (epilogue) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return "CUBLASLT_EPILOGUE_DEFAULT";
+    case CUBLASLT_EPILOGUE_BIAS:
+      return "CUBLASLT_EPILOGUE_BIAS";
+    case CUBLASLT_EPILOGUE_RELU:
+      return "CUBLASLT_EPILOGUE_RELU";
+    case CUBLASLT_EPILOGUE_RELU_BIAS:
+      return "CUBLASLT_EPILOGUE_RELU_BIAS";
+    case CUBLASLT_EPILOGUE_GELU:
+      return "CUBLASLT_EPILOGUE_GELU";
+    case CUBLASLT_EPILOGUE_GELU_BIAS:
+      return "CUBLASLT_EPILOGUE_GELU_BIAS";
+    default:
+      return "CUBLASLT_EPILOGUE_?";
+  }
+}
+
+}  // namespace fp8dot::cuda

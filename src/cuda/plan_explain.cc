@@ -1,0 +1,90 @@
+// CudaDotPlan::Explain(): what the plan does, in the order it happens, for `fp8dot dot --explain`.
+#include "cuda/dot_plan.h"
+
+namespace fp8dot::cuda {
+namespace {
+
+void Line(std::string& out, const std::string& text) { out += "  " + text + "\n"; }
+
+}  // namespace
+
+std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
+  const DotSpec& spec = plan.spec;
+  const CanonicalDot& dot = plan.info.dot;
+  const LtMatmulConfig& config = plan.gemm->config();
+  std::string out = "cuda plan: " + plan.context + "\n";
+  Line(out, StrFormat("accumulation: %s, from operand_precision={%s,%s} algorithm=%s",
+                      AccumulationModeName(dot.accumulation),
+                      PrecisionName(spec.precision_config.operand_precision[0]),
+                      PrecisionName(spec.precision_config.operand_precision[1]),
+                      AlgorithmName(spec.precision_config.algorithm)));
+  if (plan.upcast) {
+    Line(out, "type pair: e5m2 x e5m2 has no cuBLASLt FP8 GEMM -> upcast GEMM (" +
+                  std::string(plan.scales_in_gather ? "f32, block scales folded in" : "f16, exact") +
+                  "), not FP8 speed");
+  } else if (plan.info.native_fp8) {
+    Line(out, "type pair: native cuBLASLt FP8 GEMM");
+  }
+  Line(out, StrFormat("GEMM: D^T[N,M] = B^T . A^T column-major: cuBLASLt A = rhs, B = lhs; "
+                      "m=%lld n=%lld k=%lld%s batch=%lld",
+                      static_cast<long long>(config.m), static_cast<long long>(config.n),
+                      static_cast<long long>(config.k),
+                      plan.k_padded != dot.k
+                          ? StrFormat(" (K padded from %lld)", static_cast<long long>(dot.k)).c_str()
+                          : "",
+                      static_cast<long long>(config.batch)));
+  Line(out, StrFormat("transa=%s transb=%s%s, lda=%lld ldb=%lld ldd=%lld%s",
+                      config.trans_a == CUBLAS_OP_T ? "T" : "N",
+                      config.trans_b == CUBLAS_OP_T ? "T" : "N",
+                      config.trans_a == CUBLAS_OP_T && config.trans_b == CUBLAS_OP_N ? " (TN)" : "",
+                      static_cast<long long>(config.lda), static_cast<long long>(config.ldb),
+                      static_cast<long long>(config.ldd),
+                      plan.n_padded != dot.n
+                          ? StrFormat(" (N padded from %lld, sliced back)",
+                                      static_cast<long long>(dot.n))
+                                .c_str()
+                          : ""));
+  Line(out, plan.lhs.how);
+  Line(out, plan.rhs.how);
+  Line(out, StrFormat("types: A %s, B %s, C %s, D %s; compute %s, scale type %s",
+                      CudaDataTypeName(config.a_type), CudaDataTypeName(config.b_type),
+                      CudaDataTypeName(config.c_type), CudaDataTypeName(config.d_type),
+                      ComputeTypeName(config.compute_type), CudaDataTypeName(config.scale_type)));
+  if (!plan.compute_note.empty()) Line(out, "note: " + plan.compute_note);
+  if (plan.info.fast_accum >= 0) {
+    Line(out, StrFormat("CUBLASLT_MATMUL_DESC_FAST_ACCUM = %d (read back from the descriptor)",
+                        plan.info.fast_accum));
+  } else {
+    Line(out, "CUBLASLT_MATMUL_DESC_FAST_ACCUM: not set (not an FP8 GEMM)");
+  }
+  if (plan.scales_in_gemm) {
+    Line(out, plan.lhs_scale.how);
+    Line(out, plan.rhs_scale.how);
+  } else if (spec.lhs_scale.mode != ScaleMode::kNone || spec.rhs_scale.mode != ScaleMode::kNone) {
+    Line(out, StrFormat("scales: lhs %s, rhs %s, applied %s", ScaleModeName(spec.lhs_scale.mode),
+                        ScaleModeName(spec.rhs_scale.mode),
+                        plan.scales_in_gather ? "in the upcast gather" : "in fp8dot's epilogue"));
+  }
+  if (plan.c.present) Line(out, plan.c.how);
+  if (plan.bias.present) Line(out, plan.bias.how);
+  if (plan.fused) {
+    Line(out, StrFormat("epilogue: fused in cuBLASLt: %s, alpha=%g beta=%g%s%s",
+                        EpilogueEnumName(config.epilogue), spec.alpha, spec.beta,
+                        config.d_scale ? ", D scale" : "", config.amax_d ? ", amax D" : ""));
+  } else {
+    Line(out, StrFormat("epilogue: fp8dot's epilogue kernel on S (f32, ld %lld): %s, alpha=%g "
+                        "beta=%g%s%s",
+                        static_cast<long long>(plan.n_padded), EpilogueName(spec.epilogue),
+                        spec.alpha, spec.beta, spec.output_scale ? ", D scale" : "",
+                        spec.compute_amax ? ", amax" : ""));
+    Line(out, "  (not fused because: " + plan.fused_rejection + ")");
+  }
+  Line(out, StrFormat("algorithm: %s (%s of %d heuristic candidates)%s",
+                      plan.gemm->AlgorithmDescription(plan.gemm->chosen()).c_str(),
+                      plan.gemm->chosen() == 0 ? "first" : "autotuned pick",
+                      plan.gemm->candidate_count(),
+                      plan.autotune_note.empty() ? "" : ("; " + plan.autotune_note).c_str()));
+  return out;
+}
+
+}  // namespace fp8dot::cuda

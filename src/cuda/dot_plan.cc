@@ -156,6 +156,7 @@ struct TensorRequest {
   TensorIndex index;
   DType target_type = DType::kF32;
   GatherConversion conversion = GatherConversion::kCopy;
+  int64_t rows_padded = 0;  // 0: the tensor's own row count
   int64_t cols_padded = 0;
   bool allow_rows_contiguous = false;  // cuBLASLt may read it transposed (non-FP8 operands)
   const char* rows_name = "rows";
@@ -170,10 +171,11 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
   const auto batch = static_cast<int64_t>(r.index.batch.size());
   const auto rows = static_cast<int64_t>(r.index.rows.size());
   const auto cols = static_cast<int64_t>(r.index.cols.size());
+  const int64_t rows_padded = std::max(rows, r.rows_padded);
   const int64_t element = DTypeSizeInBytes(r.target_type);
   auto aligned = [&](int64_t elements) { return elements * element % kAlignmentBytes == 0; };
 
-  if (r.conversion == GatherConversion::kCopy && r.cols_padded == cols) {
+  if (r.conversion == GatherConversion::kCopy && r.cols_padded == cols && rows_padded == rows) {
     if (std::optional<AffineStrides> s = FindAffineStrides(r.index)) {
       const bool batch_ok = batch == 1 || aligned(s->batch);
       const int64_t row_ld = rows == 1 ? cols : s->row;  // any ld >= cols fits a single row
@@ -199,11 +201,11 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
     }
   }
 
-  // Gather into [batch][rows][cols_padded].
+  // Gather into [batch][rows_padded][cols_padded].
   t.gathered = true;
   t.cols_contiguous = true;
   t.ld = r.cols_padded;
-  t.batch_stride = rows * r.cols_padded;
+  t.batch_stride = rows_padded * r.cols_padded;
   std::vector<int64_t> tables = r.index.batch;
   tables.insert(tables.end(), r.index.rows.begin(), r.index.rows.end());
   tables.insert(tables.end(), r.index.cols.begin(), r.index.cols.end());
@@ -212,8 +214,8 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
                                       tables.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
                            context);
   FP8_ASSIGN_OR_RETURN(
-      t.copy, DeviceBuffer::Allocate(static_cast<size_t>(batch * rows * r.cols_padded * element),
-                                     r.name));
+      t.copy, DeviceBuffer::Allocate(
+                  static_cast<size_t>(batch * rows_padded * r.cols_padded * element), r.name));
   GatherParams& g = t.gather;
   g.dest = t.copy.data();
   g.conversion = r.conversion;
@@ -224,6 +226,7 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
   g.batch = batch;
   g.rows = rows;
   g.cols = cols;
+  g.rows_padded = rows_padded;
   g.cols_padded = r.cols_padded;
   auto step = [](const std::vector<int64_t>& offsets) {
     return offsets.size() > 1 ? std::abs(offsets[1] - offsets[0]) : INT64_MAX;
@@ -232,6 +235,10 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
 
   std::vector<std::string> what;
   if (g.read_rows_fastest) what.push_back(StrFormat("transposed (%s contiguous)", r.rows_name));
+  if (rows_padded != rows) {
+    what.push_back(StrFormat("%s padded %lld->%lld", r.rows_name, static_cast<long long>(rows),
+                             static_cast<long long>(rows_padded)));
+  }
   if (r.cols_padded != cols) {
     what.push_back(StrFormat("%s padded %lld->%lld", r.cols_name, static_cast<long long>(cols),
                              static_cast<long long>(r.cols_padded)));
@@ -245,7 +252,7 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
   for (const std::string& w : what) joined += (joined.empty() ? "" : ", ") + w;
   t.how = StrFormat("%s %s: gathered on the device into [%lld][%lld][%lld] %s (%s)", r.name,
                     r.spec->ToString().c_str(), static_cast<long long>(batch),
-                    static_cast<long long>(rows), static_cast<long long>(r.cols_padded),
+                    static_cast<long long>(rows_padded), static_cast<long long>(r.cols_padded),
                     DTypeName(r.target_type), joined.c_str());
   return t;
 }
@@ -378,32 +385,35 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     lhs_type = rhs_type = block_scales ? DType::kF32 : DType::kF16;
     plan.scales_in_gather = block_scales;
   }
-  plan.scales_in_gemm = native;
   plan.k_padded = cuda::RoundUp(dot.k, cuda::kAlignmentBytes / DTypeSizeInBytes(lhs_type));
   plan.info.k_padded = plan.k_padded;
 
   FP8_ASSIGN_OR_RETURN(plan.workspace,
                        DeviceBuffer::Allocate(options.workspace_bytes, "cuBLASLt workspace"));
 
-  // 3. Operands: lhs rows = M, rhs rows = N, both cols = K.
+  // 3. Operands: lhs rows = M, rhs rows = N, both cols = K. Native FP8 kernels also want N
+  // (cuBLASLt's m) to be a multiple of 16 (seen on the H200: m=17 has no algorithm), so the rhs
+  // gets zero rows up to that and D is sliced back; other types only need D's rows aligned.
   const DotDimensionNumbers& dnums = spec.dimension_numbers;
-  TensorRequest lhs_request{"lhs",
-                            &spec.lhs,
-                            cuda::IndexTensor(spec.lhs, dnums.lhs_batch_dimensions,
-                                              dot.lhs_free_dimensions,
-                                              dnums.lhs_contracting_dimensions),
-                            lhs_type,
-                            conversion,
-                            plan.k_padded,
-                            /*allow_rows_contiguous=*/!fp8,
-                            "M",
-                            "K"};
+  const int64_t gemm_m = native ? cuda::RoundUp(dot.n, 16) : dot.n;
+  TensorRequest lhs_request;
+  lhs_request.name = "lhs";
+  lhs_request.spec = &spec.lhs;
+  lhs_request.index = cuda::IndexTensor(spec.lhs, dnums.lhs_batch_dimensions,
+                                        dot.lhs_free_dimensions, dnums.lhs_contracting_dimensions);
+  lhs_request.target_type = lhs_type;
+  lhs_request.conversion = conversion;
+  lhs_request.cols_padded = plan.k_padded;
+  lhs_request.allow_rows_contiguous = !fp8;
+  lhs_request.rows_name = "M";
+  lhs_request.cols_name = "K";
   TensorRequest rhs_request = lhs_request;
   rhs_request.name = "rhs";
   rhs_request.spec = &spec.rhs;
   rhs_request.index = cuda::IndexTensor(spec.rhs, dnums.rhs_batch_dimensions,
                                         dot.rhs_free_dimensions, dnums.rhs_contracting_dimensions);
   rhs_request.target_type = rhs_type;
+  rhs_request.rows_padded = gemm_m;
   rhs_request.rows_name = "N";
   FP8_ASSIGN_OR_RETURN(plan.lhs, cuda::PrepareTensor(lhs_request, context));
   FP8_ASSIGN_OR_RETURN(plan.rhs, cuda::PrepareTensor(rhs_request, context));
@@ -416,43 +426,42 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     plan.c = PreparedTensor();
     plan.bias = PreparedTensor();
     if (spec.c.has_value()) {
-      TensorRequest r{"C",
-                      &*spec.c,
-                      cuda::IndexTensor(*spec.c, cuda::Range(0, batch_rank),
-                                        cuda::Range(batch_rank, batch_rank + m_rank),
-                                        cuda::Range(batch_rank + m_rank, out_rank)),
-                      spec.c->dtype,
-                      GatherConversion::kCopy,
-                      n_padded,
-                      false,
-                      "M",
-                      "N"};
+      TensorRequest r;
+      r.name = "C";
+      r.spec = &*spec.c;
+      r.index = cuda::IndexTensor(*spec.c, cuda::Range(0, batch_rank),
+                                  cuda::Range(batch_rank, batch_rank + m_rank),
+                                  cuda::Range(batch_rank + m_rank, out_rank));
+      r.target_type = spec.c->dtype;
+      r.cols_padded = n_padded;
+      r.rows_name = "M";
+      r.cols_name = "N";
       FP8_ASSIGN_OR_RETURN(plan.c, cuda::PrepareTensor(r, context));
     }
     if (spec.bias.has_value()) {
-      TensorRequest r{"bias",
-                      &*spec.bias,
-                      cuda::IndexTensor(*spec.bias, {}, {},
-                                        cuda::Range(0, static_cast<int64_t>(spec.bias->dims.size()))),
-                      spec.bias->dtype,
-                      GatherConversion::kCopy,
-                      n_padded,
-                      false,
-                      "-",
-                      "N"};
+      TensorRequest r;
+      r.name = "bias";
+      r.spec = &*spec.bias;
+      r.index = cuda::IndexTensor(*spec.bias, {}, {},
+                                  cuda::Range(0, static_cast<int64_t>(spec.bias->dims.size())));
+      r.target_type = spec.bias->dtype;
+      r.cols_padded = n_padded;
+      r.rows_name = "-";
+      r.cols_name = "N";
       FP8_ASSIGN_OR_RETURN(plan.bias, cuda::PrepareTensor(r, context));
     }
     return OkStatus();
   };
 
-  auto base_config = [&](int64_t n_padded) {
+  // cuBLASLt's view; `with_scales`: the A/B scale pointers are set (native FP8 only).
+  auto base_config = [&](int64_t n_padded, bool with_scales) {
     LtMatmulConfig config;
     config.a_type = cuda::CudaType(plan.rhs.target_type);
     config.b_type = cuda::CudaType(plan.lhs.target_type);
     config.compute_type = compute.type;
     config.trans_a = plan.rhs.cols_contiguous ? CUBLAS_OP_T : CUBLAS_OP_N;
     config.trans_b = plan.lhs.cols_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T;
-    config.m = dot.n;
+    config.m = gemm_m;
     config.n = dot.m;
     config.k = plan.k_padded;
     config.lda = plan.rhs.ld;
@@ -463,14 +472,20 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     config.stride_b = plan.lhs.batch_stride;
     config.stride_d = dot.m * n_padded;
     config.fast_accum = native ? cuda::FastAccumFor(dot.accumulation) : std::nullopt;
-    if (native && spec.rhs_scale.mode != ScaleMode::kNone) {
+    if (with_scales && spec.rhs_scale.mode != ScaleMode::kNone) {
       config.a_scale_mode = cuda::LtScaleMode(spec.rhs_scale.mode);
     }
-    if (native && spec.lhs_scale.mode != ScaleMode::kNone) {
+    if (with_scales && spec.lhs_scale.mode != ScaleMode::kNone) {
       config.b_scale_mode = cuda::LtScaleMode(spec.lhs_scale.mode);
     }
     return config;
   };
+  auto try_create = [&](const LtMatmulConfig& config) -> StatusOr<std::unique_ptr<LtMatmul>> {
+    return LtMatmul::Create(config, options.workspace_bytes,
+                            std::max(1, options.autotune_candidates), plan.workspace.data(),
+                            context);
+  };
+  std::vector<std::string> rejections;
 
   // 4a. Everything fused in cuBLASLt (not for the upcast path, nor for scaled non-FP8 dots:
   // cuBLASLt scales only FP8 operands).
@@ -479,11 +494,11 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   if (!plan.upcast && (native || !has_scales)) {
     const DType out = spec.output_type;
     const DType c_type = spec.c ? spec.c->dtype : (IsFp8(out) ? DType::kBF16 : out);
-    const bool n_aligned = dot.n * DTypeSizeInBytes(out) % cuda::kAlignmentBytes == 0 &&
-                           dot.n * DTypeSizeInBytes(c_type) % cuda::kAlignmentBytes == 0;
-    const int64_t n_padded = n_aligned ? dot.n : cuda::RoundUp(dot.n, 16);
+    const bool n_aligned = gemm_m * DTypeSizeInBytes(out) % cuda::kAlignmentBytes == 0 &&
+                           gemm_m * DTypeSizeInBytes(c_type) % cuda::kAlignmentBytes == 0;
+    const int64_t n_padded = n_aligned ? gemm_m : cuda::RoundUp(gemm_m, 16);
     FP8_RETURN_IF_ERROR(prepare_aux(n_padded));
-    LtMatmulConfig config = base_config(n_padded);
+    LtMatmulConfig config = base_config(n_padded, native);
     config.d_type = cuda::CudaType(out);
     config.c_type = cuda::CudaType(c_type);
     config.ldc = plan.c.present ? plan.c.ld : n_padded;
@@ -492,33 +507,56 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     config.amax_d = spec.compute_amax;
     config.epilogue = cuda::LtEpilogue(spec.epilogue);
     if (spec.bias) config.bias_type = cuda::CudaType(spec.bias->dtype);
-    StatusOr<std::unique_ptr<LtMatmul>> gemm =
-        LtMatmul::Create(config, options.workspace_bytes, std::max(1, options.autotune_candidates),
-                         plan.workspace.data(), context);
+    StatusOr<std::unique_ptr<LtMatmul>> gemm = try_create(config);
     if (gemm.ok()) {
       plan.gemm = std::move(gemm).value();
       plan.fused = true;
       plan.n_padded = n_padded;
+      plan.scales_in_gemm = native;
     } else {
       if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
-      plan.fused_rejection = gemm.status().message();
+      rejections.push_back("fused: " + gemm.status().message());
     }
   } else {
-    plan.fused_rejection = plan.upcast ? "the upcast GEMM takes no FP8 scales or FP8 output"
-                                       : "cuBLASLt applies operand scales to FP8 operands only";
+    rejections.push_back(plan.upcast ? "the upcast GEMM takes no FP8 scales or FP8 output"
+                                     : "cuBLASLt applies operand scales to FP8 operands only");
   }
 
-  // 4b. S = (scaled) A.B in f32, then fp8dot's epilogue kernel.
+  // 4b. S = (scaled) A.B in f32, then fp8dot's epilogue kernel. First with cuBLASLt applying
+  // the scales; failing that (some scale-mode pairs, e.g. OUTER_VEC x SCALAR, have no kernel),
+  // per-tensor and per-row/column scales move into the epilogue too.
   if (!plan.fused) {
-    plan.n_padded = cuda::RoundUp(dot.n, cuda::kAlignmentBytes / 4);
+    plan.n_padded = cuda::RoundUp(gemm_m, cuda::kAlignmentBytes / 4);
     FP8_RETURN_IF_ERROR(prepare_aux(dot.n));  // the epilogue reads C and bias with any ld
-    LtMatmulConfig config = base_config(plan.n_padded);
-    config.d_type = config.c_type = CUDA_R_32F;
-    config.ldc = plan.n_padded;
-    config.stride_c = config.stride_d;
-    FP8_ASSIGN_OR_RETURN(plan.gemm, LtMatmul::Create(config, options.workspace_bytes,
-                                                     std::max(1, options.autotune_candidates),
-                                                     plan.workspace.data(), context));
+    std::vector<bool> attempts = {native};
+    const bool scales_movable =
+        !IsBlockScale(spec.lhs_scale.mode) && !IsBlockScale(spec.rhs_scale.mode);
+    if (native && has_scales && scales_movable) attempts.push_back(false);
+    for (bool with_scales : attempts) {
+      LtMatmulConfig config = base_config(plan.n_padded, with_scales);
+      config.d_type = config.c_type = CUDA_R_32F;
+      config.ldc = plan.n_padded;
+      config.stride_c = config.stride_d;
+      StatusOr<std::unique_ptr<LtMatmul>> gemm = try_create(config);
+      if (gemm.ok()) {
+        plan.gemm = std::move(gemm).value();
+        plan.scales_in_gemm = with_scales;
+        break;
+      }
+      if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
+      rejections.push_back(std::string(with_scales ? "unfused with scales in cuBLASLt: "
+                                                   : "unfused: ") +
+                           gemm.status().message());
+    }
+    if (plan.gemm == nullptr) {
+      std::string all;
+      for (const std::string& r : rejections) all += "\n  " + r;
+      return Unimplemented("cuBLASLt has no algorithm for this dot [%s]:%s", context.c_str(),
+                           all.c_str());
+    }
+  }
+  for (const std::string& r : rejections) {
+    plan.fused_rejection += (plan.fused_rejection.empty() ? "" : "; ") + r;
   }
   plan.info.fused_epilogue = plan.fused;
   plan.info.n_padded = plan.n_padded;
@@ -535,7 +573,7 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     FP8_ASSIGN_OR_RETURN(plan.lhs_scale, cuda::PrepareScale(spec.lhs_scale.mode, true, dot.m,
                                                             dot.m, dot.k, context));
     FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale.mode, false, dot.n,
-                                                            plan.n_padded, dot.k, context));
+                                                            gemm_m, dot.k, context));
   }
   if (native) {
     FP8_ASSIGN_OR_RETURN(plan.info.fast_accum, plan.gemm->ReadFastAccum());

@@ -39,7 +39,7 @@ __global__ void gather_kernel(const GatherParams p) {
   __shared__ Out tile[kTile][kTile + 1];  // (row, col); +1 keeps the transposed reads off one bank
   const In* source = static_cast<const In*>(p.source);
   Out* dest = static_cast<Out*>(p.dest);
-  const int64_t row_tiles = (p.rows + kTile - 1) / kTile;
+  const int64_t row_tiles = (p.rows_padded + kTile - 1) / kTile;
   const int64_t col_tiles = (p.cols_padded + kTile - 1) / kTile;
   for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z) {
     const int64_t base = p.batch_offsets[b];
@@ -62,8 +62,8 @@ __global__ void gather_kernel(const GatherParams p) {
         // Phase 2: store, threadIdx.x along the destination's columns (coalesced).
         for (int j = threadIdx.y; j < kTile; j += kBlockRows) {
           const int64_t r = r0 + j, c = c0 + threadIdx.x;
-          if (r < p.rows && c < p.cols_padded) {
-            dest[(b * p.rows + r) * p.cols_padded + c] = tile[j][threadIdx.x];
+          if (r < p.rows_padded && c < p.cols_padded) {
+            dest[(b * p.rows_padded + r) * p.cols_padded + c] = tile[j][threadIdx.x];
           }
         }
         __syncthreads();
@@ -76,7 +76,7 @@ __global__ void gather_kernel(const GatherParams p) {
 template <typename In, typename Out, GatherConversion kConversion>
 Status Launch(const GatherParams& p, cudaStream_t stream, const std::string& context) {
   constexpr int64_t kMaxGridYZ = 65535;
-  const int64_t row_tiles = (p.rows + kTile - 1) / kTile;
+  const int64_t row_tiles = (p.rows_padded + kTile - 1) / kTile;
   const int64_t col_tiles = (p.cols_padded + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(col_tiles, 1 << 20)),
                   static_cast<unsigned>(std::min(row_tiles, kMaxGridYZ)),
@@ -93,11 +93,12 @@ Status LaunchGather(const GatherParams& p, cudaStream_t stream, const std::strin
       p.row_offsets == nullptr || p.col_offsets == nullptr) {
     return Internal("gather: null pointer [%s]", context.c_str());
   }
-  if (p.batch <= 0 || p.rows <= 0 || p.cols <= 0 || p.cols_padded < p.cols) {
-    return Internal("gather: bad extents batch=%lld rows=%lld cols=%lld cols_padded=%lld [%s]",
+  if (p.batch <= 0 || p.rows <= 0 || p.cols <= 0 || p.rows_padded < p.rows ||
+      p.cols_padded < p.cols) {
+    return Internal("gather: bad extents batch=%lld rows=%lld/%lld cols=%lld/%lld [%s]",
                     static_cast<long long>(p.batch), static_cast<long long>(p.rows),
-                    static_cast<long long>(p.cols), static_cast<long long>(p.cols_padded),
-                    context.c_str());
+                    static_cast<long long>(p.rows_padded), static_cast<long long>(p.cols),
+                    static_cast<long long>(p.cols_padded), context.c_str());
   }
   switch (p.conversion) {
     case GatherConversion::kCopy:

@@ -1,6 +1,6 @@
 // Device gather: copies a tensor given by offset tables (any dot_general layout) into the
-// canonical [batch][rows][cols_padded] row-major layout cuBLASLt is given, zero-padding the
-// columns and optionally converting the element type on the way.
+// canonical [batch][rows_padded][cols_padded] row-major layout cuBLASLt is given, zero-padding
+// rows and columns and optionally converting the element type on the way.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,7 +21,7 @@ enum class GatherConversion {
 
 struct GatherParams {
   const void* source = nullptr;
-  void* dest = nullptr;  // [batch][rows][cols_padded]
+  void* dest = nullptr;  // [batch][rows_padded][cols_padded]
   GatherConversion conversion = GatherConversion::kCopy;
   DType source_type = DType::kF32;
   // Element offsets in `source`: element (b, r, c) is at batch_offsets[b] + row_offsets[r] +
@@ -29,7 +29,7 @@ struct GatherParams {
   const int64_t* batch_offsets = nullptr;
   const int64_t* row_offsets = nullptr;
   const int64_t* col_offsets = nullptr;
-  int64_t batch = 1, rows = 0, cols = 0, cols_padded = 0;
+  int64_t batch = 1, rows = 0, cols = 0, rows_padded = 0, cols_padded = 0;
   // The source is contiguous along rows rather than cols: read each tile row-fastest so the
   // loads stay coalesced, and transpose it through shared memory.
   bool read_rows_fastest = false;

@@ -1,0 +1,399 @@
+// GPU benchmark: TFLOP/s of fp8dot's CUDA plans against cuBLASLt called directly with the same
+// settings (a minimal hand-written cublasLtMatmul loop below), over the shape suite.
+//
+//   gpu_bench [shapes.txt] [--csv out.csv] [--quick]
+//
+// Per shape and configuration (bf16; FP8 fast; FP8 promoted; per-row/column scales; 1x128
+// blocks; the 1x128 x 128x128 recipe; e4m3 x e5m2): D = bf16, A row-major [M,K], B column-major
+// [K,N] (the TN layout, read in place). Timing: CUDA events around batches of back-to-back
+// calls after warm-up, median of 5 batches; inputs rotate among several copies when one set
+// fits in L2. For M <= 128 the plan is also timed as a replayed CUDA graph of 20 calls.
+// 2*M*N*K flops per call.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels/fill_random.h"
+#include "fp8dot/cuda_backend.h"
+#include "fp8dot/cuda_buffer.h"
+#include "fp8dot/cuda_device.h"
+
+namespace fp8dot {
+namespace {
+
+constexpr int kWarmupCalls = 3;
+constexpr int kBatches = 5;
+constexpr double kTargetBatchMs = 20.0;
+constexpr int kGraphCalls = 20;
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+#define BENCH_CUDA(call)                                                                    \
+  do {                                                                                      \
+    cudaError_t bench_error_ = (call);                                                      \
+    if (bench_error_ != cudaSuccess) {                                                      \
+      return Internal("%s: %s (line %d)", #call, cudaGetErrorString(bench_error_), __LINE__); \
+    }                                                                                       \
+  } while (0)
+#define BENCH_CUBLAS(call)                                                                      \
+  do {                                                                                          \
+    cublasStatus_t bench_status_ = (call);                                                      \
+    if (bench_status_ != CUBLAS_STATUS_SUCCESS) {                                               \
+      return Internal("%s: %s (line %d)", #call, cublasLtGetStatusName(bench_status_), __LINE__); \
+    }                                                                                           \
+  } while (0)
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+struct Config {
+  const char* name;
+  DType lhs, rhs;
+  bool fast;  // DEFAULT precision (fast accumulation for FP8) vs HIGHEST (promoted)
+  ScaleMode lhs_scale, rhs_scale;
+};
+
+const Config kConfigs[] = {
+    {"bf16", DType::kBF16, DType::kBF16, true, ScaleMode::kNone, ScaleMode::kNone},
+    {"fp8 fast", DType::kF8E4M3FN, DType::kF8E4M3FN, true, ScaleMode::kTensor, ScaleMode::kTensor},
+    {"fp8 promoted", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kTensor,
+     ScaleMode::kTensor},
+    {"row/col scales", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kOuterVector,
+     ScaleMode::kOuterVector},
+    {"1x128 blocks", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
+     ScaleMode::kBlock1x128},
+    {"1x128 x 128x128", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
+     ScaleMode::kBlock128x128},
+    {"e4m3 x e5m2 fast", DType::kF8E4M3FN, DType::kF8E5M2, true, ScaleMode::kTensor,
+     ScaleMode::kTensor},
+};
+
+int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+StatusOr<std::vector<Shape>> ReadShapes(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open %s", path.c_str());
+  std::vector<Shape> shapes;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Shape s{};
+    if (fields >> s.m >> s.n >> s.k) shapes.push_back(s);
+  }
+  return shapes;
+}
+
+DotSpec MakeSpec(const Shape& s, const Config& c) {
+  DotSpec spec;
+  spec.lhs = {c.lhs, {s.m, s.k}, {}};
+  spec.rhs = {c.rhs, {s.k, s.n}, {0, 1}};  // column-major B: K contiguous (TN)
+  spec.output_type = DType::kBF16;
+  if (!c.fast) spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  CanonicalDot dot;
+  dot.m = s.m;
+  dot.n = s.n;
+  dot.k = s.k;
+  spec.lhs_scale = {c.lhs_scale, ExpectedScaleDims(c.lhs_scale, true, dot)};
+  spec.rhs_scale = {c.rhs_scale, ExpectedScaleDims(c.rhs_scale, false, dot)};
+  return spec;
+}
+
+// ---- Timing ----------------------------------------------------------------------------------
+
+// Median milliseconds per call of call(i) (i counts calls, for rotating inputs).
+template <typename Call>
+StatusOr<double> TimeCalls(cudaStream_t stream, const Call& call) {
+  cudaEvent_t start, stop;
+  BENCH_CUDA(cudaEventCreate(&start));
+  BENCH_CUDA(cudaEventCreate(&stop));
+  int counter = 0;
+  auto batch = [&](int calls) -> StatusOr<double> {
+    BENCH_CUDA(cudaEventRecord(start, stream));
+    for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter++));
+    BENCH_CUDA(cudaEventRecord(stop, stream));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    return static_cast<double>(ms) / calls;
+  };
+  FP8_RETURN_IF_ERROR(batch(kWarmupCalls).status());
+  FP8_ASSIGN_OR_RETURN(double estimate, batch(3));
+  const int calls = std::clamp(static_cast<int>(kTargetBatchMs / std::max(estimate, 1e-4)), 5, 500);
+  std::vector<double> times;
+  for (int b = 0; b < kBatches; ++b) {
+    FP8_ASSIGN_OR_RETURN(double t, batch(calls));
+    times.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// The same, for kGraphCalls calls captured once into a CUDA graph and replayed.
+template <typename Call>
+StatusOr<double> TimeGraph(cudaStream_t stream, const Call& call) {
+  cudaGraph_t graph = nullptr;
+  BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  Status captured = OkStatus();
+  for (int i = 0; i < kGraphCalls && captured.ok(); ++i) captured = call(i);
+  BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
+  FP8_RETURN_IF_ERROR(captured);
+  cudaGraphExec_t exec = nullptr;
+  BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  FP8_ASSIGN_OR_RETURN(double per_replay, TimeCalls(stream, [&](int) -> Status {
+                         BENCH_CUDA(cudaGraphLaunch(exec, stream));
+                         return OkStatus();
+                       }));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return per_replay / kGraphCalls;
+}
+
+// ---- cuBLASLt called directly ------------------------------------------------------------------
+
+// The plain cuBLASLt call a user would write for this configuration: TN, D = bf16, the same
+// FAST_ACCUM and scale modes, default preferences, 32 MiB workspace, heuristic's first choice.
+// Scales are given in cuBLASLt's own layout (no relayout), dims already padded as cuBLASLt needs.
+class DirectGemm {
+ public:
+  static StatusOr<std::unique_ptr<DirectGemm>> Create(cublasLtHandle_t handle, const Config& c,
+                                                      int64_t m, int64_t n, int64_t k) {
+    auto g = std::unique_ptr<DirectGemm>(new DirectGemm());
+    g->handle_ = handle;
+    const bool fp8 = c.lhs != DType::kBF16;
+    auto cuda_type = [](DType t) {
+      return t == DType::kF8E4M3FN ? CUDA_R_8F_E4M3 : t == DType::kF8E5M2 ? CUDA_R_8F_E5M2
+                                                                          : CUDA_R_16BF;
+    };
+    BENCH_CUBLAS(cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
+    BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
+    BENCH_CUBLAS(
+        cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop)));
+    if (fp8) {
+      const int8_t fast = c.fast ? 1 : 0;
+      BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                                  sizeof(fast)));
+      auto mode = [](ScaleMode s) -> int32_t {
+        return s == ScaleMode::kOuterVector    ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+               : s == ScaleMode::kBlock1x128   ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+               : s == ScaleMode::kBlock128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
+                                               : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+      };
+      const int32_t a_mode = mode(c.rhs_scale), b_mode = mode(c.lhs_scale);
+      BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                                                  &a_mode, sizeof(a_mode)));
+      BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                                                  &b_mode, sizeof(b_mode)));
+      g->scaled_ = true;
+    }
+    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, cuda_type(c.rhs), k, m, k));
+    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, cuda_type(c.lhs), k, n, k));
+    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->d_, CUDA_R_16BF, m, n, m));
+    cublasLtMatmulPreference_t preference;
+    BENCH_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
+    const uint64_t workspace = kWorkspaceBytes;
+    BENCH_CUBLAS(cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+    // The heuristic must see the scale pointers (their presence selects the kernels).
+    g->SetScales(&g->dummy_, &g->dummy_);
+    int returned = 0;
+    BENCH_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle, g->desc_, g->a_, g->b_, g->d_, g->d_,
+                                                preference, 1, &g->heuristic_, &returned));
+    cublasLtMatmulPreferenceDestroy(preference);
+    if (returned == 0) return Unimplemented("direct cuBLASLt: no algorithm");
+    FP8_ASSIGN_OR_RETURN(g->workspace_, DeviceBuffer::Allocate(kWorkspaceBytes, "workspace"));
+    return g;
+  }
+  ~DirectGemm() {
+    if (d_) cublasLtMatrixLayoutDestroy(d_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (desc_) cublasLtMatmulDescDestroy(desc_);
+  }
+  void SetScales(const void* a_scale, const void* b_scale) {
+    if (!scaled_) return;
+    cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale,
+                                   sizeof(a_scale));
+    cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale,
+                                   sizeof(b_scale));
+  }
+  Status Run(const void* a, const void* b, void* d, cudaStream_t stream) {
+    const float alpha = 1.0f, beta = 0.0f;
+    BENCH_CUBLAS(cublasLtMatmul(handle_, desc_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_,
+                                &heuristic_.algo, workspace_.data(), workspace_.size(), stream));
+    return OkStatus();
+  }
+
+ private:
+  DirectGemm() = default;
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic_{};
+  DeviceBuffer workspace_;
+  bool scaled_ = false;
+  float dummy_ = 0;  // any non-null address for the heuristic
+};
+
+// ---- One measurement ---------------------------------------------------------------------------
+
+struct Result {
+  double fp8dot_ms = NAN, direct_ms = NAN, graph_ms = NAN;
+  std::string note;
+};
+
+StatusOr<DeviceBuffer> Random(int64_t count, DType type, uint64_t seed, float low, float high) {
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(
+                                           static_cast<size_t>(count * DTypeSizeInBytes(type)),
+                                           "bench input"));
+  FP8_RETURN_IF_ERROR(cuda::LaunchFillRandom(b.data(), type, count, seed, low, high, nullptr));
+  return b;
+}
+
+StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& c,
+                         int64_t l2_bytes, cudaStream_t stream) {
+  Result r;
+  const DotSpec spec = MakeSpec(s, c);
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(spec));
+  const bool fp8 = c.lhs != DType::kBF16;
+  // What cuBLASLt itself gets: K padded to 16 bytes, N (its m) to 16 for FP8.
+  const int64_t k = plan->info().k_padded;
+  const int64_t m = fp8 ? RoundUp(s.n, 16) : s.n;
+  const int64_t k_blocks = std::max<int64_t>(1, s.k / 128);
+  const int64_t scale_count = (std::max(m, s.m) + 128) * (RoundUp(k_blocks, 4) + 1);
+
+  // Input sets: enough copies that rotating through them streams from HBM, not L2.
+  const int64_t set_bytes = (s.m + m) * k * DTypeSizeInBytes(c.lhs);
+  const int sets = static_cast<int>(std::clamp<int64_t>(3 * l2_bytes / set_bytes + 1, 1, 32));
+  std::vector<DeviceBuffer> lhs, rhs;
+  for (int i = 0; i < sets; ++i) {
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer a, Random(s.m * k, c.lhs, 10 + i, -2.0f, 2.0f));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer b, Random(m * k, c.rhs, 100 + i, -2.0f, 2.0f));
+    lhs.push_back(std::move(a));
+    rhs.push_back(std::move(b));
+  }
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer lhs_scale, Random(scale_count, DType::kF32, 7, 0.5f, 2.0f));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer rhs_scale, Random(scale_count, DType::kF32, 8, 0.5f, 2.0f));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer output,
+                       DeviceBuffer::Allocate(static_cast<size_t>(s.m * m * 2), "D"));
+  BENCH_CUDA(cudaDeviceSynchronize());
+
+  auto plan_call = [&](int i) {
+    CudaDotBuffers b;
+    b.lhs = lhs[static_cast<size_t>(i % sets)].data();
+    b.rhs = rhs[static_cast<size_t>(i % sets)].data();
+    if (c.lhs_scale != ScaleMode::kNone) b.lhs_scale = lhs_scale.as<const float>();
+    if (c.rhs_scale != ScaleMode::kNone) b.rhs_scale = rhs_scale.as<const float>();
+    b.output = output.data();
+    return plan->Run(b, stream);
+  };
+  FP8_ASSIGN_OR_RETURN(r.fp8dot_ms, TimeCalls(stream, plan_call));
+  if (s.m <= 128) {
+    FP8_ASSIGN_OR_RETURN(r.graph_ms, TimeGraph(stream, plan_call));
+  }
+
+  StatusOr<std::unique_ptr<DirectGemm>> direct = DirectGemm::Create(handle, c, m, s.m, k);
+  if (direct.ok()) {
+    (*direct)->SetScales(rhs_scale.data(), lhs_scale.data());
+    StatusOr<double> t = TimeCalls(stream, [&](int i) {
+      return (*direct)->Run(rhs[static_cast<size_t>(i % sets)].data(),
+                            lhs[static_cast<size_t>(i % sets)].data(), output.data(), stream);
+    });
+    if (t.ok()) r.direct_ms = *t;
+    else r.note = t.status().message();
+  } else {
+    r.note = direct.status().message();
+  }
+  if (!plan->info().fused_epilogue) r.note += " [fp8dot epilogue kernel]";
+  if (s.k != k || (fp8 && m != s.n)) r.note += " [padded]";
+  return r;
+}
+
+double Tflops(const Shape& s, double ms) {
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
+         (ms * 1e9);
+}
+
+}  // namespace
+}  // namespace fp8dot
+
+int main(int argc, char** argv) {
+  using namespace fp8dot;
+  std::string shapes_path = "bench/shapes.txt", csv_path;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      csv_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else {
+      shapes_path = argv[i];
+    }
+  }
+  StatusOr<CudaDeviceInfo> device = QueryCudaDevice();
+  if (!device.ok()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", device.status().message().c_str());
+    return 77;
+  }
+  StatusOr<std::vector<Shape>> shapes = ReadShapes(shapes_path);
+  if (!shapes.ok()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", shapes.status().message().c_str());
+    return 1;
+  }
+  if (quick) shapes->resize(std::min<size_t>(shapes->size(), 2));
+  cublasLtHandle_t handle;
+  if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  int l2 = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+  std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (csv) std::fprintf(csv, "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,note\n");
+  std::printf("# gpu_bench on %s (%d SMs, L2 %d MiB), TFLOP/s, D = bf16, TN\n",
+              device->name.c_str(), device->multiprocessor_count, l2 >> 20);
+  std::printf("| M,N,K | config | fp8dot | cuBLASLt direct | fp8dot/direct | graph (M<=128) | note |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  for (const Shape& s : *shapes) {
+    for (const Config& c : kConfigs) {
+      StatusOr<Result> r = Measure(handle, s, c, l2, stream);
+      const std::string shape = StrFormat("%lld,%lld,%lld", static_cast<long long>(s.m),
+                                          static_cast<long long>(s.n), static_cast<long long>(s.k));
+      if (!r.ok()) {
+        // Invalid combinations (block scales on K=1000) say why and move on.
+        std::string message = r.status().message().substr(0, 90);
+        std::replace(message.begin(), message.end(), '|', '/');
+        std::printf("| %s | %s | n/a | n/a | | | %s |\n", shape.c_str(), c.name, message.c_str());
+        if (csv) std::fprintf(csv, "%s,%s,,,,n/a\n", shape.c_str(), c.name);
+        (void)cudaGetLastError();
+        continue;
+      }
+      std::printf("| %s | %s | %.0f | %s | %s | %s | %s |\n", shape.c_str(), c.name,
+                  Tflops(s, r->fp8dot_ms),
+                  std::isnan(r->direct_ms) ? "n/a" : StrFormat("%.0f", Tflops(s, r->direct_ms)).c_str(),
+                  std::isnan(r->direct_ms) ? "" : StrFormat("%.3f", r->direct_ms / r->fp8dot_ms).c_str(),
+                  std::isnan(r->graph_ms) ? "" : StrFormat("%.0f", Tflops(s, r->graph_ms)).c_str(),
+                  r->note.c_str());
+      std::fflush(stdout);
+      if (csv) {
+        std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%s\n", shape.c_str(), c.name, r->fp8dot_ms,
+                     r->direct_ms, r->graph_ms, r->note.c_str());
+      }
+    }
+  }
+  if (csv) std::fclose(csv);
+  cudaStreamDestroy(stream);
+  cublasLtDestroy(handle);
+  return 0;
+}

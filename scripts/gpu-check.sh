@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: the GPU tests (ctest label "gpu" = the cuda_test binary), the
+# benchmarks (gpu_bench: fp8dot vs cuBLASLt direct), the torch._scaled_mm comparison, and
+# compute-sanitizer memcheck over the GPU tests. Logs go to $OUT; a short table is printed last.
+#
+# Build here first (the GPU machine has no CLI11/nlohmann/OpenBLAS dev packages):
+#   cmake -S . -B build-gpu -G Ninja -DFP8DOT_CUDA=ON && ninja -C build-gpu cuda_test gpu_bench
+#   mkdir -p build-gpu/lib && cp -L /lib/x86_64-linux-gnu/{libopenblas.so.0,libgfortran.so.5,libquadmath.so.0} build-gpu/lib/
+# then, through the device tool, carry build-gpu/tests/cuda/cuda_test, build-gpu/src/cuda/gpu_bench
+# and build-gpu/lib and run:  FP8DOT_COMMIT=<hash> scripts/gpu-check.sh
+# Steps are bounded with timeouts so the whole script ends inside one 10-minute call:
+#   GPU_CHECK_SKIP_SANITIZER=1, GPU_CHECK_SKIP_BENCH=1, GPU_CHECK_SKIP_TORCH=1 turn steps off.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fp8dot-gpu-check}
+BUILD=${BUILD:-build-gpu}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
+export PYTHONUNBUFFERED=1
+TESTS="$BUILD/tests/cuda/cuda_test"
+BENCH="$BUILD/src/cuda/gpu_bench"
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "commit: ${FP8DOT_COMMIT:-unknown}"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total,temperature.gpu,power.draw --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+} > "$OUT/env.txt"
+cat "$OUT/env.txt"
+
+# 1. GPU tests.
+echo "== GPU tests"
+timeout 300 "$TESTS" > "$OUT/gpu-tests.log" 2>&1
+tests_rc=$?
+grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests ran" "$OUT/gpu-tests.log" | tail -30
+
+# 2. Benchmarks: fp8dot and cuBLASLt direct, then torch on the same GPU.
+if [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then
+  echo "== gpu_bench"
+  timeout 240 "$BENCH" bench/shapes.txt --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1
+  echo "gpu_bench rc=$?"
+fi
+if [ -z "${GPU_CHECK_SKIP_TORCH:-}" ]; then
+  echo "== compare_torch.py"
+  timeout 150 python3 bench/compare_torch.py bench/shapes.txt --csv "$OUT/torch.csv" \
+    > "$OUT/torch.log" 2>&1
+  echo "compare_torch rc=$?"
+fi
+
+# 3. compute-sanitizer memcheck over the GPU tests (autotuning excluded: it only repeats runs).
+sanitizer_rc=skipped
+if [ -z "${GPU_CHECK_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer > /dev/null; then
+  echo "== compute-sanitizer memcheck"
+  timeout "${GPU_CHECK_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$TESTS" --gtest_filter='-*Autotuning*' > "$OUT/sanitizer.log" 2>&1
+  sanitizer_rc=$?
+  tail -3 "$OUT/sanitizer.log"
+fi
+
+# 4. The short table, last.
+python3 - "$OUT" "$tests_rc" "$sanitizer_rc" <<'EOF' | tee "$OUT/summary.md"
+import csv, os, re, sys
+out, tests_rc, sanitizer_rc = sys.argv[1], sys.argv[2], sys.argv[3]
+log = open(os.path.join(out, "gpu-tests.log")).read() if os.path.exists(os.path.join(out, "gpu-tests.log")) else ""
+passed = re.search(r"\[  PASSED  \] (\d+) test", log)
+failed = re.findall(r"\[  FAILED  \] (\S+)", log)
+print(f"GPU tests: rc={tests_rc}, passed {passed.group(1) if passed else '?'}, "
+      f"failed {len(set(failed))} {sorted(set(failed))[:8]}")
+san = os.path.join(out, "sanitizer.log")
+if os.path.exists(san):
+    text = open(san).read()
+    summary = re.findall(r"ERROR SUMMARY: (\d+) error", text)
+    print(f"compute-sanitizer memcheck: rc={sanitizer_rc}, error summary {summary[-1:] or '?'}")
+bench, torch_rows = {}, {}
+if os.path.exists(os.path.join(out, "bench.csv")):
+    for r in csv.DictReader(open(os.path.join(out, "bench.csv"))):
+        bench[(r["m"], r["n"], r["k"], r["config"])] = r
+if os.path.exists(os.path.join(out, "torch.csv")):
+    for r in csv.DictReader(open(os.path.join(out, "torch.csv"))):
+        torch_rows[(r["m"], r["n"], r["k"])] = r
+def tf(shape, ms):
+    try:
+        ms = float(ms)
+        return 2.0 * int(shape[0]) * int(shape[1]) * int(shape[2]) / (ms * 1e9) if ms == ms and ms > 0 else None
+    except (TypeError, ValueError):
+        return None
+configs = ["bf16", "fp8 fast", "fp8 promoted", "row/col scales", "1x128 blocks", "1x128 x 128x128", "e4m3 x e5m2 fast"]
+shapes = sorted({k[:3] for k in bench}, key=lambda s: list(bench).index(next(k for k in bench if k[:3] == s)))
+if shapes:
+    print()
+    print("fp8dot TFLOP/s (D=bf16); ratio = worst fp8dot/cuBLASLt-direct over configs; torch = _scaled_mm")
+    print("| M,N,K | " + " | ".join(configs) + " | min ratio | torch fast | torch promoted | fast graph | torch fast graph |")
+    print("|---" * (len(configs) + 6) + "|")
+    for s in shapes:
+        cells, ratios = [], []
+        for c in configs:
+            r = bench.get(s + (c,))
+            t = tf(s, r["fp8dot_ms"]) if r else None
+            cells.append(f"{t:.0f}" if t else "n/a")
+            if r:
+                try:
+                    d, f = float(r["direct_ms"]), float(r["fp8dot_ms"])
+                    if d == d and f == f and d > 0 and f > 0:
+                        ratios.append(d / f)
+                except ValueError:
+                    pass
+        tr = torch_rows.get(s, {})
+        g = bench.get(s + ("fp8 fast",))
+        graph = tf(s, g["graph_ms"]) if g else None
+        row = [",".join(s)] + cells
+        row.append(f"{min(ratios):.3f}" if ratios else "n/a")
+        row += [tr.get("fp8_fast") or "n/a", tr.get("fp8_promoted") or "n/a",
+                f"{graph:.0f}" if graph else "", tr.get("fast_graph") or ""]
+        print("| " + " | ".join(row) + " |")
+EOF

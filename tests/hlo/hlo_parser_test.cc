@@ -1,0 +1,312 @@
+// Parser tests: what JAX/XLA text parses into, and the exact error (with location) for malformed
+// input.
+#include "fp8dot/hlo/hlo_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hlo/hlo_test_util.h"
+
+namespace fp8dot::hlo {
+namespace {
+
+TEST(HloParserTest, ParsesJaxScaledFp8DotWithOldPrinterSyntax) {
+  std::unique_ptr<HloModule> module = ParseOrDie(ReadTestdata("jax_fp8_scaled_dot.hlo"));
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->name(), "jit_scaled_fp8_dot");
+  ASSERT_EQ(module->header_attributes().size(), 3u);
+  EXPECT_EQ(module->header_attributes()[0].name, "entry_computation_layout");
+  EXPECT_EQ(module->header_attributes()[0].value,
+            "{(f8e4m3fn[16,32]{1,0}, f8e4m3fn[32,64]{1,0}, f32[], f32[])->bf16[16,64]{1,0}}");
+  HloComputation* entry = module->entry_computation();
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->name(), "main.14");
+  EXPECT_EQ(entry->num_parameters(), 4);
+  EXPECT_EQ(entry->parameter_instruction(2)->name(), "Arg_2.3");
+  HloInstruction* root = entry->root_instruction();
+  EXPECT_EQ(root->opcode(), HloOpcode::kConvert);
+  EXPECT_EQ(root->shape().ToString(), "bf16[16,64]{1,0}");
+  const HloInstruction* dot = root->operand(0);
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dot->source_line(), 17);
+  EXPECT_EQ(dot->dot_dimension_numbers().lhs_contracting_dimensions, std::vector<int64_t>{1});
+  EXPECT_EQ(dot->dot_dimension_numbers().rhs_contracting_dimensions, std::vector<int64_t>{0});
+  EXPECT_TRUE(dot->dot_dimension_numbers().lhs_batch_dimensions.empty());
+  EXPECT_EQ(dot->precision_config().operand_precision,
+            (std::vector<Precision>{Precision::kDefault, Precision::kDefault}));
+  EXPECT_EQ(dot->precision_config().algorithm, Algorithm::kUnset);
+  EXPECT_EQ(dot->metadata_op_name(),
+            "jit(scaled_fp8_dot)/jit(main)/dot_general[dimension_numbers=(([1], [0]), ([], [])) "
+            "precision=None preferred_element_type=float32]");
+  // dequantise chain: multiply(convert(f8 param), broadcast(f32[] param))
+  const HloInstruction* lhs = dot->operand(0);
+  EXPECT_EQ(lhs->opcode(), HloOpcode::kMultiply);
+  EXPECT_EQ(lhs->operand(0)->opcode(), HloOpcode::kConvert);
+  EXPECT_EQ(lhs->operand(0)->operand(0)->shape().element_type(), PrimitiveType::kF8E4M3FN);
+  EXPECT_EQ(lhs->operand(1)->opcode(), HloOpcode::kBroadcast);
+  EXPECT_TRUE(lhs->operand(1)->has_dimensions());
+  EXPECT_TRUE(lhs->operand(1)->dimensions().empty());
+  EXPECT_EQ(lhs->user_count(), 1);
+  EXPECT_EQ(lhs->users()[0], dot);
+  const std::string* sharding = entry->parameter_instruction(0)->FindRawAttribute("sharding");
+  ASSERT_NE(sharding, nullptr);
+  EXPECT_EQ(*sharding, "{replicated}");
+}
+
+TEST(HloParserTest, ParsesNewerJaxSyntaxWithPrecisionAndAlgorithm) {
+  std::unique_ptr<HloModule> module = ParseOrDie(ReadTestdata("jax_fp8_train_step.hlo"));
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->computations().size(), 4u);
+  HloComputation* entry = module->entry_computation();
+  EXPECT_EQ(entry->name(), "main.100");
+  EXPECT_EQ(entry->root_instruction()->opcode(), HloOpcode::kTuple);
+  EXPECT_EQ(entry->root_instruction()->shape().tuple_shapes_size(), 4);
+
+  HloInstruction* y = entry->GetInstructionWithName("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->precision_config().operand_precision,
+            (std::vector<Precision>{Precision::kDefault, Precision::kDefault}));
+  EXPECT_EQ(y->users().size(), 2u);  // abs and divide
+
+  HloInstruction* dx = entry->GetInstructionWithName("dx");
+  ASSERT_NE(dx, nullptr);
+  EXPECT_EQ(dx->precision_config().operand_precision,
+            (std::vector<Precision>{Precision::kHighest, Precision::kHighest}));
+  HloInstruction* dw = entry->GetInstructionWithName("dw.t");
+  EXPECT_EQ(dw->precision_config().algorithm, Algorithm::kAnyF8AnyF8F32);
+  EXPECT_EQ(dw->dot_dimension_numbers().lhs_contracting_dimensions, (std::vector<int64_t>{0, 1}));
+
+  HloInstruction* amax = entry->GetInstructionWithName("amax");
+  ASSERT_NE(amax->to_apply(), nullptr);
+  EXPECT_EQ(amax->to_apply()->name(), "region_0.20");
+  EXPECT_EQ(amax->dimensions(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_TRUE(std::isinf(entry->GetInstructionWithName("neg_inf")->literal().values[0]));
+  EXPECT_EQ(entry->GetInstructionWithName("y.clamped")->to_apply()->name(), "clip.40");
+  EXPECT_EQ(entry->GetInstructionWithName("dw")->shape().minor_to_major(),
+            (std::vector<int64_t>{0, 1}));
+}
+
+TEST(HloParserTest, ParsesEveryTypedAttribute) {
+  std::unique_ptr<HloModule> module = ParseOrDie(ReadTestdata("ops.hlo"));
+  ASSERT_NE(module, nullptr);
+  HloComputation* entry = module->entry_computation();
+  auto get = [&](const char* name) {
+    HloInstruction* instruction = entry->GetInstructionWithName(name);
+    EXPECT_NE(instruction, nullptr) << name;
+    return instruction;
+  };
+  const Literal& arr = get("c_arr")->literal();
+  ASSERT_EQ(arr.values.size(), 6u);
+  EXPECT_EQ(arr.values[1], 2.5);
+  EXPECT_EQ(arr.values[2], -3);
+  EXPECT_TRUE(std::isinf(arr.values[3]) && arr.values[3] > 0);
+  EXPECT_TRUE(std::isinf(arr.values[4]) && arr.values[4] < 0);
+  EXPECT_TRUE(std::isnan(arr.values[5]));
+  EXPECT_EQ(get("c_pred")->literal().values, (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(get("c_int")->literal().values, (std::vector<double>{-7}));
+  EXPECT_EQ(get("iota")->iota_dimension(), 1);
+  EXPECT_EQ(get("cmp")->comparison_direction(), ComparisonDirection::kLt);
+  ASSERT_NE(get("cmp")->FindRawAttribute("type"), nullptr);
+  EXPECT_EQ(*get("cmp")->FindRawAttribute("type"), "TOTALORDER");
+  EXPECT_EQ(get("tr")->dimensions(), (std::vector<int64_t>{1, 0}));
+  const auto& slice = get("sl")->slice();
+  ASSERT_EQ(slice.size(), 2u);
+  EXPECT_EQ(slice[0].start, 0);
+  EXPECT_EQ(slice[0].limit, 6);
+  EXPECT_EQ(slice[0].stride, 2);
+  EXPECT_EQ(slice[1].start, 1);
+  EXPECT_EQ(slice[1].limit, 3);
+  EXPECT_EQ(slice[1].stride, 1);
+  EXPECT_EQ(get("ds")->dynamic_slice_sizes(), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(get("cat")->dimensions(), (std::vector<int64_t>{0}));
+  const auto& padding = get("pd")->padding();
+  ASSERT_EQ(padding.size(), 2u);
+  EXPECT_EQ(padding[0].low, 1);
+  EXPECT_EQ(padding[0].high, 1);
+  EXPECT_EQ(padding[0].interior, 0);
+  EXPECT_EQ(padding[1].high, 1);
+  EXPECT_EQ(padding[1].interior, 1);
+  const HloInstruction* sc = get("sc");
+  EXPECT_EQ(sc->scatter_dimension_numbers().inserted_window_dims, std::vector<int64_t>{0});
+  EXPECT_EQ(sc->scatter_dimension_numbers().scatter_dims_to_operand_dims, std::vector<int64_t>{0});
+  EXPECT_EQ(sc->scatter_dimension_numbers().index_vector_dim, 0);
+  EXPECT_TRUE(sc->indices_are_sorted());
+  EXPECT_TRUE(sc->unique_indices());
+  EXPECT_EQ(sc->to_apply()->name(), "scatter_set");
+  EXPECT_EQ(get("rp")->exponent_bits(), 5);
+  EXPECT_EQ(get("rp")->mantissa_bits(), 10);
+  const HloInstruction* cc = get("cc");
+  EXPECT_EQ(cc->custom_call_target(), "__cublas$lt$matmul$f8");
+  EXPECT_EQ(cc->backend_config(),
+            R"({"operation_queue_id":"0","gemm_backend_config":{"alpha_real":1,"beta":0,)"
+            R"("epilogue":"DEFAULT"}})");
+  EXPECT_EQ(cc->shape().ToString(), "(f32[4,6]{1,0}, s8[1024]{0})");
+  EXPECT_EQ(get("gte")->tuple_index(), 0);
+  EXPECT_EQ(get("cc2")->backend_config(), "opaque \"quoted\" text");
+  EXPECT_EQ(*get("cc2")->FindRawAttribute("api_version"), "API_VERSION_STATUS_RETURNING");
+}
+
+TEST(HloParserTest, AcceptsLayoutTilingCommentsAndMissingRoot) {
+  const char* text = R"(HloModule m
+// a comment
+ENTRY e {
+  /* block comment */ p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  q = bf16[] parameter(1)
+  t = (f32[8,128]{1,0:T(8,128)}, /*index=1*/bf16[]) tuple(p, q)
+})";
+  std::unique_ptr<HloModule> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  EXPECT_EQ(root->name(), "t");  // no ROOT: the last instruction
+  EXPECT_EQ(root->operand(0)->shape().layout_suffix(), "T(8,128)");
+  EXPECT_EQ(root->operand(0)->shape().ToString(), "f32[8,128]{1,0:T(8,128)}");
+}
+
+TEST(HloParserTest, DefaultLayoutIsRowMajor) {
+  std::unique_ptr<HloModule> module =
+      ParseOrDie("HloModule m\nENTRY e {\n  ROOT p = f32[2,3,4] parameter(0)\n}\n");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->entry_computation()->root_instruction()->shape().minor_to_major(),
+            (std::vector<int64_t>{2, 1, 0}));
+}
+
+TEST(HloParserTest, ParseShape) {
+  StatusOr<Shape> shape = ParseShape("(f8e5m2[2,3]{0,1}, (s32[], pred[4]))");
+  ASSERT_TRUE(shape.ok()) << shape.status().ToString();
+  EXPECT_EQ(shape->ToString(), "(f8e5m2[2,3]{0,1}, (s32[], pred[4]{0}))");
+  EXPECT_EQ(ParseShape("f32[2]{1}").status().message(),
+            "<shape>:1:7: error: layout must be a permutation of 0..0\nf32[2]{1}\n      ^");
+}
+
+// ---- Errors: exact text, with file:line:col, the source line and a caret --------------------
+
+TEST(HloParserErrorTest, MissingHeader) {
+  EXPECT_EQ(ParseError("ENTRY e {\n}\n"),
+            "bad.hlo:1:1: error: expected 'HloModule' at the start of the module, got 'ENTRY'\n"
+            "ENTRY e {\n"
+            "^");
+}
+
+TEST(HloParserErrorTest, UnknownOpcode) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                       "  ROOT q = f32[2] frobnicate(p)\n}\n"),
+            "bad.hlo:4:19: error: unknown opcode 'frobnicate'\n"
+            "  ROOT q = f32[2] frobnicate(p)\n"
+            "                  ^");
+}
+
+TEST(HloParserErrorTest, UnknownOperand) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                       "  ROOT q = f32[2] add(p, %r)\n}\n"),
+            "bad.hlo:4:26: error: unknown operand 'r' (not defined earlier in computation 'e')\n"
+            "  ROOT q = f32[2] add(p, %r)\n"
+            "                         ^");
+}
+
+TEST(HloParserErrorTest, UnknownElementType) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f31[2] parameter(0)\n}\n"),
+            "bad.hlo:3:7: error: unknown element type 'f31'\n"
+            "  p = f31[2] parameter(0)\n"
+            "      ^");
+}
+
+TEST(HloParserErrorTest, MissingCloseParen) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                       "  ROOT q = f32[2] negate(p\n}\n"),
+            "bad.hlo:5:1: error: expected ')' to end the operand list, got '}'\n"
+            "}\n"
+            "^");
+}
+
+TEST(HloParserErrorTest, LiteralWithWrongElementCount) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n"),
+            "bad.hlo:3:28: error: expected 3 elements in dimension 0 of the literal, got 2\n"
+            "  ROOT c = f32[3] constant({1, 2})\n"
+            "                           ^");
+}
+
+TEST(HloParserErrorTest, UnknownPrecision) {
+  EXPECT_EQ(
+      ParseError("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n"
+                 "  ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, "
+                 "rhs_contracting_dims={0}, operand_precision={default,huge}\n}\n"),
+      "bad.hlo:4:111: error: unknown precision 'huge' (expected default, high or highest)\n"
+      "  ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+      "operand_precision={default,huge}\n"
+      "                                                                                         "
+      "                     ^");
+}
+
+TEST(HloParserErrorTest, DuplicateRootAndNames) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n"
+                       "  ROOT q = f32[] negate(p)\n}\n"),
+            "bad.hlo:4:3: error: computation 'e' already has a ROOT ('p')\n"
+            "  ROOT q = f32[] negate(p)\n"
+            "  ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n"
+                       "  p = f32[] negate(p)\n}\n"),
+            "bad.hlo:4:3: error: instruction name 'p' is already used\n"
+            "  p = f32[] negate(p)\n"
+            "  ^");
+}
+
+TEST(HloParserErrorTest, UnknownCalledComputation) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                       "  z = f32[] constant(0)\n"
+                       "  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=%sum\n}\n"),
+            "bad.hlo:5:57: error: unknown computation 'sum' (computations must be defined "
+            "before they are called)\n"
+            "  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=%sum\n"
+            "                                                        ^");
+}
+
+TEST(HloParserErrorTest, UnterminatedAttributeAndEndOfInput) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), "
+                       "metadata={op_name=\"x\"\n"),
+            "bad.hlo:3:41: error: unterminated value of attribute 'metadata' (missing '}')\n"
+            "  ROOT p = f32[] parameter(0), metadata={op_name=\"x\"\n"
+            "                                        ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n"),
+            "bad.hlo:4:1: error: expected '}' to end computation 'e'\n"
+            "\n"
+            "^");
+}
+
+TEST(HloParserErrorTest, BadPaddingAndSlice) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
+                       "  z = f32[] constant(0)\n"
+                       "  ROOT q = f32[4] pad(p, z), padding=1_1_1_1\n}\n"),
+            "bad.hlo:5:38: error: expected padding as low_high[_interior] per dimension, joined "
+            "by 'x' (e.g. 0_0x1_2), got '1_1_1_1'\n"
+            "  ROOT q = f32[4] pad(p, z), padding=1_1_1_1\n"
+            "                                     ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                       "  ROOT q = f32[2] slice(p), slice={[0;2]}\n}\n"),
+            "bad.hlo:4:38: error: expected ':' after the slice start, got ';'\n"
+            "  ROOT q = f32[2] slice(p), slice={[0;2]}\n"
+            "                                     ^");
+}
+
+TEST(HloParserErrorTest, DeepNestingIsAnErrorNotACrash) {
+  std::string shape;
+  for (int i = 0; i < 10000; ++i) shape += "(";
+  const std::string text = "HloModule m\nENTRY e {\n  p = " + shape + " parameter(0)\n}\n";
+  const std::string error = ParseError(text);
+  EXPECT_NE(error.find("bad.hlo:3:71: error: nesting deeper than 64 levels"), std::string::npos)
+      << error.substr(0, 200);
+}
+
+TEST(HloParserErrorTest, IntegerOverflowAndNegativeDims) {
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[99999999999999999999] parameter(0)\n}\n"),
+            "bad.hlo:3:11: error: integer out of range: 99999999999999999999\n"
+            "  p = f32[99999999999999999999] parameter(0)\n"
+            "          ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[-1] parameter(0)\n}\n"),
+            "bad.hlo:3:11: error: dimension size must not be negative\n"
+            "  p = f32[-1] parameter(0)\n"
+            "          ^");
+}
+
+}  // namespace
+}  // namespace fp8dot::hlo

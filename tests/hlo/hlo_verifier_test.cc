@@ -1,0 +1,133 @@
+// Verifier: every fixture verifies; each shape rule rejects a wrong declared shape with a message
+// naming the instruction and its line.
+#include "fp8dot/hlo/hlo_verifier.h"
+
+#include <gtest/gtest.h>
+
+#include "hlo/hlo_test_util.h"
+
+namespace fp8dot::hlo {
+namespace {
+
+// The verifier's message for a module whose ENTRY body is `body` (after "HloModule m\n" and a
+// sum computation), or "OK".
+std::string Verify(const std::string& body) {
+  const std::string text =
+      "HloModule m\nsum {\n  sum.a = f32[] parameter(0)\n  sum.b = f32[] parameter(1)\n"
+      "  ROOT sum.s = f32[] add(sum.a, sum.b)\n}\nENTRY e {\n" +
+      body + "}\n";
+  std::unique_ptr<HloModule> module = ParseOrDie(text);
+  if (module == nullptr) return "parse error";
+  Status status = VerifyHloModule(*module);
+  return status.ok() ? "OK" : status.message();
+}
+
+TEST(HloVerifierTest, FixturesVerify) {
+  for (const char* fixture : kFixtures) {
+    std::unique_ptr<HloModule> module = ParseOrDie(ReadTestdata(fixture));
+    ASSERT_NE(module, nullptr);
+    Status status = VerifyHloModule(*module);
+    EXPECT_TRUE(status.ok()) << fixture << ": " << status.ToString();
+  }
+}
+
+TEST(HloVerifierTest, ElementwiseShapesMustMatch) {
+  EXPECT_EQ(Verify("  p = f32[2,3] parameter(0)\n  q = f32[3,2] parameter(1)\n"
+                   "  ROOT a = f32[2,3] add(p, q)\n"),
+            "%a (line 10) add: operands have different shapes: f32[2,3]{1,0} vs f32[3,2]{1,0}");
+  EXPECT_EQ(Verify("  p = f32[2,3] parameter(0)\n  ROOT a = f32[3,2] exponential(p)\n"),
+            "%a (line 9) exponential: declared shape f32[3,2] does not match the inferred shape "
+            "f32[2,3]");
+  EXPECT_EQ(Verify("  p = f32[2] parameter(0)\n  ROOT c = f32[2] compare(p, p), direction=GT\n"),
+            "%c (line 9) compare: declared shape f32[2] does not match the inferred shape "
+            "pred[2]");
+}
+
+TEST(HloVerifierTest, DotDimensions) {
+  EXPECT_EQ(Verify("  a = f8e4m3fn[2,16,32] parameter(0)\n  b = f8e5m2[2,32,8] parameter(1)\n"
+                   "  ROOT d = bf16[2,16,8] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                   "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"),
+            "OK");
+  EXPECT_EQ(Verify("  a = f32[16,32] parameter(0)\n  b = f32[16,8] parameter(1)\n"
+                   "  ROOT d = f32[16,8] dot(a, b), lhs_contracting_dims={1}, "
+                   "rhs_contracting_dims={0}\n"),
+            "%d (line 10) dot: contracting dimension 0 has size 32 in lhs f32[16,32]{1,0} but 16 "
+            "in rhs f32[16,8]{1,0}");
+  EXPECT_EQ(Verify("  a = f32[16,32] parameter(0)\n  b = f32[32,8] parameter(1)\n"
+                   "  ROOT d = f32[8,16] dot(a, b), lhs_contracting_dims={1}, "
+                   "rhs_contracting_dims={0}\n"),
+            "%d (line 10) dot: declared shape f32[8,16] does not match the inferred shape "
+            "f32[16,8]");
+  EXPECT_EQ(Verify("  a = f32[16,32] parameter(0)\n  b = f32[32,8] parameter(1)\n"
+                   "  ROOT d = f32[16,8] dot(a, b), lhs_contracting_dims={2}, "
+                   "rhs_contracting_dims={0}\n"),
+            "%d (line 10) dot: lhs_contracting_dims {2} has dimension 2 out of range for rank 2");
+}
+
+TEST(HloVerifierTest, DataMovement) {
+  EXPECT_EQ(Verify("  p = f32[2,3] parameter(0)\n  ROOT t = f32[2,3] transpose(p), "
+                   "dimensions={1,0}\n"),
+            "%t (line 9) transpose: declared shape f32[2,3] does not match the inferred shape "
+            "f32[3,2]");
+  EXPECT_EQ(Verify("  p = f32[] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={0}\n"),
+            "%b (line 9) broadcast: dimensions={0} must have one entry per operand dimension (0)");
+  EXPECT_EQ(Verify("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={0}\n"),
+            "%b (line 9) broadcast: operand dimension 0 (size 3) maps to result dimension 0 of "
+            "size 2");
+  EXPECT_EQ(Verify("  p = f32[2,3] parameter(0)\n  ROOT r = f32[5] reshape(p)\n"),
+            "%r (line 9) reshape: f32[2,3]{1,0} and f32[5]{0} have different sizes");
+  EXPECT_EQ(Verify("  p = f32[2,3] parameter(0)\n  ROOT r = s32[6] bitcast(p)\n"), "OK");
+  EXPECT_EQ(Verify("  p = f32[4] parameter(0)\n  ROOT s = f32[2] slice(p), slice={[0:4:3]}\n"),
+            "OK");
+  EXPECT_EQ(Verify("  p = f32[4] parameter(0)\n  ROOT s = f32[2] slice(p), slice={[0:5]}\n"),
+            "%s (line 9) slice: slice [0:5:1] is invalid for dimension 0 of size 4");
+  EXPECT_EQ(Verify("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT q = f32[9] pad(p, z), padding=1_2_1\n"),
+            "%q (line 10) pad: declared shape f32[9] does not match the inferred shape f32[10]");
+  EXPECT_EQ(Verify("  p = f32[4,3] parameter(0)\n  i = s32[] parameter(1)\n"
+                   "  ROOT d = f32[2,3] dynamic-slice(p, i), dynamic_slice_sizes={2,3}\n"),
+            "%d (line 10) dynamic-slice: expected 3 operands, got 2");
+  EXPECT_EQ(Verify("  p = f32[4,3] parameter(0)\n  q = f32[4,2] parameter(1)\n"
+                   "  ROOT c = f32[8,3] concatenate(p, q), dimensions={0}\n"),
+            "%c (line 10) concatenate: operand 1 f32[4,2]{1,0} does not match operand 0 "
+            "f32[4,3]{1,0} outside dimension 0");
+  EXPECT_EQ(Verify("  ROOT i = s32[4] iota(), iota_dimension=1\n"),
+            "%i (line 8) iota: iota_dimension=1 out of range for s32[4]{0}");
+}
+
+TEST(HloVerifierTest, ReduceTupleCallAndSelect) {
+  EXPECT_EQ(Verify("  p = f32[4,3] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT r = f32[3] reduce(p, z), dimensions={1}, to_apply=sum\n"),
+            "%r (line 10) reduce: declared shape f32[3] does not match the inferred shape f32[4]");
+  EXPECT_EQ(Verify("  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=sum\n"),
+            "%c (line 9) call: %sum takes 2 parameters, got 1 operands");
+  EXPECT_EQ(Verify("  p = f32[] parameter(0)\n  t = (f32[], f32[]) tuple(p, p)\n"
+                   "  ROOT g = f32[] get-tuple-element(t), index=2\n"),
+            "%g (line 10) get-tuple-element: index=2 out of range for (f32[], f32[])");
+  EXPECT_EQ(Verify("  p = f32[2] parameter(0)\n  c = f32[2] parameter(1)\n"
+                   "  ROOT s = f32[2] select(c, p, p)\n"),
+            "%s (line 10) select: predicate must be pred, got f32[2]{0}");
+  EXPECT_EQ(Verify("  p = f32[2] parameter(0)\n  lo = f32[3] parameter(1)\n"
+                   "  ROOT s = f32[2] clamp(lo, p, p)\n"),
+            "%s (line 10) clamp: bound f32[3]{0} must be a scalar or the shape of the operand "
+            "f32[2]{0}");
+}
+
+TEST(HloVerifierTest, ScatterAndCustomCall) {
+  const std::string scatter =
+      "  x = f32[8] parameter(0)\n  i = s32[1] parameter(1)\n  v = f32[] parameter(2)\n"
+      "  ROOT s = f32[8] scatter(x, i, v), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=sum\n";
+  EXPECT_EQ(Verify(scatter), "OK");
+  std::string bad = scatter;
+  bad.replace(bad.find("inserted_window_dims={0}"), 24, "inserted_window_dims={}");
+  EXPECT_EQ(Verify(bad),
+            "%s (line 11) scatter: update_window_dims {} and inserted_window_dims {} must cover "
+            "the operand's rank 1");
+  EXPECT_EQ(Verify("  p = f32[2] parameter(0)\n  ROOT c = (f32[7], s8[0]) custom-call(p), "
+                   "custom_call_target=\"anything\"\n"),
+            "OK");
+}
+
+}  // namespace
+}  // namespace fp8dot::hlo

@@ -86,6 +86,8 @@ TEST(CliTest, BadInputsExitWithOneLineReasons) {
   ExpectOneLineError(RunCli("dot --lhs-type f8e6m2"), "unknown element type 'f8e6m2'");
   ExpectOneLineError(RunCli("dot --lhs-type f8e5m2 --rhs-type f8e5m2 --require-fp8 --backend cpu"),
                      "--require-fp8: f8e5m2 x f8e5m2 has no native FP8 GEMM");
+  ExpectOneLineError(RunCli("dot --lhs-type bf16 --rhs-type bf16 --require-fp8 --backend cpu"),
+                     "--require-fp8: bf16 x bf16 is not an FP8 dot");
   ExpectOneLineError(RunCli("dot --precision default,medium"), "unknown precision 'medium'");
   ExpectOneLineError(
       RunCli("dot --lhs-scale-mode 1x128 --rhs-scale-mode 1x128 --k 256 --backend cpu"),

@@ -3,9 +3,12 @@
 //
 //   gpu_bench [shapes.txt] [--csv out.csv] [--quick]
 //
-// Per shape and configuration (bf16; FP8 fast; FP8 promoted; per-row/column scales; 1x128
-// blocks; the 1x128 x 128x128 recipe; e4m3 x e5m2): D = bf16, A row-major [M,K], B column-major
-// [K,N] (the TN layout, read in place). Timing: CUDA events around batches of back-to-back
+// Per shape and configuration (bf16; FP8 fast and promoted, each also autotuned over the
+// heuristic's top 8; per-row/column scales; 1x128 blocks; the 1x128 x 128x128 recipe;
+// e4m3 x e5m2): D = bf16, A row-major [M,K], B column-major [K,N] (the TN layout, read in
+// place). "cuBLASLt direct" always takes the heuristic's first algorithm, on inputs already
+// padded the way cuBLASLt needs them (K to 16 bytes, N to 16 for FP8) and scales already in its
+// layout; fp8dot's time includes any padding, transposes and scale reordering it does. Timing: CUDA events around batches of back-to-back
 // calls after warm-up, median of 5 batches; inputs rotate among several copies when one set
 // fits in L2. For M <= 128 the plan is also timed as a replayed CUDA graph of 20 calls.
 // 2*M*N*K flops per call.
@@ -59,13 +62,18 @@ struct Config {
   DType lhs, rhs;
   bool fast;  // DEFAULT precision (fast accumulation for FP8) vs HIGHEST (promoted)
   ScaleMode lhs_scale, rhs_scale;
+  int autotune = 0;  // CudaDotOptions::autotune_candidates
 };
 
 const Config kConfigs[] = {
     {"bf16", DType::kBF16, DType::kBF16, true, ScaleMode::kNone, ScaleMode::kNone},
     {"fp8 fast", DType::kF8E4M3FN, DType::kF8E4M3FN, true, ScaleMode::kTensor, ScaleMode::kTensor},
+    {"fp8 fast tuned", DType::kF8E4M3FN, DType::kF8E4M3FN, true, ScaleMode::kTensor,
+     ScaleMode::kTensor, 8},
     {"fp8 promoted", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kTensor,
      ScaleMode::kTensor},
+    {"fp8 promoted tuned", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kTensor,
+     ScaleMode::kTensor, 8},
     {"row/col scales", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kOuterVector,
      ScaleMode::kOuterVector},
     {"1x128 blocks", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
@@ -265,7 +273,9 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
                          int64_t l2_bytes, cudaStream_t stream) {
   Result r;
   const DotSpec spec = MakeSpec(s, c);
-  FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(spec));
+  CudaDotOptions options;
+  options.autotune_candidates = c.autotune;
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(spec, options));
   const bool fp8 = c.lhs != DType::kBF16;
   // What cuBLASLt itself gets: K padded to 16 bytes, N (its m) to 16 for FP8.
   const int64_t k = plan->info().k_padded;

@@ -206,23 +206,31 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
   t.cols_contiguous = true;
   t.ld = r.cols_padded;
   t.batch_stride = rows_padded * r.cols_padded;
-  std::vector<int64_t> tables = r.index.batch;
-  tables.insert(tables.end(), r.index.rows.begin(), r.index.rows.end());
-  tables.insert(tables.end(), r.index.cols.begin(), r.index.cols.end());
-  FP8_ASSIGN_OR_RETURN(t.tables, DeviceBuffer::Allocate(tables.size() * sizeof(int64_t), r.name));
-  FP8_CUDA_RETURN_IF_ERROR(cudaMemcpy(t.tables.data(), tables.data(),
-                                      tables.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
-                           context);
+  GatherParams& g = t.gather;
+  if (std::optional<AffineStrides> s = FindAffineStrides(r.index)) {
+    g.affine = true;
+    g.batch_stride = s->batch;
+    g.row_stride = s->row;
+    g.col_stride = s->col;
+  } else {
+    std::vector<int64_t> tables = r.index.batch;
+    tables.insert(tables.end(), r.index.rows.begin(), r.index.rows.end());
+    tables.insert(tables.end(), r.index.cols.begin(), r.index.cols.end());
+    FP8_ASSIGN_OR_RETURN(t.tables,
+                         DeviceBuffer::Allocate(tables.size() * sizeof(int64_t), r.name));
+    FP8_CUDA_RETURN_IF_ERROR(cudaMemcpy(t.tables.data(), tables.data(),
+                                        tables.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
+                             context);
+    g.batch_offsets = t.tables.as<const int64_t>();
+    g.row_offsets = g.batch_offsets + batch;
+    g.col_offsets = g.row_offsets + rows;
+  }
   FP8_ASSIGN_OR_RETURN(
       t.copy, DeviceBuffer::Allocate(
                   static_cast<size_t>(batch * rows_padded * r.cols_padded * element), r.name));
-  GatherParams& g = t.gather;
   g.dest = t.copy.data();
   g.conversion = r.conversion;
   g.source_type = r.spec->dtype;
-  g.batch_offsets = t.tables.as<const int64_t>();
-  g.row_offsets = g.batch_offsets + batch;
-  g.col_offsets = g.row_offsets + rows;
   g.batch = batch;
   g.rows = rows;
   g.cols = cols;
@@ -655,12 +663,15 @@ Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
   FP8_RETURN_IF_ERROR(gather(plan.rhs, b.rhs, b.rhs_scale, spec.rhs_scale, false));
   if (plan.c.present) FP8_RETURN_IF_ERROR(gather(plan.c, b.c, nullptr, {}, false));
   if (plan.bias.present) FP8_RETURN_IF_ERROR(gather(plan.bias, b.bias, nullptr, {}, false));
+  cuda::ScaleRelayoutParams relayouts[2];
+  int relayout_count = 0;
   for (auto [prepared, user] : {std::pair{&plan.lhs_scale, b.lhs_scale},
                                 std::pair{&plan.rhs_scale, b.rhs_scale}}) {
     if (!prepared->relayout) continue;
     prepared->params.source = user;
-    FP8_RETURN_IF_ERROR(cuda::LaunchScaleRelayout(prepared->params, stream, context));
+    relayouts[relayout_count++] = prepared->params;
   }
+  FP8_RETURN_IF_ERROR(cuda::LaunchScaleRelayouts(relayouts, relayout_count, stream, context));
 
   // The GEMM.
   cuda::LtPointers pointers;

@@ -42,7 +42,7 @@ __global__ void gather_kernel(const GatherParams p) {
   const int64_t row_tiles = (p.rows_padded + kTile - 1) / kTile;
   const int64_t col_tiles = (p.cols_padded + kTile - 1) / kTile;
   for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z) {
-    const int64_t base = p.batch_offsets[b];
+    const int64_t base = p.affine ? b * p.batch_stride : p.batch_offsets[b];
     for (int64_t tr = blockIdx.y; tr < row_tiles; tr += gridDim.y) {
       for (int64_t tc = blockIdx.x; tc < col_tiles; tc += gridDim.x) {
         const int64_t r0 = tr * kTile, c0 = tc * kTile;
@@ -53,8 +53,9 @@ __global__ void gather_kernel(const GatherParams p) {
           const int64_t r = r0 + local_r, c = c0 + local_c;
           Out value = Out(0);
           if (r < p.rows && c < p.cols) {
-            value = Convert<In, Out, kConversion>(
-                source[base + p.row_offsets[r] + p.col_offsets[c]], p, r, c);
+            const int64_t offset = p.affine ? r * p.row_stride + c * p.col_stride
+                                            : p.row_offsets[r] + p.col_offsets[c];
+            value = Convert<In, Out, kConversion>(source[base + offset], p, r, c);
           }
           tile[local_r][local_c] = value;
         }
@@ -89,8 +90,9 @@ Status Launch(const GatherParams& p, cudaStream_t stream, const std::string& con
 }  // namespace
 
 Status LaunchGather(const GatherParams& p, cudaStream_t stream, const std::string& context) {
-  if (p.source == nullptr || p.dest == nullptr || p.batch_offsets == nullptr ||
-      p.row_offsets == nullptr || p.col_offsets == nullptr) {
+  if (p.source == nullptr || p.dest == nullptr ||
+      (!p.affine && (p.batch_offsets == nullptr || p.row_offsets == nullptr ||
+                     p.col_offsets == nullptr))) {
     return Internal("gather: null pointer [%s]", context.c_str());
   }
   if (p.batch <= 0 || p.rows <= 0 || p.cols <= 0 || p.rows_padded < p.rows ||

@@ -25,10 +25,13 @@ struct GatherParams {
   GatherConversion conversion = GatherConversion::kCopy;
   DType source_type = DType::kF32;
   // Element offsets in `source`: element (b, r, c) is at batch_offsets[b] + row_offsets[r] +
-  // col_offsets[c] (device arrays).
+  // col_offsets[c] (device arrays), or, when `affine`, at b*batch_stride + r*row_stride +
+  // c*col_stride (no table loads: the common case of a plain transpose or padding).
   const int64_t* batch_offsets = nullptr;
   const int64_t* row_offsets = nullptr;
   const int64_t* col_offsets = nullptr;
+  bool affine = false;
+  int64_t batch_stride = 0, row_stride = 0, col_stride = 0;
   int64_t batch = 1, rows = 0, cols = 0, rows_padded = 0, cols_padded = 0;
   // The source is contiguous along rows rather than cols: read each tile row-fastest so the
   // loads stay coalesced, and transpose it through shared memory.

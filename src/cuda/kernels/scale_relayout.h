@@ -24,7 +24,9 @@ struct ScaleRelayoutParams {
   int64_t dest_row_stride = 0, dest_col_stride = 0;
 };
 
-Status LaunchScaleRelayout(const ScaleRelayoutParams& params, cudaStream_t stream,
-                           const std::string& context);
+// Runs one or two relayouts (the lhs's and the rhs's) in a single launch: at small M the
+// launch, not the copy, is the cost.
+Status LaunchScaleRelayouts(const ScaleRelayoutParams* jobs, int count, cudaStream_t stream,
+                            const std::string& context);
 
 }  // namespace fp8dot::cuda

@@ -67,10 +67,14 @@ class HloParser {
     size_t end = text_.find('\n', start);
     if (end == std::string_view::npos) end = text_.size();
     const size_t col = offset - start;
-    error_ = StrFormat("%.*s:%zu:%zu: error: %s\n%.*s\n%s^", static_cast<int>(filename_.size()),
-                       filename_.data(), line + 1, col + 1, message.c_str(),
-                       static_cast<int>(end - start), text_.data() + start,
-                       std::string(col, ' ').c_str());
+    // Control bytes in the echoed line become '?' (one byte each, so the caret still lines up).
+    std::string source(text_.substr(start, end - start));
+    for (char& c : source) {
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+    }
+    error_ = std::string(filename_) + ":" + std::to_string(line + 1) + ":" +
+             std::to_string(col + 1) + ": error: " + message + "\n" + source + "\n" +
+             std::string(col, ' ') + "^";
     return false;
   }
   bool ErrorHere(const std::string& message) {
@@ -92,6 +96,8 @@ class HloParser {
       ++end;
       while (end < text_.size() && IsNameChar(text_[end]) && end - pos_ < 40) ++end;
     } else {
+      const unsigned char c = static_cast<unsigned char>(text_[end]);
+      if (c < 0x20 || c >= 0x7f) return StrFormat("byte 0x%02x", c);
       ++end;
     }
     return "'" + std::string(text_.substr(pos_, end - pos_)) + "'";
@@ -315,7 +321,8 @@ class HloParser {
     }
     SkipSpace();
     if (pos_ >= text_.size()) return ErrorHere("expected a computation, got end of input");
-    while (Peek() != '\0') {
+    // Peek() is '\0' at the end, but the text may contain NUL bytes: test the position.
+    while ((SkipSpace(), pos_ < text_.size())) {
       if (!ParseComputation()) return false;
     }
     if (module_->entry_computation() == nullptr) {

@@ -297,6 +297,16 @@ TEST(HloParserErrorTest, DeepNestingIsAnErrorNotACrash) {
       << error.substr(0, 200);
 }
 
+// Found by hlo_parser_fuzzer: a NUL byte after the header ended the computation loop early and
+// the parser then took the entry of a module without computations.
+TEST(HloParserErrorTest, NulByteAfterHeader) {
+  const std::string text("HloModule m\n\0\0\nENTRY e {\n}\n", 25);
+  EXPECT_EQ(ParseError(text),
+            "bad.hlo:2:1: error: expected a computation name (or ENTRY), got byte 0x00\n"
+            "??\n"
+            "^");
+}
+
 TEST(HloParserErrorTest, IntegerOverflowAndNegativeDims) {
   EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  p = f32[99999999999999999999] parameter(0)\n}\n"),
             "bad.hlo:3:11: error: integer out of range: 99999999999999999999\n"

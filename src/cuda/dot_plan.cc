@@ -193,9 +193,9 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
         t.cols_contiguous = false;
         t.ld = col_ld;
         t.batch_stride = s->batch;
-        t.how = StrFormat("%s %s: read in place (%s contiguous, cuBLASLt op flipped, ld=%lld)",
-                          r.name, r.spec->ToString().c_str(), r.rows_name,
-                          static_cast<long long>(t.ld));
+        t.how =
+            StrFormat("%s %s: read in place (%s contiguous, cuBLASLt op flipped, ld=%lld)", r.name,
+                      r.spec->ToString().c_str(), r.rows_name, static_cast<long long>(t.ld));
         return t;
       }
     }
@@ -216,8 +216,7 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
     std::vector<int64_t> tables = r.index.batch;
     tables.insert(tables.end(), r.index.rows.begin(), r.index.rows.end());
     tables.insert(tables.end(), r.index.cols.begin(), r.index.cols.end());
-    FP8_ASSIGN_OR_RETURN(t.tables,
-                         DeviceBuffer::Allocate(tables.size() * sizeof(int64_t), r.name));
+    FP8_ASSIGN_OR_RETURN(t.tables, DeviceBuffer::Allocate(tables.size() * sizeof(int64_t), r.name));
     FP8_CUDA_RETURN_IF_ERROR(cudaMemcpy(t.tables.data(), tables.data(),
                                         tables.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
                              context);
@@ -270,8 +269,8 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
 // cuBLASLt's layout for one operand's scale (see kernels/scale_relayout.h). `rows` is the
 // operand's free extent (M for the lhs, N for the rhs), `rows_padded` what cuBLASLt sees.
 // fp8dot's lhs scales are [rows, ...] row-major, its rhs scales [K/128, ...] row-major.
-StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows,
-                                     int64_t rows_padded, int64_t k, const std::string& context) {
+StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows, int64_t rows_padded,
+                                     int64_t k, const std::string& context) {
   PreparedScale s;
   s.mode = mode;
   const char* name = is_lhs ? "lhs" : "rhs";
@@ -291,8 +290,16 @@ StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows,
     case ScaleMode::kBlock1x128:
       // Wanted: (row, kb) at kb * rows_padded + row. lhs [M, KB]: (m, kb) at m*KB + kb;
       // rhs [KB, N]: (n, kb) at kb*N + n.
-      p = {nullptr,        nullptr,     rows, k_blocks, rows_padded, k_blocks,
-           is_lhs ? k_blocks : 1, is_lhs ? 1 : rows, 1, rows_padded};
+      p = {nullptr,
+           nullptr,
+           rows,
+           k_blocks,
+           rows_padded,
+           k_blocks,
+           is_lhs ? k_blocks : 1,
+           is_lhs ? 1 : rows,
+           1,
+           rows_padded};
       s.relayout = is_lhs ? (rows > 1 && k_blocks > 1) : rows_padded != rows;
       break;
     case ScaleMode::kBlock128x128: {
@@ -300,26 +307,34 @@ StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows,
       // lhs [M/128, KB]: (mb, kb) at mb*KB + kb; rhs [KB, N/128]: (nb, kb) at kb*NB + nb.
       const int64_t row_blocks = rows / kScaleBlock;
       const int64_t ld = RoundUp(k_blocks, 4);
-      p = {nullptr, nullptr, row_blocks, k_blocks, row_blocks, ld,
-           is_lhs ? k_blocks : 1, is_lhs ? 1 : row_blocks, ld, 1};
+      p = {nullptr,
+           nullptr,
+           row_blocks,
+           k_blocks,
+           row_blocks,
+           ld,
+           is_lhs ? k_blocks : 1,
+           is_lhs ? 1 : row_blocks,
+           ld,
+           1};
       s.relayout = is_lhs ? ld != k_blocks : true;
       break;
     }
   }
   if (s.relayout) {
-    FP8_ASSIGN_OR_RETURN(
-        s.copy, DeviceBuffer::Allocate(static_cast<size_t>(p.dest_rows * p.dest_cols) * 4,
-                                       "scale relayout"));
+    FP8_ASSIGN_OR_RETURN(s.copy,
+                         DeviceBuffer::Allocate(static_cast<size_t>(p.dest_rows * p.dest_cols) * 4,
+                                                "scale relayout"));
     p.dest = s.copy.as<float>();
   }
-  s.how = StrFormat("%s scale: %s (%s), %s", name, ScaleModeName(mode),
-                    ScaleModeEnumName(LtScaleMode(mode)),
-                    s.relayout ? StrFormat("reordered on the device into cuBLASLt's layout "
-                                           "[%lld x %lld]",
-                                           static_cast<long long>(p.dest_rows),
-                                           static_cast<long long>(p.dest_cols))
-                                     .c_str()
-                               : "already in cuBLASLt's layout");
+  s.how = StrFormat(
+      "%s scale: %s (%s), %s", name, ScaleModeName(mode), ScaleModeEnumName(LtScaleMode(mode)),
+      s.relayout
+          ? StrFormat("reordered on the device into cuBLASLt's layout "
+                      "[%lld x %lld]",
+                      static_cast<long long>(p.dest_rows), static_cast<long long>(p.dest_cols))
+                .c_str()
+          : "already in cuBLASLt's layout");
   (void)context;
   return s;
 }
@@ -384,7 +399,8 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   plan.upcast = fp8 && !native;
   plan.info.native_fp8 = native;
   const bool block_scales = IsBlockScale(spec.lhs_scale.mode);
-  FP8_ASSIGN_OR_RETURN(cuda::ComputeChoice compute, cuda::ComputeFor(dot.accumulation, plan.upcast));
+  FP8_ASSIGN_OR_RETURN(cuda::ComputeChoice compute,
+                       cuda::ComputeFor(dot.accumulation, plan.upcast));
   plan.info.compute_type = cuda::ComputeTypeName(compute.type);
   DType lhs_type = spec.lhs.dtype, rhs_type = spec.rhs.dtype;
   GatherConversion conversion = GatherConversion::kCopy;
@@ -399,190 +415,207 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   FP8_ASSIGN_OR_RETURN(plan.workspace,
                        DeviceBuffer::Allocate(options.workspace_bytes, "cuBLASLt workspace"));
 
-  // 3. Operands: lhs rows = M, rhs rows = N, both cols = K. Native FP8 kernels also want N
-  // (cuBLASLt's m) to be a multiple of 16 (seen on the H200: m=17 has no algorithm), so the rhs
-  // gets zero rows up to that and D is sliced back; other types only need D's rows aligned.
+  // 3. Operands: lhs rows = M, rhs rows = N (padded with zero rows up to cuBLASLt's m = gemm_m,
+  // D is then sliced back), both cols = K.
   const DotDimensionNumbers& dnums = spec.dimension_numbers;
-  const int64_t gemm_m = native ? cuda::RoundUp(dot.n, 16) : dot.n;
-  TensorRequest lhs_request;
-  lhs_request.name = "lhs";
-  lhs_request.spec = &spec.lhs;
-  lhs_request.index = cuda::IndexTensor(spec.lhs, dnums.lhs_batch_dimensions,
-                                        dot.lhs_free_dimensions, dnums.lhs_contracting_dimensions);
-  lhs_request.target_type = lhs_type;
-  lhs_request.conversion = conversion;
-  lhs_request.cols_padded = plan.k_padded;
-  lhs_request.allow_rows_contiguous = !fp8;
-  lhs_request.rows_name = "M";
-  lhs_request.cols_name = "K";
-  TensorRequest rhs_request = lhs_request;
-  rhs_request.name = "rhs";
-  rhs_request.spec = &spec.rhs;
-  rhs_request.index = cuda::IndexTensor(spec.rhs, dnums.rhs_batch_dimensions,
-                                        dot.rhs_free_dimensions, dnums.rhs_contracting_dimensions);
-  rhs_request.target_type = rhs_type;
-  rhs_request.rows_padded = gemm_m;
-  rhs_request.rows_name = "N";
-  FP8_ASSIGN_OR_RETURN(plan.lhs, cuda::PrepareTensor(lhs_request, context));
-  FP8_ASSIGN_OR_RETURN(plan.rhs, cuda::PrepareTensor(rhs_request, context));
+  auto build = [&](const int64_t gemm_m) -> Status {
+    TensorRequest lhs_request;
+    lhs_request.name = "lhs";
+    lhs_request.spec = &spec.lhs;
+    lhs_request.index =
+        cuda::IndexTensor(spec.lhs, dnums.lhs_batch_dimensions, dot.lhs_free_dimensions,
+                          dnums.lhs_contracting_dimensions);
+    lhs_request.target_type = lhs_type;
+    lhs_request.conversion = conversion;
+    lhs_request.cols_padded = plan.k_padded;
+    lhs_request.allow_rows_contiguous = !fp8;
+    lhs_request.rows_name = "M";
+    lhs_request.cols_name = "K";
+    TensorRequest rhs_request = lhs_request;
+    rhs_request.name = "rhs";
+    rhs_request.spec = &spec.rhs;
+    rhs_request.index =
+        cuda::IndexTensor(spec.rhs, dnums.rhs_batch_dimensions, dot.rhs_free_dimensions,
+                          dnums.rhs_contracting_dimensions);
+    rhs_request.target_type = rhs_type;
+    rhs_request.rows_padded = gemm_m;
+    rhs_request.rows_name = "N";
+    FP8_ASSIGN_OR_RETURN(plan.lhs, cuda::PrepareTensor(lhs_request, context));
+    FP8_ASSIGN_OR_RETURN(plan.rhs, cuda::PrepareTensor(rhs_request, context));
 
-  // C and bias, viewed as [batch][M][N] and [1][1][N].
-  const auto batch_rank = static_cast<int64_t>(dnums.lhs_batch_dimensions.size());
-  const auto m_rank = static_cast<int64_t>(dot.lhs_free_dimensions.size());
-  const auto out_rank = static_cast<int64_t>(dot.output_dims.size());
-  auto prepare_aux = [&](int64_t n_padded) -> Status {
-    plan.c = PreparedTensor();
-    plan.bias = PreparedTensor();
-    if (spec.c.has_value()) {
-      TensorRequest r;
-      r.name = "C";
-      r.spec = &*spec.c;
-      r.index = cuda::IndexTensor(*spec.c, cuda::Range(0, batch_rank),
-                                  cuda::Range(batch_rank, batch_rank + m_rank),
-                                  cuda::Range(batch_rank + m_rank, out_rank));
-      r.target_type = spec.c->dtype;
-      r.cols_padded = n_padded;
-      r.rows_name = "M";
-      r.cols_name = "N";
-      FP8_ASSIGN_OR_RETURN(plan.c, cuda::PrepareTensor(r, context));
-    }
-    if (spec.bias.has_value()) {
-      TensorRequest r;
-      r.name = "bias";
-      r.spec = &*spec.bias;
-      r.index = cuda::IndexTensor(*spec.bias, {}, {},
-                                  cuda::Range(0, static_cast<int64_t>(spec.bias->dims.size())));
-      r.target_type = spec.bias->dtype;
-      r.cols_padded = n_padded;
-      r.rows_name = "-";
-      r.cols_name = "N";
-      FP8_ASSIGN_OR_RETURN(plan.bias, cuda::PrepareTensor(r, context));
-    }
-    return OkStatus();
-  };
+    // C and bias, viewed as [batch][M][N] and [1][1][N].
+    const auto batch_rank = static_cast<int64_t>(dnums.lhs_batch_dimensions.size());
+    const auto m_rank = static_cast<int64_t>(dot.lhs_free_dimensions.size());
+    const auto out_rank = static_cast<int64_t>(dot.output_dims.size());
+    auto prepare_aux = [&](int64_t n_padded) -> Status {
+      plan.c = PreparedTensor();
+      plan.bias = PreparedTensor();
+      if (spec.c.has_value()) {
+        TensorRequest r;
+        r.name = "C";
+        r.spec = &*spec.c;
+        r.index = cuda::IndexTensor(*spec.c, cuda::Range(0, batch_rank),
+                                    cuda::Range(batch_rank, batch_rank + m_rank),
+                                    cuda::Range(batch_rank + m_rank, out_rank));
+        r.target_type = spec.c->dtype;
+        r.cols_padded = n_padded;
+        r.rows_name = "M";
+        r.cols_name = "N";
+        FP8_ASSIGN_OR_RETURN(plan.c, cuda::PrepareTensor(r, context));
+      }
+      if (spec.bias.has_value()) {
+        TensorRequest r;
+        r.name = "bias";
+        r.spec = &*spec.bias;
+        r.index = cuda::IndexTensor(*spec.bias, {}, {},
+                                    cuda::Range(0, static_cast<int64_t>(spec.bias->dims.size())));
+        r.target_type = spec.bias->dtype;
+        r.cols_padded = n_padded;
+        r.rows_name = "-";
+        r.cols_name = "N";
+        FP8_ASSIGN_OR_RETURN(plan.bias, cuda::PrepareTensor(r, context));
+      }
+      return OkStatus();
+    };
 
-  // cuBLASLt's view; `with_scales`: the A/B scale pointers are set (native FP8 only).
-  auto base_config = [&](int64_t n_padded, bool with_scales) {
-    LtMatmulConfig config;
-    config.a_type = cuda::CudaType(plan.rhs.target_type);
-    config.b_type = cuda::CudaType(plan.lhs.target_type);
-    config.compute_type = compute.type;
-    config.trans_a = plan.rhs.cols_contiguous ? CUBLAS_OP_T : CUBLAS_OP_N;
-    config.trans_b = plan.lhs.cols_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T;
-    config.m = gemm_m;
-    config.n = dot.m;
-    config.k = plan.k_padded;
-    config.lda = plan.rhs.ld;
-    config.ldb = plan.lhs.ld;
-    config.ldd = n_padded;
-    config.batch = dot.batch;
-    config.stride_a = plan.rhs.batch_stride;
-    config.stride_b = plan.lhs.batch_stride;
-    config.stride_d = dot.m * n_padded;
-    config.fast_accum = native ? cuda::FastAccumFor(dot.accumulation) : std::nullopt;
-    if (with_scales && spec.rhs_scale.mode != ScaleMode::kNone) {
-      config.a_scale_mode = cuda::LtScaleMode(spec.rhs_scale.mode);
-    }
-    if (with_scales && spec.lhs_scale.mode != ScaleMode::kNone) {
-      config.b_scale_mode = cuda::LtScaleMode(spec.lhs_scale.mode);
-    }
-    return config;
-  };
-  auto try_create = [&](const LtMatmulConfig& config) -> StatusOr<std::unique_ptr<LtMatmul>> {
-    return LtMatmul::Create(config, options.workspace_bytes,
-                            std::max(1, options.autotune_candidates), plan.workspace.data(),
-                            context);
-  };
-  std::vector<std::string> rejections;
+    // cuBLASLt's view; `with_scales`: the A/B scale pointers are set (native FP8 only).
+    auto base_config = [&](int64_t n_padded, bool with_scales) {
+      LtMatmulConfig config;
+      config.a_type = cuda::CudaType(plan.rhs.target_type);
+      config.b_type = cuda::CudaType(plan.lhs.target_type);
+      config.compute_type = compute.type;
+      config.trans_a = plan.rhs.cols_contiguous ? CUBLAS_OP_T : CUBLAS_OP_N;
+      config.trans_b = plan.lhs.cols_contiguous ? CUBLAS_OP_N : CUBLAS_OP_T;
+      config.m = gemm_m;
+      config.n = dot.m;
+      config.k = plan.k_padded;
+      config.lda = plan.rhs.ld;
+      config.ldb = plan.lhs.ld;
+      config.ldd = n_padded;
+      config.batch = dot.batch;
+      config.stride_a = plan.rhs.batch_stride;
+      config.stride_b = plan.lhs.batch_stride;
+      config.stride_d = dot.m * n_padded;
+      config.fast_accum = native ? cuda::FastAccumFor(dot.accumulation) : std::nullopt;
+      if (with_scales && spec.rhs_scale.mode != ScaleMode::kNone) {
+        config.a_scale_mode = cuda::LtScaleMode(spec.rhs_scale.mode);
+      }
+      if (with_scales && spec.lhs_scale.mode != ScaleMode::kNone) {
+        config.b_scale_mode = cuda::LtScaleMode(spec.lhs_scale.mode);
+      }
+      return config;
+    };
+    auto try_create = [&](const LtMatmulConfig& config) -> StatusOr<std::unique_ptr<LtMatmul>> {
+      return LtMatmul::Create(config, options.workspace_bytes,
+                              std::max(1, options.autotune_candidates), plan.workspace.data(),
+                              context);
+    };
+    std::vector<std::string> rejections;
 
-  // 4a. Everything fused in cuBLASLt (not for the upcast path, nor for scaled non-FP8 dots:
-  // cuBLASLt scales only FP8 operands).
-  const bool has_scales =
-      spec.lhs_scale.mode != ScaleMode::kNone || spec.rhs_scale.mode != ScaleMode::kNone;
-  if (!plan.upcast && (native || !has_scales)) {
-    const DType out = spec.output_type;
-    const DType c_type = spec.c ? spec.c->dtype : (IsFp8(out) ? DType::kBF16 : out);
-    const bool n_aligned = gemm_m * DTypeSizeInBytes(out) % cuda::kAlignmentBytes == 0 &&
-                           gemm_m * DTypeSizeInBytes(c_type) % cuda::kAlignmentBytes == 0;
-    const int64_t n_padded = n_aligned ? gemm_m : cuda::RoundUp(gemm_m, 16);
-    FP8_RETURN_IF_ERROR(prepare_aux(n_padded));
-    LtMatmulConfig config = base_config(n_padded, native);
-    config.d_type = cuda::CudaType(out);
-    config.c_type = cuda::CudaType(c_type);
-    config.ldc = plan.c.present ? plan.c.ld : n_padded;
-    config.stride_c = plan.c.present ? plan.c.batch_stride : config.stride_d;
-    config.d_scale = spec.output_scale;
-    config.amax_d = spec.compute_amax;
-    config.epilogue = cuda::LtEpilogue(spec.epilogue);
-    if (spec.bias) config.bias_type = cuda::CudaType(spec.bias->dtype);
-    StatusOr<std::unique_ptr<LtMatmul>> gemm = try_create(config);
-    if (gemm.ok()) {
-      plan.gemm = std::move(gemm).value();
-      plan.fused = true;
-      plan.n_padded = n_padded;
-      plan.scales_in_gemm = native;
-    } else {
-      if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
-      rejections.push_back("fused: " + gemm.status().message());
-    }
-  } else {
-    rejections.push_back(plan.upcast ? "the upcast GEMM takes no FP8 scales or FP8 output"
-                                     : "cuBLASLt applies operand scales to FP8 operands only");
-  }
-
-  // 4b. S = (scaled) A.B in f32, then fp8dot's epilogue kernel. First with cuBLASLt applying
-  // the scales; failing that (some scale-mode pairs, e.g. OUTER_VEC x SCALAR, have no kernel),
-  // per-tensor and per-row/column scales move into the epilogue too.
-  if (!plan.fused) {
-    plan.n_padded = cuda::RoundUp(gemm_m, cuda::kAlignmentBytes / 4);
-    FP8_RETURN_IF_ERROR(prepare_aux(dot.n));  // the epilogue reads C and bias with any ld
-    std::vector<bool> attempts = {native};
-    const bool scales_movable =
-        !IsBlockScale(spec.lhs_scale.mode) && !IsBlockScale(spec.rhs_scale.mode);
-    if (native && has_scales && scales_movable) attempts.push_back(false);
-    for (bool with_scales : attempts) {
-      LtMatmulConfig config = base_config(plan.n_padded, with_scales);
-      config.d_type = config.c_type = CUDA_R_32F;
-      config.ldc = plan.n_padded;
-      config.stride_c = config.stride_d;
+    // 4a. Everything fused in cuBLASLt (not for the upcast path, nor for scaled non-FP8 dots:
+    // cuBLASLt scales only FP8 operands).
+    const bool has_scales =
+        spec.lhs_scale.mode != ScaleMode::kNone || spec.rhs_scale.mode != ScaleMode::kNone;
+    if (!plan.upcast && (native || !has_scales)) {
+      const DType out = spec.output_type;
+      const DType c_type = spec.c ? spec.c->dtype : (IsFp8(out) ? DType::kBF16 : out);
+      const bool n_aligned = gemm_m * DTypeSizeInBytes(out) % cuda::kAlignmentBytes == 0 &&
+                             gemm_m * DTypeSizeInBytes(c_type) % cuda::kAlignmentBytes == 0;
+      const int64_t n_padded = n_aligned ? gemm_m : cuda::RoundUp(gemm_m, 16);
+      FP8_RETURN_IF_ERROR(prepare_aux(n_padded));
+      LtMatmulConfig config = base_config(n_padded, native);
+      config.d_type = cuda::CudaType(out);
+      config.c_type = cuda::CudaType(c_type);
+      config.ldc = plan.c.present ? plan.c.ld : n_padded;
+      config.stride_c = plan.c.present ? plan.c.batch_stride : config.stride_d;
+      config.d_scale = spec.output_scale;
+      config.amax_d = spec.compute_amax;
+      config.epilogue = cuda::LtEpilogue(spec.epilogue);
+      if (spec.bias) config.bias_type = cuda::CudaType(spec.bias->dtype);
       StatusOr<std::unique_ptr<LtMatmul>> gemm = try_create(config);
       if (gemm.ok()) {
         plan.gemm = std::move(gemm).value();
-        plan.scales_in_gemm = with_scales;
-        break;
+        plan.fused = true;
+        plan.n_padded = n_padded;
+        plan.scales_in_gemm = native;
+      } else {
+        if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
+        rejections.push_back("fused: " + gemm.status().message());
       }
-      if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
-      rejections.push_back(std::string(with_scales ? "unfused with scales in cuBLASLt: "
-                                                   : "unfused: ") +
-                           gemm.status().message());
+    } else {
+      rejections.push_back(plan.upcast ? "the upcast GEMM takes no FP8 scales or FP8 output"
+                                       : "cuBLASLt applies operand scales to FP8 operands only");
     }
-    if (plan.gemm == nullptr) {
-      std::string all;
-      for (const std::string& r : rejections) all += "\n  " + r;
-      return Unimplemented("cuBLASLt has no algorithm for this dot [%s]:%s", context.c_str(),
-                           all.c_str());
-    }
-  }
-  for (const std::string& r : rejections) {
-    plan.fused_rejection += (plan.fused_rejection.empty() ? "" : "; ") + r;
-  }
-  plan.info.fused_epilogue = plan.fused;
-  plan.info.n_padded = plan.n_padded;
-  const int64_t d_element = plan.fused ? DTypeSizeInBytes(spec.output_type) : 4;
-  if (!plan.fused || plan.n_padded != dot.n) {
-    FP8_ASSIGN_OR_RETURN(
-        plan.gemm_output,
-        DeviceBuffer::Allocate(static_cast<size_t>(dot.batch * dot.m * plan.n_padded * d_element),
-                               plan.fused ? "padded D" : "S (f32 GEMM output)"));
-  }
 
-  // Scales in cuBLASLt's layout (native FP8 only; the other paths apply them elsewhere).
-  if (plan.scales_in_gemm) {
-    FP8_ASSIGN_OR_RETURN(plan.lhs_scale, cuda::PrepareScale(spec.lhs_scale.mode, true, dot.m,
-                                                            dot.m, dot.k, context));
-    FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale.mode, false, dot.n,
-                                                            gemm_m, dot.k, context));
+    // 4b. S = (scaled) A.B in f32, then fp8dot's epilogue kernel. First with cuBLASLt applying
+    // the scales; failing that (some scale-mode pairs, e.g. OUTER_VEC x SCALAR, have no kernel),
+    // per-tensor and per-row/column scales move into the epilogue too.
+    if (!plan.fused) {
+      plan.n_padded = cuda::RoundUp(gemm_m, cuda::kAlignmentBytes / 4);
+      FP8_RETURN_IF_ERROR(prepare_aux(dot.n));  // the epilogue reads C and bias with any ld
+      std::vector<bool> attempts = {native};
+      const bool scales_movable =
+          !IsBlockScale(spec.lhs_scale.mode) && !IsBlockScale(spec.rhs_scale.mode);
+      if (native && has_scales && scales_movable) attempts.push_back(false);
+      for (bool with_scales : attempts) {
+        LtMatmulConfig config = base_config(plan.n_padded, with_scales);
+        config.d_type = config.c_type = CUDA_R_32F;
+        config.ldc = plan.n_padded;
+        config.stride_c = config.stride_d;
+        StatusOr<std::unique_ptr<LtMatmul>> gemm = try_create(config);
+        if (gemm.ok()) {
+          plan.gemm = std::move(gemm).value();
+          plan.scales_in_gemm = with_scales;
+          break;
+        }
+        if (gemm.status().code() == StatusCode::kResourceExhausted) return gemm.status();
+        rejections.push_back(
+            std::string(with_scales ? "unfused with scales in cuBLASLt: " : "unfused: ") +
+            gemm.status().message());
+      }
+      if (plan.gemm == nullptr) {
+        std::string all;
+        for (const std::string& r : rejections) all += "\n  " + r;
+        return Unimplemented("cuBLASLt has no algorithm for this dot [%s]:%s", context.c_str(),
+                             all.c_str());
+      }
+    }
+    for (const std::string& r : rejections) {
+      plan.fused_rejection += (plan.fused_rejection.empty() ? "" : "; ") + r;
+    }
+    plan.info.fused_epilogue = plan.fused;
+    plan.info.n_padded = plan.n_padded;
+    const int64_t d_element = plan.fused ? DTypeSizeInBytes(spec.output_type) : 4;
+    if (!plan.fused || plan.n_padded != dot.n) {
+      FP8_ASSIGN_OR_RETURN(
+          plan.gemm_output,
+          DeviceBuffer::Allocate(static_cast<size_t>(dot.batch * dot.m * plan.n_padded * d_element),
+                                 plan.fused ? "padded D" : "S (f32 GEMM output)"));
+    }
+
+    // Scales in cuBLASLt's layout (native FP8 only; the other paths apply them elsewhere).
+    if (plan.scales_in_gemm) {
+      FP8_ASSIGN_OR_RETURN(plan.lhs_scale, cuda::PrepareScale(spec.lhs_scale.mode, true, dot.m,
+                                                              dot.m, dot.k, context));
+      FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale.mode, false, dot.n,
+                                                              gemm_m, dot.k, context));
+    }
+    plan.gemm_m = gemm_m;
+    return OkStatus();
+  };
+  // cuBLASLt's m as it is first; native FP8 with m not a multiple of 16 may have no kernel
+  // (m=17 and m=1 have none on the H200; m=1000 and m=130 do): then pad it to 16.
+  std::vector<int64_t> gemm_ms = {dot.n};
+  if (native && dot.n % 16 != 0) gemm_ms.push_back(cuda::RoundUp(dot.n, 16));
+  Status built = OkStatus();
+  for (int64_t gemm_m : gemm_ms) {
+    plan.gemm.reset();
+    plan.fused = false;
+    plan.fused_rejection.clear();
+    built = build(gemm_m);
+    if (built.code() != StatusCode::kUnimplemented) break;
   }
+  FP8_RETURN_IF_ERROR(built);
   if (native) {
     FP8_ASSIGN_OR_RETURN(plan.info.fast_accum, plan.gemm->ReadFastAccum());
   }
@@ -615,10 +648,8 @@ Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
     return t.gathered ? static_cast<uintptr_t>(DTypeSizeInBytes(t.source_type))
                       : static_cast<uintptr_t>(cuda::kAlignmentBytes);
   };
-  FP8_RETURN_IF_ERROR(
-      cuda::CheckAlignment("lhs", b.lhs, in_place_alignment(plan.lhs), context));
-  FP8_RETURN_IF_ERROR(
-      cuda::CheckAlignment("rhs", b.rhs, in_place_alignment(plan.rhs), context));
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment("lhs", b.lhs, in_place_alignment(plan.lhs), context));
+  FP8_RETURN_IF_ERROR(cuda::CheckAlignment("rhs", b.rhs, in_place_alignment(plan.rhs), context));
   if (plan.c.present) {
     FP8_RETURN_IF_ERROR(cuda::CheckAlignment("C", b.c, in_place_alignment(plan.c), context));
   }
@@ -641,9 +672,10 @@ Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
   }
 
   // Device copies: operands, scales, C, bias.
-  auto gather = [&](PreparedTensor& t, const void* source, const float* scale,
-                    const OperandScale& spec_scale, bool is_lhs) -> Status {
-    if (!t.gathered) return OkStatus();
+  // Fills in the run's pointers; returns false when `t` is read in place.
+  auto set_source = [&](PreparedTensor& t, const void* source, const float* scale,
+                        const OperandScale& spec_scale, bool is_lhs) {
+    if (!t.gathered) return false;
     t.gather.source = source;
     if (plan.scales_in_gather && IsBlockScale(spec_scale.mode)) {
       // Index of the scale of element (row, k): lhs [M, KB] or [M/128, KB]; rhs [KB, N] or
@@ -654,19 +686,30 @@ Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
       t.gather.scale = scale;
       t.gather.scale_row_block = block2d ? cuda::kScaleBlock : 1;
       t.gather.scale_row_stride = is_lhs ? k_blocks : 1;
-      t.gather.scale_block_stride = is_lhs ? 1 : (block2d ? row_extent / cuda::kScaleBlock
-                                                          : row_extent);
+      t.gather.scale_block_stride =
+          is_lhs ? 1 : (block2d ? row_extent / cuda::kScaleBlock : row_extent);
     }
-    return cuda::LaunchGather(t.gather, stream, context);
+    return true;
   };
-  FP8_RETURN_IF_ERROR(gather(plan.lhs, b.lhs, b.lhs_scale, spec.lhs_scale, true));
-  FP8_RETURN_IF_ERROR(gather(plan.rhs, b.rhs, b.rhs_scale, spec.rhs_scale, false));
-  if (plan.c.present) FP8_RETURN_IF_ERROR(gather(plan.c, b.c, nullptr, {}, false));
-  if (plan.bias.present) FP8_RETURN_IF_ERROR(gather(plan.bias, b.bias, nullptr, {}, false));
+  // The operands share one launch (same conversion and element size by construction).
+  cuda::GatherParams operands[2];
+  int operand_count = 0;
+  if (set_source(plan.lhs, b.lhs, b.lhs_scale, spec.lhs_scale, true)) {
+    operands[operand_count++] = plan.lhs.gather;
+  }
+  if (set_source(plan.rhs, b.rhs, b.rhs_scale, spec.rhs_scale, false)) {
+    operands[operand_count++] = plan.rhs.gather;
+  }
+  FP8_RETURN_IF_ERROR(cuda::LaunchGathers(operands, operand_count, stream, context));
+  for (auto [t, user] : {std::pair{&plan.c, b.c}, std::pair{&plan.bias, b.bias}}) {
+    if (t->present && set_source(*t, user, nullptr, {}, false)) {
+      FP8_RETURN_IF_ERROR(cuda::LaunchGather(t->gather, stream, context));
+    }
+  }
   cuda::ScaleRelayoutParams relayouts[2];
   int relayout_count = 0;
-  for (auto [prepared, user] : {std::pair{&plan.lhs_scale, b.lhs_scale},
-                                std::pair{&plan.rhs_scale, b.rhs_scale}}) {
+  for (auto [prepared, user] :
+       {std::pair{&plan.lhs_scale, b.lhs_scale}, std::pair{&plan.rhs_scale, b.rhs_scale}}) {
     if (!prepared->relayout) continue;
     prepared->params.source = user;
     relayouts[relayout_count++] = prepared->params;
@@ -701,8 +744,7 @@ Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
         cudaMemcpy2DAsync(b.output, static_cast<size_t>(dot.n) * element, d,
                           static_cast<size_t>(plan.n_padded) * element,
                           static_cast<size_t>(dot.n) * element,
-                          static_cast<size_t>(dot.batch * dot.m), cudaMemcpyDeviceToDevice,
-                          stream),
+                          static_cast<size_t>(dot.batch * dot.m), cudaMemcpyDeviceToDevice, stream),
         context);
   }
   if (!plan.fused) {

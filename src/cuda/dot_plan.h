@@ -67,7 +67,9 @@ struct fp8dot::CudaDotPlan::Impl {
   std::unique_ptr<cuda::LtMatmul> gemm;
   DeviceBuffer workspace;
   DeviceBuffer gemm_output;  // S in f32 (unfused), or the padded D (fused with N padded)
-  int64_t k_padded = 0, n_padded = 0;
+  int64_t k_padded = 0;
+  int64_t gemm_m = 0;    // cuBLASLt's m: N, or N padded to 16 for FP8 kernels that need it
+  int64_t n_padded = 0;  // D's leading dim (>= gemm_m)
   std::string compute_note;   // when the compute type is not an exact match for the mode
   std::string autotune_note;  // what autotuning did
 };

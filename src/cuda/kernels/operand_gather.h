@@ -44,5 +44,8 @@ struct GatherParams {
 
 // Checks the parameters and launches the gather on `stream`.
 Status LaunchGather(const GatherParams& params, cudaStream_t stream, const std::string& context);
+// One or two gathers with the same conversion and element size, in a single launch.
+Status LaunchGathers(const GatherParams* params, int count, cudaStream_t stream,
+                     const std::string& context);
 
 }  // namespace fp8dot::cuda

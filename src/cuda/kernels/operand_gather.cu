@@ -36,6 +36,7 @@ __device__ inline Out Convert(In value, const GatherParams& p, int64_t r, int64_
 // Up to two gathers of the same types in one launch (the lhs and the rhs): at small sizes the
 // launch, not the copy, is the cost.
 constexpr int kMaxJobs = 2;
+static_assert(kMaxJobs == 2, "gather_kernel picks its job with job == 0 ? job[0] : job[1]");
 struct GatherJobs {
   GatherParams job[kMaxJobs];
   int count;
@@ -47,7 +48,9 @@ template <typename In, typename Out, GatherConversion kConversion>
 __global__ void gather_kernel(const GatherJobs jobs) {
   __shared__ Out tile[kTile][kTile + 1];  // (row, col); +1 keeps the transposed reads off one bank
   for (int job = 0; job < jobs.count; ++job) {
-    const GatherParams& p = jobs.job[job];
+    // A static index keeps the parameters in the constant bank (a dynamic one copies the
+    // whole array to local memory).
+    const GatherParams& p = job == 0 ? jobs.job[0] : jobs.job[1];
     const In* source = static_cast<const In*>(p.source);
     Out* dest = static_cast<Out*>(p.dest);
     const int64_t row_tiles = (p.rows_padded + kTile - 1) / kTile;
@@ -58,7 +61,9 @@ __global__ void gather_kernel(const GatherJobs jobs) {
         for (int64_t tc = blockIdx.x; tc < col_tiles; tc += gridDim.x) {
           const int64_t r0 = tr * kTile, c0 = tc * kTile;
           // Phase 1: load, with threadIdx.x along the source's contiguous direction.
-          for (int j = threadIdx.y; j < kTile; j += kBlockRows) {
+#pragma unroll
+          for (int pass = 0; pass < kTile / kBlockRows; ++pass) {
+            const int j = threadIdx.y + pass * kBlockRows;
             const int local_r = p.read_rows_fastest ? threadIdx.x : j;
             const int local_c = p.read_rows_fastest ? j : threadIdx.x;
             const int64_t r = r0 + local_r, c = c0 + local_c;
@@ -72,7 +77,9 @@ __global__ void gather_kernel(const GatherJobs jobs) {
           }
           __syncthreads();
           // Phase 2: store, threadIdx.x along the destination's columns (coalesced).
-          for (int j = threadIdx.y; j < kTile; j += kBlockRows) {
+#pragma unroll
+          for (int pass = 0; pass < kTile / kBlockRows; ++pass) {
+            const int j = threadIdx.y + pass * kBlockRows;
             const int64_t r = r0 + j, c = c0 + threadIdx.x;
             if (r < p.rows_padded && c < p.cols_padded) {
               dest[(b * p.rows_padded + r) * p.cols_padded + c] = tile[j][threadIdx.x];

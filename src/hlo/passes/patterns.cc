@@ -1,0 +1,270 @@
+#include "hlo/passes/patterns.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fp8dot::hlo::patterns {
+namespace {
+
+bool Is(const HloInstruction* instruction, HloOpcode opcode) {
+  return instruction != nullptr && instruction->opcode() == opcode;
+}
+
+bool IsFloatScalar(const HloInstruction* instruction) {
+  return IsScalarArray(instruction) && IsFloatingPointType(instruction->shape().element_type());
+}
+
+// The only user of `instruction`, or nullptr.
+HloInstruction* OnlyUser(const HloInstruction* instruction) {
+  return instruction->user_count() == 1 ? instruction->users()[0] : nullptr;
+}
+
+// The operand of a binary `op` that is not `known`, or nullptr when `known` is not an operand.
+HloInstruction* OtherOperand(HloInstruction* op, const HloInstruction* known) {
+  if (op->operand_count() != 2) return nullptr;
+  if (op->operand(0) == known) return op->mutable_operand(1);
+  if (op->operand(1) == known) return op->mutable_operand(0);
+  return nullptr;
+}
+
+// reduce(abs(d), init, to_apply=maximum): the computation's root is maximum(p0, p1).
+bool IsMaxReduceOfAbs(const HloInstruction* reduce, const HloInstruction* d) {
+  if (!Is(reduce, HloOpcode::kReduce) || reduce->operand_count() != 2) return false;
+  const HloInstruction* abs = reduce->operand(0);
+  if (!Is(abs, HloOpcode::kAbs) || abs->operand(0) != d || abs->user_count() != 1) return false;
+  if (!reduce->shape().IsArray() || reduce->shape().rank() != 0) return false;
+  const HloComputation* to_apply = reduce->to_apply();
+  return to_apply != nullptr && Is(to_apply->root_instruction(), HloOpcode::kMaximum);
+}
+
+// Number of output dims that belong to the rhs free dims (the trailing ones).
+int64_t RhsFreeDimCount(const HloInstruction* dot) {
+  const DotDimensionNumbers& dnums = dot->dot_dimension_numbers();
+  return dot->operand(1)->shape().rank() - static_cast<int64_t>(dnums.rhs_batch_dimensions.size()) -
+         static_cast<int64_t>(dnums.rhs_contracting_dimensions.size());
+}
+
+// add(d, broadcast(v)) with v spanning exactly the output's rhs free dims: v.
+HloInstruction* MatchVectorBias(const HloInstruction* dot, HloInstruction* broadcast) {
+  if (!Is(broadcast, HloOpcode::kBroadcast)) return nullptr;
+  HloInstruction* v = broadcast->mutable_operand(0);
+  const int64_t rank = broadcast->shape().rank();
+  const int64_t free = RhsFreeDimCount(dot);
+  if (free <= 0 || v->shape().rank() != free) return nullptr;
+  for (int64_t i = 0; i < free; ++i) {
+    if (broadcast->dimensions(i) != rank - free + i) return nullptr;
+  }
+  return v;
+}
+
+// The computation jnp.clip calls: (x, lo, hi) -> clamp(broadcast(lo), x, broadcast(hi)).
+bool IsClipComputation(const HloComputation* computation) {
+  if (computation == nullptr || computation->num_parameters() != 3) return false;
+  const HloInstruction* root = computation->root_instruction();
+  if (!Is(root, HloOpcode::kClamp)) return false;
+  auto parameter_behind = [](const HloInstruction* operand) -> int64_t {
+    while (Is(operand, HloOpcode::kBroadcast) || Is(operand, HloOpcode::kConvert)) {
+      operand = operand->operand(0);
+    }
+    return Is(operand, HloOpcode::kParameter) ? operand->parameter_number() : -1;
+  };
+  return parameter_behind(root->operand(0)) == 1 && parameter_behind(root->operand(1)) == 0 &&
+         parameter_behind(root->operand(2)) == 2;
+}
+
+// convert<f8>(clamp(broadcast(-max), d op broadcast(s), broadcast(max))), op in {divide,
+// multiply}; fills epilogue.output_scale/output_scale_divides/quantized.
+bool MatchQuantization(HloInstruction* d, HloInstruction* scaled, GemmEpilogue* epilogue) {
+  const bool divides = Is(scaled, HloOpcode::kDivide);
+  if (!divides && !Is(scaled, HloOpcode::kMultiply)) return false;
+  if (divides && scaled->operand(0) != d) return false;
+  HloInstruction* scale_operand = OtherOperand(scaled, d);
+  HloInstruction* scale = scale_operand == nullptr ? nullptr : StripToScalar(scale_operand);
+  if (scale == nullptr || !IsFloatScalar(scale)) return false;
+  HloInstruction* clamp = OnlyUser(scaled);
+  const HloInstruction* low_operand = nullptr;
+  const HloInstruction* high_operand = nullptr;
+  if (Is(clamp, HloOpcode::kClamp) && clamp->operand(1) == scaled) {
+    low_operand = clamp->operand(0);
+    high_operand = clamp->operand(2);
+  } else if (Is(clamp, HloOpcode::kCall) && clamp->operand_count() == 3 &&
+             clamp->operand(0) == scaled && IsClipComputation(clamp->to_apply())) {
+    low_operand = clamp->operand(1);  // jnp.clip: call(x, lo, hi), to_apply=clip
+    high_operand = clamp->operand(2);
+  } else {
+    return false;
+  }
+  HloInstruction* convert = OnlyUser(clamp);
+  if (!Is(convert, HloOpcode::kConvert) || !IsFp8(convert)) return false;
+  const std::optional<DType> fp8 = ToDType(convert->shape().element_type());
+  const std::optional<double> low = ScalarConstantValue(low_operand);
+  const std::optional<double> high = ScalarConstantValue(high_operand);
+  const double max = DTypeMaxFinite(*fp8);
+  if (!low || !high || *low != -max || *high != max) return false;
+  epilogue->output_scale = scale;
+  epilogue->output_scale_divides = divides;
+  epilogue->quantized = convert;
+  return true;
+}
+
+}  // namespace
+
+bool IsFp8(const HloInstruction* instruction) {
+  return instruction != nullptr && instruction->shape().IsArray() &&
+         IsFp8Type(instruction->shape().element_type());
+}
+
+bool IsScalarArray(const HloInstruction* instruction) {
+  return instruction != nullptr && instruction->shape().IsArray() &&
+         instruction->shape().rank() == 0;
+}
+
+HloInstruction* StripToScalar(HloInstruction* instruction) {
+  while (instruction != nullptr) {
+    if (IsScalarArray(instruction)) return instruction;
+    if (Is(instruction, HloOpcode::kBroadcast) && IsScalarArray(instruction->operand(0))) {
+      instruction = instruction->mutable_operand(0);
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<double> ScalarConstantValue(const HloInstruction* instruction) {
+  while (instruction != nullptr &&
+         (Is(instruction, HloOpcode::kBroadcast) || Is(instruction, HloOpcode::kConvert))) {
+    instruction = instruction->operand(0);
+  }
+  if (!Is(instruction, HloOpcode::kConstant) || instruction->literal().values.size() != 1) {
+    return std::nullopt;
+  }
+  return instruction->literal().values[0];
+}
+
+bool IsDataMovement(const HloInstruction* instruction) {
+  switch (instruction->opcode()) {
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kCopy:
+    case HloOpcode::kReshape:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+      return true;
+    case HloOpcode::kPad: {
+      const std::optional<double> value = ScalarConstantValue(instruction->operand(1));
+      return value.has_value() && *value == 0.0;
+    }
+    default:
+      return false;
+  }
+}
+
+std::optional<Dequantization> MatchDequantization(HloInstruction* operand, std::string* why) {
+  Dequantization match;
+  HloInstruction* current = operand;
+  // movement*: collected dot-side first, reversed at the end.
+  while (!IsFp8(current) && IsDataMovement(current) && current->user_count() == 1) {
+    match.movement.push_back(current);
+    current = current->mutable_operand(0);
+  }
+  std::reverse(match.movement.begin(), match.movement.end());
+  if (IsFp8(current)) {  // dot(f8, ...) directly, or after data movement
+    match.fp8 = current;
+    return match;
+  }
+  HloInstruction* convert = current;
+  if (Is(current, HloOpcode::kMultiply) || Is(current, HloOpcode::kDivide)) {
+    match.scale_divides = Is(current, HloOpcode::kDivide);
+    for (int64_t i = 0; i < 2; ++i) {
+      HloInstruction* candidate = current->mutable_operand(i);
+      HloInstruction* other = current->mutable_operand(1 - i);
+      if (match.scale_divides && i == 1) break;  // only convert(fp8) / s
+      if (Is(candidate, HloOpcode::kConvert) && IsFp8(candidate->operand(0))) {
+        HloInstruction* scale = StripToScalar(other);
+        if (scale != nullptr && IsFloatScalar(scale)) {
+          convert = candidate;
+          match.scale = scale;
+        }
+        break;
+      }
+    }
+    if (match.scale == nullptr) {
+      *why = "operand " + operand->name() + " is not convert(fp8) times or divided by a scalar";
+      return std::nullopt;
+    }
+  }
+  if (!Is(convert, HloOpcode::kConvert) || !IsFp8(convert->operand(0))) {
+    *why = "operand " + operand->name() + " is not FP8 data (no convert from an FP8 type)";
+    return std::nullopt;
+  }
+  if (convert->user_count() != 1) {
+    *why = "the dequantised value " + convert->name() + " has other users";
+    return std::nullopt;
+  }
+  match.fp8 = convert->mutable_operand(0);
+  return match;
+}
+
+GemmEpilogue MatchGemmEpilogue(HloInstruction* dot, EpilogueDepth depth) {
+  GemmEpilogue epilogue;
+  HloInstruction* d = dot;
+  HloInstruction* user = OnlyUser(d);
+  // alpha := multiply(d, broadcast(constant c))
+  if (depth >= EpilogueDepth::kAlpha && Is(user, HloOpcode::kMultiply)) {
+    HloInstruction* other = OtherOperand(user, d);
+    const std::optional<double> c = other ? ScalarConstantValue(other) : std::nullopt;
+    if (c.has_value() && std::isfinite(*c)) {
+      epilogue.alpha = *c;
+      d = user;
+      user = OnlyUser(d);
+    }
+  }
+  // bias := add(d, broadcast(v)) | add(d, C)
+  if (depth >= EpilogueDepth::kBias && Is(user, HloOpcode::kAdd)) {
+    HloInstruction* other = OtherOperand(user, d);
+    if (other != nullptr && other != d) {
+      if (HloInstruction* v = MatchVectorBias(dot, other)) {
+        epilogue.vector_bias = v;
+      } else if (Shape::Compatible(other->shape(), d->shape()) &&
+                 !Is(other, HloOpcode::kBroadcast)) {
+        epilogue.matrix_bias = other;
+      }
+      if (epilogue.vector_bias != nullptr || epilogue.matrix_bias != nullptr) {
+        d = user;
+        user = OnlyUser(d);
+      }
+    }
+  }
+  // relu := maximum(d, broadcast(constant 0))
+  if (depth >= EpilogueDepth::kActivation && Is(user, HloOpcode::kMaximum)) {
+    HloInstruction* other = OtherOperand(user, d);
+    const std::optional<double> zero = other ? ScalarConstantValue(other) : std::nullopt;
+    if (zero.has_value() && *zero == 0.0) {
+      epilogue.relu = true;
+      d = user;
+    }
+  }
+  epilogue.last = d;
+  // quant (+ amax): d's users are the quantisation and, optionally, reduce(abs(d), max).
+  if (depth >= EpilogueDepth::kQuantization && (d->user_count() == 1 || d->user_count() == 2)) {
+    HloInstruction* amax = nullptr;
+    HloInstruction* scaled = nullptr;
+    for (HloInstruction* u : d->users()) {
+      if (Is(u, HloOpcode::kAbs) && u->user_count() == 1 && IsMaxReduceOfAbs(u->users()[0], d)) {
+        amax = u->users()[0];
+      } else {
+        scaled = u;
+      }
+    }
+    GemmEpilogue quantized = epilogue;
+    if (scaled != nullptr && MatchQuantization(d, scaled, &quantized)) {
+      quantized.amax = amax;
+      return quantized;
+    }
+  }
+  return epilogue;
+}
+
+}  // namespace fp8dot::hlo::patterns

@@ -1,0 +1,71 @@
+// Pure matchers for the FP8 GEMM rewriter: each recognises one fragment of the
+// dequantise -> dot -> quantise chain and reports what it found, without changing the module.
+// Fragments are named after how they read in HLO; fp8_gemm_rewriter.h composes them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fp8dot/hlo/hlo_ir.h"
+
+namespace fp8dot::hlo::patterns {
+
+bool IsFp8(const HloInstruction* instruction);
+bool IsScalarArray(const HloInstruction* instruction);
+
+// x, or convert(x) / broadcast(x) chains around a scalar x: the scalar itself.
+//   scalar_operand := x | broadcast(x), dimensions={} | convert(scalar_operand)
+HloInstruction* StripToScalar(HloInstruction* instruction);
+// The value of a scalar constant seen through broadcast/convert, e.g. broadcast(constant(448)).
+std::optional<double> ScalarConstantValue(const HloInstruction* instruction);
+
+// Ops that only move data, which the rewriter may move from the dequantised value onto the FP8
+// value (XLA's list): bitcast, broadcast, copy, reshape, transpose, slice, dynamic-slice, and pad
+// with a zero padding value.
+bool IsDataMovement(const HloInstruction* instruction);
+
+// One dot operand traced back to FP8 data:
+//   operand  := movement* dequant
+//   dequant  := fp8 | convert(fp8) | multiply(convert(fp8), broadcast(s)) (either order)
+//             | divide(convert(fp8), broadcast(s))
+// where fp8 is any FP8-typed instruction (a parameter, or Flax's convert(clamp(x / s)) quantiser)
+// and s is a scalar of any float type.
+struct Dequantization {
+  HloInstruction* fp8 = nullptr;
+  HloInstruction* scale = nullptr;  // nullptr when the operand is not scaled
+  bool scale_divides = false;       // convert(fp8) / s rather than * s
+  // Data-movement ops between the dequantisation and the dot, the one nearest the fp8 value
+  // first (the order to re-apply them in).
+  std::vector<HloInstruction*> movement;
+};
+// nullopt with `why` set when `operand` is not FP8 data behind a dequantisation.
+std::optional<Dequantization> MatchDequantization(HloInstruction* operand, std::string* why);
+
+// What follows a dot, fused in this order when present (each step's value has no other user):
+//   alpha   := multiply(d, broadcast(constant c))
+//   bias    := add(d, broadcast(vector v)) with v over the output columns   -> BIAS
+//            | add(d, matrix C)                                             -> beta = 1
+//   relu    := maximum(d, broadcast(constant 0))                            -> RELU
+//   quant   := convert<f8>(clamp(broadcast(-max), d / broadcast(s) | d * broadcast(s),
+//                                broadcast(max)))                           -> FP8 D, scale_d
+//              (or the clamp as jnp.clip emits it: call(d / s, -max, max), to_apply=clip)
+//   amax    := reduce(abs(d), init, to_apply=maximum), alongside quant      -> damax_output
+struct GemmEpilogue {
+  double alpha = 1.0;
+  HloInstruction* vector_bias = nullptr;  // v
+  HloInstruction* matrix_bias = nullptr;  // C
+  bool relu = false;
+  HloInstruction* output_scale = nullptr;  // s of the quantisation (scalar)
+  bool output_scale_divides = false;
+  HloInstruction* quantized = nullptr;  // the convert<f8> that becomes the GEMM's output
+  HloInstruction* amax = nullptr;       // the reduce that becomes the GEMM's amax output
+  HloInstruction* last = nullptr;       // the last fused instruction before quantisation
+};
+
+// How many epilogue steps MatchGemmEpilogue may take; the rewriter retries with fewer when the
+// full epilogue makes an invalid DotSpec.
+enum class EpilogueDepth { kNone, kAlpha, kBias, kActivation, kQuantization };
+GemmEpilogue MatchGemmEpilogue(HloInstruction* dot, EpilogueDepth depth);
+
+}  // namespace fp8dot::hlo::patterns

@@ -1,0 +1,580 @@
+// HloInterpreter: evaluates computations instruction by instruction in post order, freeing each
+// value after its last use. Ops that call computations (reduce, scatter, call) live here; the
+// elementwise and data-movement ops in interpreter_elementwise.cc / interpreter_shape_ops.cc,
+// the dots in interpreter_dot.cc.
+#include "fp8dot/hlo/interpreter.h"
+
+#include <unordered_map>
+
+#include "hlo/interpreter_ops.h"
+#include "hlo/passes/fp8_gemm_rewriter.h"
+
+namespace fp8dot::hlo {
+namespace {
+
+constexpr int kMaxCallDepth = 64;
+
+// A to_apply computation of the form ROOT op(parameter(0), parameter(1)) (or swapped), or
+// ROOT parameter(i): evaluated without calling the interpreter per element.
+struct SimpleCombiner {
+  enum class Kind { kNone, kBinary, kTakeOld, kTakeNew } kind = Kind::kNone;
+  HloOpcode opcode = HloOpcode::kAdd;
+  bool swapped = false;  // op(parameter(1), parameter(0))
+
+  double Apply(PrimitiveType type, double old_value, double new_value) const {
+    switch (kind) {
+      case Kind::kTakeOld:
+        return old_value;
+      case Kind::kTakeNew:
+        return RoundToElementType(new_value, type);
+      case Kind::kBinary:
+        return swapped ? internal::ApplyBinary(opcode, type, new_value, old_value)
+                       : internal::ApplyBinary(opcode, type, old_value, new_value);
+      case Kind::kNone:
+        break;
+    }
+    return old_value;
+  }
+};
+
+SimpleCombiner AnalyzeCombiner(const HloComputation& computation, PrimitiveType type) {
+  SimpleCombiner combiner;
+  const HloInstruction* root = computation.root_instruction();
+  if (root == nullptr || computation.num_parameters() != 2 || !root->shape().IsScalar() ||
+      root->shape().element_type() != type) {
+    return combiner;
+  }
+  const HloInstruction* p0 = computation.parameter_instruction(0);
+  const HloInstruction* p1 = computation.parameter_instruction(1);
+  if (root == p0) {
+    combiner.kind = SimpleCombiner::Kind::kTakeOld;
+  } else if (root == p1) {
+    combiner.kind = SimpleCombiner::Kind::kTakeNew;
+  } else if (IsElementwiseBinary(root->opcode()) && root->opcode() != HloOpcode::kCompare &&
+             root->operand_count() == 2) {
+    if (root->operand(0) == p0 && root->operand(1) == p1) {
+      combiner.kind = SimpleCombiner::Kind::kBinary;
+    } else if (root->operand(0) == p1 && root->operand(1) == p0) {
+      combiner.kind = SimpleCombiner::Kind::kBinary;
+      combiner.swapped = true;
+    }
+    combiner.opcode = root->opcode();
+  }
+  return combiner;
+}
+
+// The value with `shape`'s layouts (arguments are matched ignoring layouts).
+Value WithShape(Value value, const Shape& shape) {
+  if (shape.IsTuple() && value.IsTuple() &&
+      static_cast<int64_t>(value.elements.size()) == shape.tuple_shapes_size()) {
+    for (size_t i = 0; i < value.elements.size(); ++i) {
+      value.elements[i] =
+          WithShape(std::move(value.elements[i]), shape.tuple_shapes(static_cast<int64_t>(i)));
+    }
+  }
+  value.shape = shape;
+  return value;
+}
+
+bool IsGemmTarget(const std::string& target) {
+  return target == kCublasLtMatmulF8Target || target == kCublasLtMatmulTarget;
+}
+
+}  // namespace
+
+const char* DotBackendName(DotBackend backend) {
+  switch (backend) {
+    case DotBackend::kCpuEmulation:
+      return "cpu-emulation";
+    case DotBackend::kCpuBlas:
+      return "cpu-blas";
+    case DotBackend::kCpuReference:
+      return "cpu-reference";
+    case DotBackend::kCuda:
+      return "cuda";
+  }
+  return "unknown";
+}
+
+StatusOr<DotBackend> ParseDotBackend(std::string_view text) {
+  for (DotBackend backend : {DotBackend::kCpuEmulation, DotBackend::kCpuBlas,
+                             DotBackend::kCpuReference, DotBackend::kCuda}) {
+    if (text == DotBackendName(backend)) return backend;
+  }
+  return InvalidArgument(
+      "unknown dot backend '%.*s' (expected cpu-emulation, cpu-blas, cpu-reference or cuda)",
+      static_cast<int>(text.size()), text.data());
+}
+
+StatusOr<Value> HloInterpreter::Evaluate(const HloModule& module,
+                                         const std::vector<Value>& arguments) {
+  const HloComputation* entry = module.entry_computation();
+  if (entry == nullptr)
+    return InvalidArgument("module %s has no entry computation", module.name().c_str());
+  if (static_cast<int64_t>(arguments.size()) != entry->num_parameters()) {
+    return InvalidArgument("%s takes %lld parameters, got %zu arguments", entry->name().c_str(),
+                           static_cast<long long>(entry->num_parameters()), arguments.size());
+  }
+  std::vector<Value> parameters;
+  parameters.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const HloInstruction* parameter = entry->parameter_instruction(static_cast<int64_t>(i));
+    if (parameter == nullptr) {
+      return InvalidArgument("%s has no parameter(%zu)", entry->name().c_str(), i);
+    }
+    if (!Shape::Compatible(arguments[i].shape, parameter->shape())) {
+      return InvalidArgument(
+          "parameter %zu (%s) is %s, but the argument is %s", i, parameter->NameForErrors().c_str(),
+          parameter->shape().ToString(false).c_str(), arguments[i].shape.ToString(false).c_str());
+    }
+    parameters.push_back(WithShape(arguments[i], parameter->shape()));
+  }
+  return EvaluateComputation(*entry, parameters);
+}
+
+StatusOr<Value> HloInterpreter::EvaluateComputation(const HloComputation& computation,
+                                                    const std::vector<Value>& arguments) {
+  if (call_depth_ >= kMaxCallDepth) {
+    return InvalidArgument("computation %s: calls nest deeper than %d", computation.name().c_str(),
+                           kMaxCallDepth);
+  }
+  const HloInstruction* root = computation.root_instruction();
+  if (root == nullptr) {
+    return InvalidArgument("computation %s has no root", computation.name().c_str());
+  }
+  ++call_depth_;
+  struct DepthGuard {
+    int& depth;
+    ~DepthGuard() { --depth; }
+  } guard{call_depth_};
+
+  const std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+  // How many operand slots still need each value; a value is dropped when that reaches zero.
+  std::unordered_map<const HloInstruction*, int64_t> pending_uses;
+  for (const HloInstruction* instruction : order) {
+    for (const HloInstruction* operand : instruction->operands()) ++pending_uses[operand];
+  }
+  std::unordered_map<const HloInstruction*, Value> values;
+  for (const HloInstruction* instruction : order) {
+    std::vector<const Value*> operands;
+    operands.reserve(static_cast<size_t>(instruction->operand_count()));
+    for (const HloInstruction* operand : instruction->operands()) {
+      auto it = values.find(operand);
+      if (it == values.end()) {
+        return InvalidArgument("%s: operand %s is not in computation %s",
+                               instruction->NameForErrors().c_str(),
+                               operand->NameForErrors().c_str(), computation.name().c_str());
+      }
+      operands.push_back(&it->second);
+    }
+    FP8_ASSIGN_OR_RETURN(Value value, EvaluateInstruction(*instruction, operands, arguments));
+    values[instruction] = std::move(value);
+    for (const HloInstruction* operand : instruction->operands()) {
+      if (--pending_uses[operand] == 0 && operand != root) values.erase(operand);
+    }
+  }
+  auto it = values.find(root);
+  if (it == values.end()) {
+    return InvalidArgument("computation %s: the root %s was not evaluated",
+                           computation.name().c_str(), root->NameForErrors().c_str());
+  }
+  return std::move(it->second);
+}
+
+namespace {
+
+// reduce(inputs..., inits...), dimensions={...}, to_apply=f: for every result element, fold f
+// over the reduced elements in row-major order, starting from the init values.
+StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& instruction,
+                           const std::vector<const Value*>& operands) {
+  const HloComputation* to_apply = instruction.to_apply();
+  const size_t n = operands.size() / 2;
+  if (to_apply == nullptr || n == 0 || operands.size() % 2 != 0) {
+    return InvalidArgument("%s: reduce needs inputs, as many init values and to_apply=",
+                           instruction.NameForErrors().c_str());
+  }
+  const Shape& input_shape = operands[0]->shape;
+  for (size_t j = 0; j < n; ++j) {
+    if (operands[j]->IsTuple() || operands[j]->shape.dimensions() != input_shape.dimensions() ||
+        operands[n + j]->IsTuple() || operands[n + j]->values.size() != 1) {
+      return InvalidArgument("%s: reduce inputs must be arrays of one shape and inits scalars",
+                             instruction.NameForErrors().c_str());
+    }
+  }
+  std::vector<bool> reduced(static_cast<size_t>(input_shape.rank()), false);
+  for (int64_t d : instruction.dimensions()) {
+    if (d < 0 || d >= input_shape.rank()) {
+      return InvalidArgument("%s: reduce dimension %lld is out of range for %s",
+                             instruction.NameForErrors().c_str(), static_cast<long long>(d),
+                             input_shape.ToString().c_str());
+    }
+    reduced[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> out_dims;
+  for (int64_t d = 0; d < input_shape.rank(); ++d) {
+    if (!reduced[static_cast<size_t>(d)]) out_dims.push_back(input_shape.dimensions(d));
+  }
+  std::vector<Shape> out_shapes;
+  for (size_t j = 0; j < n; ++j) {
+    const Shape& shape =
+        n == 1 ? instruction.shape()
+               : (instruction.shape().IsTuple() &&
+                          instruction.shape().tuple_shapes_size() == static_cast<int64_t>(n)
+                      ? instruction.shape().tuple_shapes(static_cast<int64_t>(j))
+                      : Shape());
+    if (!shape.IsArray() || shape.dimensions() != out_dims) {
+      return InvalidArgument("%s: the result %s does not match the reduced dims %s",
+                             instruction.NameForErrors().c_str(),
+                             instruction.shape().ToString().c_str(),
+                             DimsToString(out_dims).c_str());
+    }
+    out_shapes.push_back(shape);
+  }
+  const std::vector<int64_t> out_strides = internal::RowMajorStrides(out_dims);
+  const int64_t out_count = ElementCount(out_dims);
+  // acc[j][i]: the running value of output j, element i.
+  std::vector<std::vector<double>> acc(n);
+  for (size_t j = 0; j < n; ++j) {
+    acc[j].assign(static_cast<size_t>(out_count),
+                  RoundToElementType(operands[n + j]->values[0], out_shapes[j].element_type()));
+  }
+  const SimpleCombiner combiner =
+      n == 1 ? AnalyzeCombiner(*to_apply, out_shapes[0].element_type()) : SimpleCombiner();
+  Status status = OkStatus();
+  internal::ForEachIndex(
+      input_shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
+        if (!status.ok()) return;
+        int64_t out = 0;
+        for (size_t d = 0, k = 0; d < index.size(); ++d) {
+          if (!reduced[d]) out += index[d] * out_strides[k++];
+        }
+        const size_t o = static_cast<size_t>(out);
+        if (combiner.kind != SimpleCombiner::Kind::kNone) {
+          acc[0][o] = combiner.Apply(out_shapes[0].element_type(), acc[0][o],
+                                     operands[0]->values[static_cast<size_t>(linear)]);
+          return;
+        }
+        std::vector<Value> arguments;
+        for (size_t j = 0; j < n; ++j) {
+          arguments.push_back(Value::Scalar(out_shapes[j].element_type(), acc[j][o]));
+        }
+        for (size_t j = 0; j < n; ++j) {
+          arguments.push_back(Value::Scalar(operands[j]->shape.element_type(),
+                                            operands[j]->values[static_cast<size_t>(linear)]));
+        }
+        StatusOr<Value> result = interpreter.EvaluateComputation(*to_apply, arguments);
+        if (!result.ok()) {
+          status = result.status();
+          return;
+        }
+        for (size_t j = 0; j < n; ++j) {
+          const Value& part = n == 1 ? *result : result->elements.at(j);
+          if (part.values.size() != 1) {
+            status = InvalidArgument("%s: to_apply=%s must return scalars",
+                                     instruction.NameForErrors().c_str(), to_apply->name().c_str());
+            return;
+          }
+          acc[j][o] = part.values[0];
+        }
+      });
+  FP8_RETURN_IF_ERROR(status);
+  if (n == 1) return Value::Array(out_shapes[0], std::move(acc[0]));
+  std::vector<Value> elements;
+  for (size_t j = 0; j < n; ++j) elements.push_back(Value::Array(out_shapes[j], std::move(acc[j])));
+  Value value = Value::Tuple(std::move(elements));
+  value.shape = instruction.shape();
+  return value;
+}
+
+// scatter(operand, indices, updates), XLA's semantics (one operand, no batching dims): every
+// update element U goes to operand[scatter start(U) + window offset(U)] through to_apply(old,
+// new); a window that would leave the operand is skipped whole, as XLA does.
+StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& instruction,
+                            const std::vector<const Value*>& operands) {
+  const HloComputation* to_apply = instruction.to_apply();
+  if (operands.size() != 3 || to_apply == nullptr) {
+    return Unimplemented(
+        "%s: the interpreter runs scatter with one operand, indices, updates and "
+        "to_apply= (variadic scatter is not supported)",
+        instruction.NameForErrors().c_str());
+  }
+  const ScatterDimensionNumbers& dnums = instruction.scatter_dimension_numbers();
+  if (!dnums.input_batching_dims.empty() || !dnums.scatter_indices_batching_dims.empty()) {
+    return Unimplemented("%s: scatter with batching dims is not supported by the interpreter",
+                         instruction.NameForErrors().c_str());
+  }
+  const Value& operand = *operands[0];
+  const Value& indices = *operands[1];
+  const Value& updates = *operands[2];
+  if (operand.IsTuple() || indices.IsTuple() || updates.IsTuple() ||
+      !IsIntegralType(indices.shape.element_type())) {
+    return InvalidArgument("%s: scatter needs array operand and updates and integer indices",
+                           instruction.NameForErrors().c_str());
+  }
+  const int64_t operand_rank = operand.shape.rank();
+  const int64_t updates_rank = updates.shape.rank();
+  const int64_t indices_rank = indices.shape.rank();
+  const int64_t index_vector_dim = dnums.index_vector_dim;
+  if (index_vector_dim < 0 || index_vector_dim > indices_rank) {
+    return InvalidArgument("%s: index_vector_dim=%lld is out of range",
+                           instruction.NameForErrors().c_str(),
+                           static_cast<long long>(index_vector_dim));
+  }
+  const int64_t index_vector_size =
+      index_vector_dim == indices_rank ? 1 : indices.shape.dimensions(index_vector_dim);
+  std::vector<bool> is_window_dim(static_cast<size_t>(updates_rank), false);
+  for (int64_t d : dnums.update_window_dims) {
+    if (d < 0 || d >= updates_rank) {
+      return InvalidArgument("%s: update_window_dims entry %lld is out of range",
+                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
+    }
+    is_window_dim[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> update_scatter_dims;
+  for (int64_t d = 0; d < updates_rank; ++d) {
+    if (!is_window_dim[static_cast<size_t>(d)]) update_scatter_dims.push_back(d);
+  }
+  std::vector<bool> inserted(static_cast<size_t>(operand_rank), false);
+  for (int64_t d : dnums.inserted_window_dims) {
+    if (d < 0 || d >= operand_rank) {
+      return InvalidArgument("%s: inserted_window_dims entry %lld is out of range",
+                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
+    }
+    inserted[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> window_operand_dims;
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    if (!inserted[static_cast<size_t>(d)]) window_operand_dims.push_back(d);
+  }
+  if (window_operand_dims.size() != dnums.update_window_dims.size() ||
+      static_cast<int64_t>(dnums.scatter_dims_to_operand_dims.size()) != index_vector_size ||
+      static_cast<int64_t>(update_scatter_dims.size()) !=
+          indices_rank - (index_vector_dim == indices_rank ? 0 : 1)) {
+    return InvalidArgument(
+        "%s: inconsistent scatter dimension numbers for operand %s, indices "
+        "%s, updates %s",
+        instruction.NameForErrors().c_str(), operand.ShapeString().c_str(),
+        indices.ShapeString().c_str(), updates.ShapeString().c_str());
+  }
+  for (int64_t d : dnums.scatter_dims_to_operand_dims) {
+    if (d < 0 || d >= operand_rank) {
+      return InvalidArgument("%s: scatter_dims_to_operand_dims entry %lld is out of range",
+                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
+    }
+  }
+  // The window size along each operand dim: 1 for inserted dims.
+  std::vector<int64_t> window_size(static_cast<size_t>(operand_rank), 1);
+  for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+    window_size[static_cast<size_t>(window_operand_dims[k])] =
+        updates.shape.dimensions(dnums.update_window_dims[k]);
+  }
+  const PrimitiveType type = instruction.shape().IsArray() ? instruction.shape().element_type()
+                                                           : operand.shape.element_type();
+  const SimpleCombiner combiner = AnalyzeCombiner(*to_apply, type);
+  const std::vector<int64_t> operand_strides =
+      internal::RowMajorStrides(operand.shape.dimensions());
+  const std::vector<int64_t> indices_strides =
+      internal::RowMajorStrides(indices.shape.dimensions());
+  std::vector<double> out = operand.values;
+  Status status = OkStatus();
+  std::vector<int64_t> start(static_cast<size_t>(operand_rank));
+  internal::ForEachIndex(
+      updates.shape.dimensions(), [&](const std::vector<int64_t>& u, int64_t linear) {
+        if (!status.ok()) return;
+        // The scatter start: the index vector at the update's scatter coordinates.
+        std::fill(start.begin(), start.end(), 0);
+        for (int64_t k = 0; k < index_vector_size; ++k) {
+          int64_t offset = 0;
+          for (int64_t d = 0, g = 0; d < indices_rank; ++d) {
+            const int64_t coordinate =
+                d == index_vector_dim
+                    ? k
+                    : u[static_cast<size_t>(update_scatter_dims[static_cast<size_t>(g++)])];
+            offset += coordinate * indices_strides[static_cast<size_t>(d)];
+          }
+          start[static_cast<size_t>(dnums.scatter_dims_to_operand_dims[static_cast<size_t>(k)])] =
+              static_cast<int64_t>(indices.values[static_cast<size_t>(offset)]);
+        }
+        int64_t offset = 0;
+        for (int64_t d = 0; d < operand_rank; ++d) {
+          const size_t sd = static_cast<size_t>(d);
+          if (start[sd] < 0 || start[sd] + window_size[sd] > operand.shape.dimensions(d)) return;
+          offset += start[sd] * operand_strides[sd];
+        }
+        for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+          offset += u[static_cast<size_t>(dnums.update_window_dims[k])] *
+                    operand_strides[static_cast<size_t>(window_operand_dims[k])];
+        }
+        double& target = out[static_cast<size_t>(offset)];
+        const double update = updates.values[static_cast<size_t>(linear)];
+        if (combiner.kind != SimpleCombiner::Kind::kNone) {
+          target = combiner.Apply(type, target, update);
+          return;
+        }
+        StatusOr<Value> result = interpreter.EvaluateComputation(
+            *to_apply,
+            {Value::Scalar(type, target), Value::Scalar(updates.shape.element_type(), update)});
+        if (!result.ok() || result->values.size() != 1) {
+          status = result.ok() ? InvalidArgument("%s: to_apply=%s must return a scalar",
+                                                 instruction.NameForErrors().c_str(),
+                                                 to_apply->name().c_str())
+                               : result.status();
+          return;
+        }
+        target = result->values[0];
+      });
+  FP8_RETURN_IF_ERROR(status);
+  return Value::Array(instruction.shape(), std::move(out));
+}
+
+Status ExpectOperands(const HloInstruction& instruction, const std::vector<const Value*>& operands,
+                      size_t count) {
+  if (operands.size() != count) {
+    return InvalidArgument("%s: %s takes %zu operands, got %zu",
+                           instruction.NameForErrors().c_str(),
+                           HloOpcodeString(instruction.opcode()), count, operands.size());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instruction,
+                                                    const std::vector<const Value*>& operands,
+                                                    const std::vector<Value>& parameters) {
+  const HloOpcode opcode = instruction.opcode();
+  if (opcode != HloOpcode::kCompare && IsElementwiseBinary(opcode)) {
+    FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
+    return internal::EvalBinary(instruction, *operands[0], *operands[1]);
+  }
+  if (opcode != HloOpcode::kConvert && opcode != HloOpcode::kCopy &&
+      opcode != HloOpcode::kReducePrecision && opcode != HloOpcode::kBitcastConvert &&
+      IsElementwiseUnary(opcode)) {
+    FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+    return internal::EvalUnary(instruction, *operands[0]);
+  }
+  switch (opcode) {
+    case HloOpcode::kParameter: {
+      const int64_t number = instruction.parameter_number();
+      if (number < 0 || number >= static_cast<int64_t>(parameters.size())) {
+        return InvalidArgument("%s: parameter(%lld) but the computation got %zu arguments",
+                               instruction.NameForErrors().c_str(), static_cast<long long>(number),
+                               parameters.size());
+      }
+      return parameters[static_cast<size_t>(number)];
+    }
+    case HloOpcode::kConstant: {
+      const Literal& literal = instruction.literal();
+      if (!instruction.shape().IsArray() ||
+          static_cast<int64_t>(literal.values.size()) != instruction.shape().ElementCount()) {
+        return InvalidArgument("%s: constant has %zu values for %s",
+                               instruction.NameForErrors().c_str(), literal.values.size(),
+                               instruction.shape().ToString().c_str());
+      }
+      std::vector<double> values(literal.values.size());
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = RoundToElementType(literal.values[i], instruction.shape().element_type());
+      }
+      return Value::Array(instruction.shape(), std::move(values));
+    }
+    case HloOpcode::kIsFinite:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalUnary(instruction, *operands[0]);
+    case HloOpcode::kCompare:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
+      return internal::EvalCompare(instruction, *operands[0], *operands[1]);
+    case HloOpcode::kConvert:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalConvert(instruction, *operands[0]);
+    case HloOpcode::kReducePrecision:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalReducePrecision(instruction, *operands[0]);
+    case HloOpcode::kCopy:
+    case HloOpcode::kOptimizationBarrier: {
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return WithShape(*operands[0], instruction.shape());
+    }
+    case HloOpcode::kSelect:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
+      return internal::EvalSelect(instruction, *operands[0], *operands[1], *operands[2]);
+    case HloOpcode::kClamp:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
+      return internal::EvalClamp(instruction, *operands[0], *operands[1], *operands[2]);
+    case HloOpcode::kBroadcast:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalBroadcast(instruction, *operands[0]);
+    case HloOpcode::kReshape:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalReshape(instruction, *operands[0]);
+    case HloOpcode::kBitcast:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalBitcast(instruction, *operands[0]);
+    case HloOpcode::kTranspose:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalTranspose(instruction, *operands[0]);
+    case HloOpcode::kSlice:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalSlice(instruction, *operands[0]);
+    case HloOpcode::kReverse:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      return internal::EvalReverse(instruction, *operands[0]);
+    case HloOpcode::kDynamicSlice:
+      if (operands.empty()) return ExpectOperands(instruction, operands, 2);
+      return internal::EvalDynamicSlice(instruction, operands);
+    case HloOpcode::kDynamicUpdateSlice:
+      return internal::EvalDynamicUpdateSlice(instruction, operands);
+    case HloOpcode::kConcatenate:
+      return internal::EvalConcatenate(instruction, operands);
+    case HloOpcode::kPad:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
+      return internal::EvalPad(instruction, *operands[0], *operands[1]);
+    case HloOpcode::kIota:
+      return internal::EvalIota(instruction);
+    case HloOpcode::kReduce:
+      return EvalReduce(*this, instruction, operands);
+    case HloOpcode::kScatter:
+      return EvalScatter(*this, instruction, operands);
+    case HloOpcode::kDot:
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
+      return internal::EvalDot(*this, instruction, *operands[0], *operands[1]);
+    case HloOpcode::kCall: {
+      const HloComputation* callee = instruction.to_apply();
+      if (callee == nullptr) {
+        return InvalidArgument("%s: call without to_apply=", instruction.NameForErrors().c_str());
+      }
+      std::vector<Value> arguments;
+      for (const Value* operand : operands) arguments.push_back(*operand);
+      return EvaluateComputation(*callee, arguments);
+    }
+    case HloOpcode::kTuple: {
+      std::vector<Value> elements;
+      for (const Value* operand : operands) elements.push_back(*operand);
+      return WithShape(Value::Tuple(std::move(elements)), instruction.shape());
+    }
+    case HloOpcode::kGetTupleElement: {
+      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+      const int64_t index = instruction.tuple_index();
+      if (!operands[0]->IsTuple() || index < 0 ||
+          index >= static_cast<int64_t>(operands[0]->elements.size())) {
+        return InvalidArgument("%s: index=%lld is out of range for %s",
+                               instruction.NameForErrors().c_str(), static_cast<long long>(index),
+                               operands[0]->ShapeString().c_str());
+      }
+      return operands[0]->elements[static_cast<size_t>(index)];
+    }
+    case HloOpcode::kCustomCall:
+      if (IsGemmTarget(instruction.custom_call_target())) {
+        return internal::EvalGemmCustomCall(*this, instruction, operands);
+      }
+      return Unimplemented(
+          "%s: custom-call target \"%s\" is not supported by the interpreter (only %s and %s)",
+          instruction.NameForErrors().c_str(), instruction.custom_call_target().c_str(),
+          kCublasLtMatmulF8Target, kCublasLtMatmulTarget);
+    default:
+      break;
+  }
+  return Unimplemented("%s: %s is not supported by the interpreter",
+                       instruction.NameForErrors().c_str(), HloOpcodeString(opcode));
+}
+
+}  // namespace fp8dot::hlo

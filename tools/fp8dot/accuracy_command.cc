@@ -8,6 +8,7 @@
 #include "dot_inputs.h"
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/error_metrics.h"
+#include "fp8dot/npy.h"
 
 namespace fp8dot::cli {
 namespace {
@@ -17,13 +18,24 @@ struct AccuracyFlags {
   std::vector<int64_t> k_values = {256, 1024, 4096, 16384};
   std::vector<std::string> distributions = {"symmetric", "positive", "heavy-tailed", "mixed"};
   std::string csv_path;
+  std::string record_dir;
 };
 
+// With a non-empty `record_prefix`, also writes PREFIX.lhs.npy, PREFIX.rhs.npy and
+// PREFIX.fast.npy / PREFIX.promoted.npy (the backend's f32 output): golden vectors that
+// `fp8dot accuracy --backend cpu` runs can be compared with (tests/cpu/golden_test.cc).
 StatusOr<double> MeasureError(DotProblemOptions options, const BackendChoice& choice,
-                              Precision precision) {
+                              Precision precision, const std::string& record_prefix) {
   options.precision_config.operand_precision = {precision, precision};
   FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
   FP8_ASSIGN_OR_RETURN(TimedResult run, RunOnBackend(problem, choice));
+  if (!record_prefix.empty()) {
+    FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".lhs.npy", problem.lhs));
+    FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".rhs.npy", problem.rhs));
+    FP8_RETURN_IF_ERROR(
+        WriteNpy(record_prefix + (precision == Precision::kDefault ? ".fast.npy" : ".promoted.npy"),
+                 run.result.output));
+  }
   FP8_ASSIGN_OR_RETURN(HostTensor reference, ReferenceDotExact(problem.spec, problem.arguments()));
   FP8_ASSIGN_OR_RETURN(ErrorStats error, CompareToReference(run.result.output, reference));
   return error.relative_frobenius;
@@ -62,8 +74,14 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
       DotProblemOptions options = base;
       options.k = k;
       FP8_ASSIGN_OR_RETURN(options.distribution, ParseDistribution(name));
-      FP8_ASSIGN_OR_RETURN(double fast, MeasureError(options, choice, Precision::kDefault));
-      FP8_ASSIGN_OR_RETURN(double promoted, MeasureError(options, choice, Precision::kHighest));
+      std::string prefix;
+      if (!flags.record_dir.empty()) {
+        prefix = flags.record_dir + "/" + DTypeName(base.lhs_type) + "x" +
+                 DTypeName(base.rhs_type) + "_k" + std::to_string(k) + "_" + name;
+      }
+      FP8_ASSIGN_OR_RETURN(double fast, MeasureError(options, choice, Precision::kDefault, prefix));
+      FP8_ASSIGN_OR_RETURN(double promoted,
+                           MeasureError(options, choice, Precision::kHighest, prefix));
       std::printf("| %lld | %s | %.2e | %.2e | %.1f |\n", static_cast<long long>(k), name.c_str(),
                   fast, promoted, promoted > 0 ? fast / promoted : 0.0);
       std::fflush(stdout);
@@ -93,6 +111,8 @@ void AddAccuracyCommand(CLI::App& app, int& exit_code) {
                    "symmetric, positive, heavy-tailed, mixed")
       ->delimiter(',');
   command->add_option("--csv", flags->csv_path, "Also write the table as CSV");
+  command->add_option("--record", flags->record_dir,
+                      "Write each case's inputs and the backend's outputs as .npy to this folder");
   command->callback([flags, &exit_code] {
     Status status = RunAccuracyCommand(*flags);
     if (!status.ok()) {

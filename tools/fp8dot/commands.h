@@ -8,6 +8,8 @@ namespace fp8dot::cli {
 
 void AddDotCommand(CLI::App& app, int& exit_code);
 void AddAccuracyCommand(CLI::App& app, int& exit_code);
+void AddRunCommand(CLI::App& app, int& exit_code);
 void AddExplainCommand(CLI::App& app, int& exit_code);
+void AddProbeCommand(CLI::App& app, int& exit_code);
 
 }  // namespace fp8dot::cli

@@ -11,7 +11,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   fp8dot::cli::AddDotCommand(app, exit_code);
   fp8dot::cli::AddAccuracyCommand(app, exit_code);
+  fp8dot::cli::AddRunCommand(app, exit_code);
   fp8dot::cli::AddExplainCommand(app, exit_code);
+  fp8dot::cli::AddProbeCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

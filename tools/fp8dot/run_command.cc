@@ -1,0 +1,369 @@
+// fp8dot run: parse + verify an HLO module, fuse its FP8 GEMMs (Fp8GemmRewriter), evaluate it with
+// the HLO interpreter on random or .npy inputs, and print each output's shape, dtype and checksum.
+// --compare also evaluates the unrewritten module and prints the error between the two.
+//
+// The executor: dots and GEMM custom calls run on the chosen dot backend (cpu emulation/blas/
+// reference, or cuda = cuBLASLt on the GPU); every other op runs on the host interpreter.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend_runner.h"
+#include "commands.h"
+#include "fp8dot/hlo/hlo_parser.h"
+#include "fp8dot/hlo/hlo_verifier.h"
+#include "fp8dot/hlo/interpreter.h"
+#include "fp8dot/npy.h"
+#include "hlo/passes/fp8_gemm_rewriter.h"
+
+namespace fp8dot::cli {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloModule;
+using hlo::Value;
+
+struct RunCommandFlags {
+  std::string module_path;
+  std::string backend = "cpu";
+  std::string cpu_path = "emulation";
+  std::vector<std::string> inputs;
+  uint64_t seed = 1;
+  std::string outputs_dir;
+  bool compare = false;
+  bool no_rewrite = false;
+};
+
+StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path) {
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, hlo::ParseHloModuleFile(path));
+  FP8_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+  return module;
+}
+
+StatusOr<hlo::DotBackend> ChooseDotBackend(const RunCommandFlags& flags) {
+  if (flags.backend == "cuda") return hlo::DotBackend::kCuda;
+  if (flags.backend != "cpu") {
+    return InvalidArgument("--backend must be cpu or cuda, got '%s'", flags.backend.c_str());
+  }
+  FP8_ASSIGN_OR_RETURN(CpuPath path, ParseCpuPath(flags.cpu_path));
+  switch (path) {
+    case CpuPath::kEmulation:
+      return hlo::DotBackend::kCpuEmulation;
+    case CpuPath::kBlas:
+      return hlo::DotBackend::kCpuBlas;
+    case CpuPath::kReference:
+      return hlo::DotBackend::kCpuReference;
+  }
+  return Internal("unknown cpu path");
+}
+
+// One argument per entry parameter: the --inputs .npy files in order, or random values.
+StatusOr<std::vector<Value>> MakeArguments(const HloComputation& entry,
+                                           const RunCommandFlags& flags) {
+  std::vector<Value> arguments;
+  const int64_t count = entry.num_parameters();
+  if (!flags.inputs.empty() && static_cast<int64_t>(flags.inputs.size()) != count) {
+    return InvalidArgument("--inputs: %s takes %lld parameters, got %zu files",
+                           entry.name().c_str(), static_cast<long long>(count),
+                           flags.inputs.size());
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const HloInstruction* parameter = entry.parameter_instruction(i);
+    if (parameter == nullptr)
+      return InvalidArgument("%s has no parameter(%lld)", entry.name().c_str(),
+                             static_cast<long long>(i));
+    const hlo::Shape& shape = parameter->shape();
+    if (flags.inputs.empty()) {
+      FP8_ASSIGN_OR_RETURN(
+          Value value, hlo::RandomValue(shape, flags.seed * 1000003 + static_cast<uint64_t>(i)));
+      arguments.push_back(std::move(value));
+      continue;
+    }
+    const std::string& path = flags.inputs[static_cast<size_t>(i)];
+    if (!shape.IsArray()) {
+      return InvalidArgument(
+          "--inputs: parameter %lld (%s) is the tuple %s; .npy inputs feed "
+          "array parameters only",
+          static_cast<long long>(i), parameter->NameForErrors().c_str(), shape.ToString().c_str());
+    }
+    FP8_ASSIGN_OR_RETURN(HostTensor tensor, ReadNpy(path, hlo::ToDType(shape.element_type())));
+    StatusOr<Value> value = hlo::ValueFromHostTensor(
+        tensor, shape,
+        StrFormat("--inputs %s for parameter %lld (%s)", path.c_str(), static_cast<long long>(i),
+                  parameter->NameForErrors().c_str()));
+    if (!value.ok()) return value.status();
+    arguments.push_back(std::move(*value));
+  }
+  return arguments;
+}
+
+// The arrays of a result, tuples flattened in order.
+void Flatten(const Value& value, std::vector<Value>* outputs) {
+  if (!value.IsTuple()) {
+    outputs->push_back(value);
+    return;
+  }
+  for (const Value& element : value.elements) Flatten(element, outputs);
+}
+
+uint64_t Fnv1a(const std::vector<uint8_t>& bytes) {
+  uint64_t hash = 14695981039346656037ull;
+  for (uint8_t byte : bytes) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+// numpy's descr for pred and integer types (npy.h writes the float types).
+const char* NumpyIntegerDescr(hlo::PrimitiveType type) {
+  switch (type) {
+    case hlo::PrimitiveType::kPred:
+      return "|b1";
+    case hlo::PrimitiveType::kS8:
+      return "|i1";
+    case hlo::PrimitiveType::kS16:
+      return "<i2";
+    case hlo::PrimitiveType::kS32:
+      return "<i4";
+    case hlo::PrimitiveType::kS64:
+      return "<i8";
+    case hlo::PrimitiveType::kU8:
+      return "|u1";
+    case hlo::PrimitiveType::kU16:
+      return "<u2";
+    case hlo::PrimitiveType::kU32:
+      return "<u4";
+    case hlo::PrimitiveType::kU64:
+      return "<u8";
+    default:
+      return nullptr;
+  }
+}
+
+Status WriteValueNpy(const std::string& path, const Value& value) {
+  if (hlo::ToDType(value.shape.element_type()).has_value()) {
+    FP8_ASSIGN_OR_RETURN(HostTensor tensor, hlo::ValueToHostTensor(value, path));
+    return WriteNpy(path, tensor);
+  }
+  const char* descr = NumpyIntegerDescr(value.shape.element_type());
+  if (descr == nullptr) {
+    return InvalidArgument("%s: cannot write %s as .npy", path.c_str(),
+                           value.ShapeString().c_str());
+  }
+  std::string shape = "(";
+  for (size_t i = 0; i < value.shape.dimensions().size(); ++i) {
+    shape += std::to_string(value.shape.dimensions()[i]) + (i == 0 ? "," : "");
+    if (i + 1 < value.shape.dimensions().size()) shape += " ";
+  }
+  shape += ")";
+  std::string header =
+      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  const size_t unpadded = 10 + header.size() + 1;  // magic(6) version(2) length(2) ... '\n'
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  const std::vector<uint8_t> data = hlo::EncodeValueBytes(value);
+  bytes.append(reinterpret_cast<const char*>(data.data()), data.size());
+  std::ofstream file(path, std::ios::binary);
+  if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+    return InvalidArgument("cannot write %s", path.c_str());
+  }
+  return OkStatus();
+}
+
+struct OutputError {
+  double max_relative = 0;        // max |a - b| / max(|b|, 1e-30) over elements finite in both
+  double relative_frobenius = 0;  // ||a - b|| / ||b|| over the same elements
+  double max_abs = 0;
+  int64_t nonfinite_mismatches = 0;  // NaN/inf in one and not identically in the other
+};
+
+OutputError CompareOutputs(const Value& actual, const Value& reference) {
+  OutputError error;
+  double diff_squares = 0, reference_squares = 0;
+  for (size_t i = 0; i < actual.values.size() && i < reference.values.size(); ++i) {
+    const double a = actual.values[i], b = reference.values[i];
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      const bool same = (std::isnan(a) && std::isnan(b)) || a == b;
+      if (!same) ++error.nonfinite_mismatches;
+      continue;
+    }
+    const double diff = std::fabs(a - b);
+    error.max_abs = std::fmax(error.max_abs, diff);
+    error.max_relative = std::fmax(error.max_relative, diff / std::fmax(std::fabs(b), 1e-30));
+    diff_squares += diff * diff;
+    reference_squares += b * b;
+  }
+  error.relative_frobenius =
+      reference_squares > 0 ? std::sqrt(diff_squares / reference_squares) : std::sqrt(diff_squares);
+  return error;
+}
+
+int64_t CountGemmCustomCalls(const HloModule& module) {
+  int64_t count = 0;
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (instruction->opcode() == hlo::HloOpcode::kCustomCall &&
+          instruction->custom_call_target() == hlo::kCublasLtMatmulF8Target) {
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+void PrintGemms(const hlo::HloInterpreter& interpreter, const char* label) {
+  for (const hlo::GemmRecord& gemm : interpreter.gemm_records()) {
+    std::printf("%-14s%s: %s, accumulation %s", label, gemm.instruction.c_str(),
+                gemm.problem.c_str(), AccumulationModeName(gemm.accumulation));
+    if (gemm.device_milliseconds >= 0) std::printf(", device %.3f ms", gemm.device_milliseconds);
+    std::printf("\n");
+  }
+}
+
+Status RunRunCommand(const RunCommandFlags& flags) {
+  if (flags.compare && flags.no_rewrite) {
+    return InvalidArgument(
+        "--compare compares the rewritten module with the original; it cannot "
+        "be combined with --no-rewrite");
+  }
+  FP8_ASSIGN_OR_RETURN(hlo::DotBackend dot_backend, ChooseDotBackend(flags));
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadModule(flags.module_path));
+  std::printf("module:       %s (%s)\n", module->name().c_str(), flags.module_path.c_str());
+  if (!flags.no_rewrite) {
+    hlo::Fp8GemmRewriter rewriter;
+    FP8_ASSIGN_OR_RETURN(bool changed, rewriter.Run(module.get()));
+    FP8_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+    std::printf("rewrite:      %s, %lld %s custom call(s)\n", changed ? "changed" : "unchanged",
+                static_cast<long long>(CountGemmCustomCalls(*module)),
+                hlo::kCublasLtMatmulF8Target);
+    for (const std::string& miss : rewriter.near_misses()) {
+      std::printf("not fused:    %s\n", miss.c_str());
+    }
+  } else {
+    std::printf("rewrite:      skipped (--no-rewrite)\n");
+  }
+  std::printf("backend:      %s: dots and GEMM custom calls on %s, every other op on the host\n",
+              hlo::DotBackendName(dot_backend),
+              dot_backend == hlo::DotBackend::kCuda ? "the GPU (cuBLASLt)" : "the CPU");
+
+  FP8_ASSIGN_OR_RETURN(std::vector<Value> arguments,
+                       MakeArguments(*module->entry_computation(), flags));
+  if (flags.inputs.empty()) {
+    std::printf("inputs:       random (seed %llu)\n", static_cast<unsigned long long>(flags.seed));
+  } else {
+    std::printf("inputs:       %zu .npy files\n", flags.inputs.size());
+  }
+
+  hlo::HloInterpreter interpreter({.dot_backend = dot_backend});
+  const auto start = std::chrono::steady_clock::now();
+  FP8_ASSIGN_OR_RETURN(Value result, interpreter.Evaluate(*module, arguments));
+  const double milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  PrintGemms(interpreter, "gemm:");
+  std::printf("time:         %.3f ms (evaluation, parsing excluded)\n", milliseconds);
+
+  std::vector<Value> outputs;
+  Flatten(result, &outputs);
+  if (!flags.outputs_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(flags.outputs_dir, error);
+    if (error) {
+      return InvalidArgument("--outputs: cannot create %s: %s", flags.outputs_dir.c_str(),
+                             error.message().c_str());
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& output = outputs[i];
+    double sum = 0, abs_sum = 0;
+    for (double v : output.values) {
+      sum += v;
+      abs_sum += std::fabs(v);
+    }
+    const std::string label = "out" + std::to_string(i) + ":";
+    std::printf("%-14s%s dtype=%s sum=%.10g abs_sum=%.10g hash=%016llx\n", label.c_str(),
+                output.shape.ToString(false).c_str(),
+                hlo::PrimitiveTypeName(output.shape.element_type()), sum, abs_sum,
+                static_cast<unsigned long long>(Fnv1a(hlo::EncodeValueBytes(output))));
+    if (!flags.outputs_dir.empty()) {
+      const std::string path =
+          (std::filesystem::path(flags.outputs_dir) / ("out" + std::to_string(i) + ".npy"))
+              .string();
+      FP8_RETURN_IF_ERROR(WriteValueNpy(path, output));
+    }
+  }
+  if (!flags.outputs_dir.empty()) {
+    std::printf("outputs:      %zu .npy files in %s\n", outputs.size(), flags.outputs_dir.c_str());
+  }
+
+  if (flags.compare) {
+    FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> original, LoadModule(flags.module_path));
+    hlo::HloInterpreter original_interpreter({.dot_backend = dot_backend});
+    FP8_ASSIGN_OR_RETURN(Value original_result,
+                         original_interpreter.Evaluate(*original, arguments));
+    PrintGemms(original_interpreter, "original:");
+    std::vector<Value> original_outputs;
+    Flatten(original_result, &original_outputs);
+    if (original_outputs.size() != outputs.size()) {
+      return Internal("the rewritten module has %zu outputs, the original %zu", outputs.size(),
+                      original_outputs.size());
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const OutputError error = CompareOutputs(outputs[i], original_outputs[i]);
+      std::printf("compare out%zu: max relative error %.3e, relative Frobenius %.3e, max abs %.3e",
+                  i, error.max_relative, error.relative_frobenius, error.max_abs);
+      if (error.nonfinite_mismatches > 0) {
+        std::printf(", %lld NaN/inf mismatches",
+                    static_cast<long long>(error.nonfinite_mismatches));
+      }
+      std::printf(" (rewritten vs original)\n");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<RunCommandFlags>();
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Run an HLO module: parse, verify, fuse FP8 GEMMs, evaluate (GEMMs on the chosen backend, "
+      "other ops on the host) and print each output's shape, dtype and checksum");
+  command->add_option("module", flags->module_path, "HLO text file")->required();
+  command->add_option("--backend", flags->backend,
+                      "cpu or cuda: where dots and GEMM custom calls run (default cpu)");
+  command->add_option("--cpu-path", flags->cpu_path,
+                      "With --backend cpu: emulation (default; models the resolved accumulation), "
+                      "blas (f32 accumulation, fast) or reference (exact products, f64 sums)");
+  command
+      ->add_option("--inputs", flags->inputs,
+                   "Comma-separated .npy files, one per entry parameter (default: random)")
+      ->delimiter(',');
+  command->add_option("--seed", flags->seed, "Seed of the random inputs (default 1)");
+  command->add_option("--outputs", flags->outputs_dir, "Write the outputs to DIR/out0.npy, ...");
+  command->add_flag("--compare", flags->compare,
+                    "Also run the unrewritten module and print the error per output");
+  command->add_flag("--no-rewrite", flags->no_rewrite, "Run the module as written");
+  command->callback([flags, &exit_code] {
+    Status status = RunRunCommand(*flags);
+    if (!status.ok()) {
+      std::fprintf(stderr, "fp8dot run: error: %s\n", status.message().c_str());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace fp8dot::cli

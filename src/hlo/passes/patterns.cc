@@ -57,23 +57,55 @@ HloInstruction* MatchVectorBias(const HloInstruction* dot, HloInstruction* broad
   return v;
 }
 
-// The computation jnp.clip calls: (x, lo, hi) -> clamp(broadcast(lo), x, broadcast(hi)).
-bool IsClipComputation(const HloComputation* computation) {
-  if (computation == nullptr || computation->num_parameters() != 3) return false;
-  const HloInstruction* root = computation->root_instruction();
-  if (!Is(root, HloOpcode::kClamp)) return false;
-  auto parameter_behind = [](const HloInstruction* operand) -> int64_t {
-    while (Is(operand, HloOpcode::kBroadcast) || Is(operand, HloOpcode::kConvert)) {
-      operand = operand->operand(0);
+// clip := clamp(lo, x, hi) | minimum(maximum(x, lo), hi) | maximum(minimum(x, hi), lo), with
+// the operands of minimum/maximum in either order. Fills lo/hi and returns true when `clip` is
+// one of those applied to `x`.
+bool MatchClip(const HloInstruction* clip, const HloInstruction* x, const HloInstruction** lo,
+               const HloInstruction** hi) {
+  if (Is(clip, HloOpcode::kClamp)) {
+    if (clip->operand(1) != x) return false;
+    *lo = clip->operand(0);
+    *hi = clip->operand(2);
+    return true;
+  }
+  const bool outer_min = Is(clip, HloOpcode::kMinimum);
+  if (!outer_min && !Is(clip, HloOpcode::kMaximum)) return false;
+  const HloOpcode inner_opcode = outer_min ? HloOpcode::kMaximum : HloOpcode::kMinimum;
+  for (int64_t i = 0; i < 2; ++i) {
+    const HloInstruction* inner = clip->operand(i);
+    if (!Is(inner, inner_opcode)) continue;
+    for (int64_t j = 0; j < 2; ++j) {
+      if (inner->operand(j) != x) continue;
+      const HloInstruction* inner_bound = inner->operand(1 - j);
+      const HloInstruction* outer_bound = clip->operand(1 - i);
+      *lo = outer_min ? inner_bound : outer_bound;
+      *hi = outer_min ? outer_bound : inner_bound;
+      return true;
     }
-    return Is(operand, HloOpcode::kParameter) ? operand->parameter_number() : -1;
-  };
-  return parameter_behind(root->operand(0)) == 1 && parameter_behind(root->operand(1)) == 0 &&
-         parameter_behind(root->operand(2)) == 2;
+  }
+  return false;
 }
 
-// convert<f8>(clamp(broadcast(-max), d op broadcast(s), broadcast(max))), op in {divide,
-// multiply}; fills epilogue.output_scale/output_scale_divides/quantized.
+// The parameter number behind broadcasts/converts, or -1.
+int64_t ParameterBehind(const HloInstruction* operand) {
+  while (Is(operand, HloOpcode::kBroadcast) || Is(operand, HloOpcode::kConvert)) {
+    operand = operand->operand(0);
+  }
+  return Is(operand, HloOpcode::kParameter) ? operand->parameter_number() : -1;
+}
+
+// The computation jnp.clip calls: (x, lo, hi) -> clip of parameter 0 between parameters 1, 2.
+bool IsClipComputation(const HloComputation* computation) {
+  if (computation == nullptr || computation->num_parameters() != 3) return false;
+  const HloInstruction* x = computation->parameter_instruction(0);
+  const HloInstruction* lo = nullptr;
+  const HloInstruction* hi = nullptr;
+  return MatchClip(computation->root_instruction(), x, &lo, &hi) && ParameterBehind(lo) == 1 &&
+         ParameterBehind(hi) == 2;
+}
+
+// convert<f8>(clip(d op broadcast(s), -max, max)), op in {divide, multiply}, the clip written
+// inline or as jnp.clip's call; fills epilogue.output_scale/output_scale_divides/quantized.
 bool MatchQuantization(HloInstruction* d, HloInstruction* scaled, GemmEpilogue* epilogue) {
   const bool divides = Is(scaled, HloOpcode::kDivide);
   if (!divides && !Is(scaled, HloOpcode::kMultiply)) return false;
@@ -81,20 +113,24 @@ bool MatchQuantization(HloInstruction* d, HloInstruction* scaled, GemmEpilogue* 
   HloInstruction* scale_operand = OtherOperand(scaled, d);
   HloInstruction* scale = scale_operand == nullptr ? nullptr : StripToScalar(scale_operand);
   if (scale == nullptr || !IsFloatScalar(scale)) return false;
-  HloInstruction* clamp = OnlyUser(scaled);
   const HloInstruction* low_operand = nullptr;
   const HloInstruction* high_operand = nullptr;
-  if (Is(clamp, HloOpcode::kClamp) && clamp->operand(1) == scaled) {
-    low_operand = clamp->operand(0);
-    high_operand = clamp->operand(2);
-  } else if (Is(clamp, HloOpcode::kCall) && clamp->operand_count() == 3 &&
-             clamp->operand(0) == scaled && IsClipComputation(clamp->to_apply())) {
-    low_operand = clamp->operand(1);  // jnp.clip: call(x, lo, hi), to_apply=clip
-    high_operand = clamp->operand(2);
-  } else {
-    return false;
+  HloInstruction* clipped = OnlyUser(scaled);
+  if (clipped == nullptr) return false;
+  if (Is(clipped, HloOpcode::kCall)) {
+    if (clipped->operand_count() != 3 || clipped->operand(0) != scaled ||
+        !IsClipComputation(clipped->to_apply())) {
+      return false;
+    }
+    low_operand = clipped->operand(1);  // call(x, lo, hi), to_apply=clip
+    high_operand = clipped->operand(2);
+  } else if (!MatchClip(clipped, scaled, &low_operand, &high_operand)) {
+    // minimum(maximum(x, lo), hi) spans two instructions: the outer one is the inner's user.
+    HloInstruction* outer = OnlyUser(clipped);
+    if (outer == nullptr || !MatchClip(outer, scaled, &low_operand, &high_operand)) return false;
+    clipped = outer;
   }
-  HloInstruction* convert = OnlyUser(clamp);
+  HloInstruction* convert = OnlyUser(clipped);
   if (!Is(convert, HloOpcode::kConvert) || !IsFp8(convert)) return false;
   const std::optional<DType> fp8 = ToDType(convert->shape().element_type());
   const std::optional<double> low = ScalarConstantValue(low_operand);

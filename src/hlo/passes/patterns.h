@@ -49,7 +49,8 @@ std::optional<Dequantization> MatchDequantization(HloInstruction* operand, std::
 //   relu    := maximum(d, broadcast(constant 0))                            -> RELU
 //   quant   := convert<f8>(clamp(broadcast(-max), d / broadcast(s) | d * broadcast(s),
 //                                broadcast(max)))                           -> FP8 D, scale_d
-//              (or the clamp as jnp.clip emits it: call(d / s, -max, max), to_apply=clip)
+//              the clamp may also be minimum(maximum(x, -max), max) (either nesting, operands
+//              in any order) or jnp.clip's call(d / s, -max, max), to_apply=clip
 //   amax    := reduce(abs(d), init, to_apply=maximum), alongside quant      -> damax_output
 struct GemmEpilogue {
   double alpha = 1.0;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "hlo/hlo_test_util.h"
@@ -302,6 +305,49 @@ TEST(Fp8GemmRewriterTest, TrainStepForwardFastWithAmaxAndQuantisationGradientsPr
   const std::string text = r.module->ToString();
   EXPECT_EQ(text.find(" reduce("), std::string::npos) << text;
   EXPECT_EQ(text.find("to_apply=clip"), std::string::npos) << text;
+}
+
+// Exported by jax 0.10.2 (examples/jax/export_modules.py, scaled_dot_fp8_output): jnp.clip is a
+// call to maximum/minimum, and amax reads the dot before the output scale.
+TEST(Fp8GemmRewriterTest, RealJaxExportFusesQuantisationThroughClipAndAmax) {
+  std::ifstream file(std::string(FP8DOT_SOURCE_DIR) +
+                     "/tests/hlo/passes/testdata/jax_scaled_dot_fp8_output.hlo");
+  std::stringstream text;
+  text << file.rdbuf();
+  Rewritten r = Rewrite(text.str());
+  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u) << r.module->ToString();
+  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  EXPECT_EQ(gemm->shape().ToString(), "(f8e4m3fn[64,128]{1,0}, f32[], s8[0]{0})");
+  EXPECT_TRUE(ConfigOf(gemm).damax_output);
+  EXPECT_EQ(ResolvedMode(gemm), AccumulationMode::kFp8Fast);
+  const HloInstruction* root = r.module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kTuple);
+  EXPECT_EQ(root->operand(0)->operand(0), gemm);
+  EXPECT_EQ(root->operand(1)->operand(0), gemm);
+  EXPECT_TRUE(r.near_misses.empty());
+}
+
+TEST(Fp8GemmRewriterTest, InlineMinMaxClipIsAQuantisation) {
+  Rewritten r = Rewrite(R"(HloModule test
+ENTRY test {
+  x = f8e4m3fn[16,32] parameter(0)
+  y = f8e4m3fn[32,16] parameter(1)
+  s = f32[] parameter(2)
+  d = f32[16,16] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s_b = f32[16,16] broadcast(s), dimensions={}
+  d_s = f32[16,16] multiply(s_b, d)
+  hi = f32[] constant(57344)
+  hi_b = f32[16,16] broadcast(hi), dimensions={}
+  lo = f32[] constant(-57344)
+  lo_b = f32[16,16] broadcast(lo), dimensions={}
+  d_min = f32[16,16] minimum(d_s, hi_b)
+  d_clip = f32[16,16] maximum(lo_b, d_min)
+  ROOT q = f8e5m2[16,16] convert(d_clip)
+})");
+  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  EXPECT_EQ(gemm->shape().tuple_shapes(0).ToString(), "f8e5m2[16,16]{1,0}");
+  EXPECT_EQ(gemm->operand(4)->name(), "s");  // multiplied, not divided: scale_d = s
 }
 
 TEST(Fp8GemmRewriterTest, FlaxQuantiseDequantiseChainRunsTheDotInFp8) {

@@ -79,10 +79,15 @@ HloInstruction* MoveInFp8(HloComputation* computation, const Dequantization& ope
   return current;
 }
 
-// An f32 scalar for the custom call: 1 when absent, 1/s when the HLO divided by s.
+// An f32[] scalar for the custom call: 1 when absent, 1/s when the HLO divided by s. `scale` may
+// be any float type and f32[1]-shaped (Flax).
 HloInstruction* ScaleOperand(HloComputation* computation, HloInstruction* scale, bool divides) {
   const Shape f32_scalar = Shape::MakeScalar(PrimitiveType::kF32);
   if (scale == nullptr) return AddScalarConstant(computation, PrimitiveType::kF32, 1.0);
+  if (scale->shape().rank() != 0) {
+    Shape scalar = Shape::MakeScalar(scale->shape().element_type());
+    scale = computation->AddInstruction(HloInstruction::CreateReshape(scalar, scale));
+  }
   if (scale->shape().element_type() != PrimitiveType::kF32) {
     scale = computation->AddInstruction(HloInstruction::CreateConvert(f32_scalar, scale));
   }

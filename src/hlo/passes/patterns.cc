@@ -10,8 +10,11 @@ bool Is(const HloInstruction* instruction, HloOpcode opcode) {
   return instruction != nullptr && instruction->opcode() == opcode;
 }
 
+// A single float value: f32[] or f32[1] (Flax's scale shape).
 bool IsFloatScalar(const HloInstruction* instruction) {
-  return IsScalarArray(instruction) && IsFloatingPointType(instruction->shape().element_type());
+  return instruction != nullptr && instruction->shape().IsArray() &&
+         instruction->shape().ElementCount() == 1 &&
+         IsFloatingPointType(instruction->shape().element_type());
 }
 
 // The only user of `instruction`, or nullptr.
@@ -156,20 +159,23 @@ bool IsScalarArray(const HloInstruction* instruction) {
 }
 
 HloInstruction* StripToScalar(HloInstruction* instruction) {
-  while (instruction != nullptr) {
-    if (IsScalarArray(instruction)) return instruction;
-    if (Is(instruction, HloOpcode::kBroadcast) && IsScalarArray(instruction->operand(0))) {
-      instruction = instruction->mutable_operand(0);
-    } else {
+  // Broadcasts, reshapes and converts of one element hold that element everywhere. Flax keeps
+  // its scales as f32[1]: broadcast(reshape(broadcast(f32[1] s), dims={1}), dims={0}).
+  while (instruction != nullptr && instruction->shape().IsArray()) {
+    if (instruction->shape().ElementCount() == 1) return instruction;
+    if (!Is(instruction, HloOpcode::kBroadcast) && !Is(instruction, HloOpcode::kReshape) &&
+        !Is(instruction, HloOpcode::kBitcast) && !Is(instruction, HloOpcode::kConvert)) {
       return nullptr;
     }
+    instruction = instruction->mutable_operand(0);
   }
   return nullptr;
 }
 
 std::optional<double> ScalarConstantValue(const HloInstruction* instruction) {
   while (instruction != nullptr &&
-         (Is(instruction, HloOpcode::kBroadcast) || Is(instruction, HloOpcode::kConvert))) {
+         (Is(instruction, HloOpcode::kBroadcast) || Is(instruction, HloOpcode::kConvert) ||
+          Is(instruction, HloOpcode::kReshape) || Is(instruction, HloOpcode::kBitcast))) {
     instruction = instruction->operand(0);
   }
   if (!Is(instruction, HloOpcode::kConstant) || instruction->literal().values.size() != 1) {

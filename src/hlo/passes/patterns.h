@@ -14,8 +14,9 @@ namespace fp8dot::hlo::patterns {
 bool IsFp8(const HloInstruction* instruction);
 bool IsScalarArray(const HloInstruction* instruction);
 
-// x, or convert(x) / broadcast(x) chains around a scalar x: the scalar itself.
-//   scalar_operand := x | broadcast(x), dimensions={} | convert(scalar_operand)
+// The single element behind a uniform value:
+//   scalar_operand := x (one element: f32[] or f32[1]) | broadcast(scalar_operand)
+//                   | reshape(scalar_operand) | bitcast(..) | convert(..)
 HloInstruction* StripToScalar(HloInstruction* instruction);
 // The value of a scalar constant seen through broadcast/convert, e.g. broadcast(constant(448)).
 std::optional<double> ScalarConstantValue(const HloInstruction* instruction);

@@ -15,6 +15,9 @@ constexpr double kTwoTo64 = 18446744073709551616.0;
 
 // `value` (integral, finite) modulo 2^64, as the bits of a uint64.
 uint64_t Modulo2To64(double value) {
+  if (std::fabs(value) < kTwoTo63) {
+    return static_cast<uint64_t>(static_cast<int64_t>(value));  // exact two's complement
+  }
   double m = std::fmod(value, kTwoTo64);
   if (m < 0) m += kTwoTo64;
   if (m >= kTwoTo64) m = 0;  // fmod rounding at the edge

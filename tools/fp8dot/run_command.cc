@@ -92,11 +92,14 @@ StatusOr<std::vector<Value>> MakeArguments(const HloComputation& entry,
           "array parameters only",
           static_cast<long long>(i), parameter->NameForErrors().c_str(), shape.ToString().c_str());
     }
-    FP8_ASSIGN_OR_RETURN(HostTensor tensor, ReadNpy(path, hlo::ToDType(shape.element_type())));
-    StatusOr<Value> value = hlo::ValueFromHostTensor(
-        tensor, shape,
+    const std::string what =
         StrFormat("--inputs %s for parameter %lld (%s)", path.c_str(), static_cast<long long>(i),
-                  parameter->NameForErrors().c_str()));
+                  parameter->NameForErrors().c_str());
+    StatusOr<HostTensor> tensor = ReadNpy(path, hlo::ToDType(shape.element_type()));
+    if (!tensor.ok()) {
+      return Status(tensor.status().code(), what + ": " + tensor.status().message());
+    }
+    StatusOr<Value> value = hlo::ValueFromHostTensor(*tensor, shape, what);
     if (!value.ok()) return value.status();
     arguments.push_back(std::move(*value));
   }

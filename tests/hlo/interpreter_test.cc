@@ -1,0 +1,934 @@
+// HloInterpreter: one test per op with values computed by hand or by an independent formula,
+// the GEMM custom calls against the dots they came from, the fixtures end to end, and errors.
+#include "fp8dot/hlo/interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "fp8dot/hlo/hlo_parser.h"
+#include "fp8dot/hlo/hlo_verifier.h"
+#include "hlo/passes/fp8_gemm_rewriter.h"
+
+namespace fp8dot::hlo {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using P = PrimitiveType;
+
+Value Arr(P type, std::vector<int64_t> dims, std::vector<double> values) {
+  return Value::Array(Shape::MakeArray(type, std::move(dims)), std::move(values));
+}
+
+std::unique_ptr<HloModule> Parse(const std::string& text) {
+  StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, "test.hlo");
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  if (!module.ok()) return nullptr;
+  Status verified = VerifyHloModule(**module);
+  EXPECT_TRUE(verified.ok()) << verified.ToString();
+  return std::move(*module);
+}
+
+StatusOr<Value> Eval(const std::string& text, const std::vector<Value>& args,
+                     DotBackend backend = DotBackend::kCpuReference) {
+  std::unique_ptr<HloModule> module = Parse(text);
+  if (module == nullptr) return InvalidArgument("parse failed");
+  HloInterpreter interpreter({.dot_backend = backend});
+  return interpreter.Evaluate(*module, args);
+}
+
+// Evaluates a module whose entry root is an array and returns its elements.
+std::vector<double> EvalValues(const std::string& text, const std::vector<Value>& args) {
+  StatusOr<Value> value = Eval(text, args);
+  EXPECT_TRUE(value.ok()) << value.status().ToString();
+  return value.ok() ? value->values : std::vector<double>{};
+}
+
+// A module with one entry computation: `params` is "p0 = f32[3] parameter(0)\n..." and `body`
+// the instructions ending with ROOT.
+std::string Module(const std::string& body, const std::string& extra = "") {
+  return "HloModule m\n" + extra + "\nENTRY main {\n" + body + "\n}\n";
+}
+
+void ExpectValues(const std::vector<double>& actual, const std::vector<double>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(actual[i])) << "element " << i << " = " << actual[i];
+    } else {
+      EXPECT_EQ(actual[i], expected[i]) << "element " << i;
+      EXPECT_EQ(std::signbit(actual[i]), std::signbit(expected[i])) << "sign of element " << i;
+    }
+  }
+}
+
+double F32(double x) { return static_cast<double>(static_cast<float>(x)); }
+
+// ---- Leaves -------------------------------------------------------------------------------------
+
+TEST(InterpreterTest, ParameterAndConstantWithInfAndNan) {
+  StatusOr<Value> value = Eval(Module(R"(
+  p = s32[] parameter(0)
+  c = f32[2,3]{1,0} constant({ {1, 2.5, -3}, {inf, -inf, nan} })
+  ROOT t = (s32[], f32[2,3]{1,0}) tuple(p, c))"),
+                               {Value::Scalar(P::kS32, 7)});
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  ASSERT_EQ(value->elements.size(), 2u);
+  ExpectValues(value->elements[0].values, {7});
+  ExpectValues(value->elements[1].values, {1, 2.5, -3, kInf, -kInf, kNaN});
+}
+
+TEST(InterpreterTest, IotaAlongEachDimension) {
+  ExpectValues(EvalValues(Module("ROOT i = s32[2,3] iota(), iota_dimension=1"), {}),
+               {0, 1, 2, 0, 1, 2});
+  ExpectValues(EvalValues(Module("ROOT i = f32[2,3] iota(), iota_dimension=0"), {}),
+               {0, 0, 0, 1, 1, 1});
+}
+
+// ---- Convert ------------------------------------------------------------------------------------
+
+TEST(InterpreterTest, ConvertFloatToIntTruncatesSaturatesAndZeroesNan) {
+  ExpectValues(EvalValues(Module("p = f32[6] parameter(0)\nROOT c = s8[6] convert(p)"),
+                          {Arr(P::kF32, {6}, {2.9, -2.9, 300, -300, kNaN, kInf})}),
+               {2, -2, 127, -128, 0, 127});
+}
+
+TEST(InterpreterTest, ConvertToFp8RoundsToNearestEvenAndOverflowsToNan) {
+  // e4m3fn near 0.3: 0.28125 and 0.3125 (spacing 2^-5); 464 is the midpoint of 448 and 480
+  // (480 does not exist: 448 is the max) -> NaN under IEEE overflow, like ml_dtypes.
+  ExpectValues(EvalValues(Module("p = f32[5] parameter(0)\nROOT c = f8e4m3fn[5] convert(p)"),
+                          {Arr(P::kF32, {5}, {0.3, 448, 500, -1e6, 0.001})}),
+               {0.3125, 448, kNaN, kNaN, 0.001953125});
+  ExpectValues(EvalValues(Module("p = f32[3] parameter(0)\nROOT c = f8e5m2[3] convert(p)"),
+                          {Arr(P::kF32, {3}, {1e6, 3.1, -0.0})}),
+               {kInf, 3.0, -0.0});
+}
+
+TEST(InterpreterTest, ConvertToBf16TiesToEvenAndPredIsNonZero) {
+  ExpectValues(EvalValues(Module("p = f32[3] parameter(0)\nROOT c = bf16[3] convert(p)"),
+                          {Arr(P::kF32, {3}, {1.00390625, 1.01171875, -2.0})}),
+               {1.0, 1.015625, -2.0});
+  ExpectValues(EvalValues(Module("p = f32[3] parameter(0)\nROOT c = pred[3] convert(p)"),
+                          {Arr(P::kF32, {3}, {0, -0.5, 2})}),
+               {0, 1, 1});
+}
+
+// ---- Elementwise binary -------------------------------------------------------------------------
+
+std::vector<double> Binary(const std::string& op, P type, std::vector<double> a,
+                           std::vector<double> b) {
+  const std::string t = std::string(PrimitiveTypeName(type)) + "[" + std::to_string(a.size()) + "]";
+  const int64_t n = static_cast<int64_t>(a.size());
+  return EvalValues(Module("a = " + t + " parameter(0)\nb = " + t + " parameter(1)\nROOT r = " + t +
+                           " " + op + "(a, b)"),
+                    {Arr(type, {n}, std::move(a)), Arr(type, {n}, std::move(b))});
+}
+
+TEST(InterpreterTest, FloatArithmeticRoundsToF32) {
+  ExpectValues(Binary("add", P::kF32, {1, 1e8, 0.1}, {1e-8, 1, 0.2}),
+               {1, 1e8, F32(F32(0.1) + F32(0.2))});
+  ExpectValues(Binary("subtract", P::kF32, {1, 3}, {0.25, 5}), {0.75, -2});
+  ExpectValues(Binary("multiply", P::kF32, {3, 1e30}, {0.5, 1e30}), {1.5, kInf});
+  ExpectValues(Binary("divide", P::kF32, {1, 1, -1, 0}, {3, 0, 0, 0}),
+               {F32(1.0 / 3.0), kInf, -kInf, kNaN});
+  ExpectValues(Binary("remainder", P::kF32, {7, -7, 5.5}, {3, 3, 2}), {1, -1, 1.5});
+  ExpectValues(Binary("power", P::kF32, {2, 9, -8}, {10, 0.5, 3}), {1024, 3, -512});
+  ExpectValues(Binary("atan2", P::kF32, {1, -1}, {1, 0}), {F32(M_PI / 4), F32(-M_PI / 2)});
+}
+
+TEST(InterpreterTest, MaximumAndMinimumPropagateNan) {
+  ExpectValues(Binary("maximum", P::kF32, {1, kNaN, -0.0}, {2, 1, 0.0}), {2, kNaN, 0.0});
+  ExpectValues(Binary("minimum", P::kF32, {1, 3, -0.0}, {2, kNaN, 0.0}), {1, kNaN, -0.0});
+}
+
+TEST(InterpreterTest, Bf16ArithmeticRoundsAfterEachOp) {
+  // 1 + 2^-9 is not a bf16: the sum rounds back to 1.
+  ExpectValues(Binary("add", P::kBF16, {1, 256}, {0.001953125, 1}), {1, 256});
+}
+
+TEST(InterpreterTest, IntegerArithmeticWraps) {
+  ExpectValues(Binary("add", P::kS8, {100, -100}, {100, -100}), {-56, 56});
+  ExpectValues(Binary("subtract", P::kU8, {0, 5}, {1, 3}), {255, 2});
+  ExpectValues(Binary("multiply", P::kS32, {65536, -3}, {65536, 7}), {0, -21});
+  ExpectValues(Binary("divide", P::kS32, {7, -7, 5, -2147483648.0}, {2, 2, 0, -1}),
+               {3, -3, -1, -2147483648.0});
+  ExpectValues(Binary("remainder", P::kS32, {7, -7, 5}, {3, 3, 0}), {1, -1, 5});
+  ExpectValues(Binary("power", P::kS32, {3, 2, 2}, {4, -1, 31}), {81, 0, -2147483648.0});
+  ExpectValues(Binary("maximum", P::kS32, {3, -4}, {2, 5}), {3, 5});
+  ExpectValues(Binary("minimum", P::kU8, {3, 200}, {2, 5}), {2, 5});
+}
+
+TEST(InterpreterTest, BitwiseAndShifts) {
+  ExpectValues(Binary("and", P::kS32, {12, -1}, {10, 7}), {8, 7});
+  ExpectValues(Binary("or", P::kS32, {12, -8}, {3, 1}), {15, -7});
+  ExpectValues(Binary("xor", P::kU8, {255, 5}, {15, 5}), {240, 0});
+  ExpectValues(Binary("shift-left", P::kS8, {1, 3, 1}, {7, 1, 8}), {-128, 6, 0});
+  ExpectValues(Binary("shift-right-logical", P::kS8, {-128, 64, -1}, {1, 2, 8}), {64, 16, 0});
+  ExpectValues(Binary("shift-right-arithmetic", P::kS8, {-128, 64, -1, 5}, {1, 2, 8, 9}),
+               {-64, 16, -1, 0});
+}
+
+TEST(InterpreterTest, LogicalOpsOnPred) {
+  ExpectValues(Binary("and", P::kPred, {0, 0, 1, 1}, {0, 1, 0, 1}), {0, 0, 0, 1});
+  ExpectValues(Binary("or", P::kPred, {0, 0, 1, 1}, {0, 1, 0, 1}), {0, 1, 1, 1});
+  ExpectValues(Binary("xor", P::kPred, {0, 0, 1, 1}, {0, 1, 0, 1}), {0, 1, 1, 0});
+  ExpectValues(EvalValues(Module("p = pred[2] parameter(0)\nROOT n = pred[2] not(p)"),
+                          {Arr(P::kPred, {2}, {0, 1})}),
+               {1, 0});
+  ExpectValues(EvalValues(Module("p = s32[2] parameter(0)\nROOT n = s32[2] not(p)"),
+                          {Arr(P::kS32, {2}, {0, 5})}),
+               {-1, -6});
+}
+
+// ---- Compare ------------------------------------------------------------------------------------
+
+TEST(InterpreterTest, CompareAllDirectionsWithNan) {
+  const std::vector<double> a = {1, 2, 3, kNaN}, b = {2, 2, 2, kNaN};
+  const std::pair<const char*, std::vector<double>> cases[] = {
+      {"EQ", {0, 1, 0, 0}}, {"NE", {1, 0, 1, 1}}, {"LT", {1, 0, 0, 0}},
+      {"LE", {1, 1, 0, 0}}, {"GT", {0, 0, 1, 0}}, {"GE", {0, 1, 1, 0}}};
+  for (const auto& [direction, expected] : cases) {
+    SCOPED_TRACE(direction);
+    ExpectValues(EvalValues(Module(std::string("a = f32[4] parameter(0)\nb = f32[4] parameter(1)\n"
+                                               "ROOT c = pred[4] compare(a, b), direction=") +
+                                   direction),
+                            {Arr(P::kF32, {4}, a), Arr(P::kF32, {4}, b)}),
+                 expected);
+  }
+}
+
+TEST(InterpreterTest, CompareTotalOrderOrdersNanAndSignedZero) {
+  ExpectValues(
+      EvalValues(Module("a = f32[3] parameter(0)\nb = f32[3] parameter(1)\n"
+                        "ROOT c = pred[3] compare(a, b), direction=LT, type=TOTALORDER"),
+                 {Arr(P::kF32, {3}, {-0.0, 1, kInf}), Arr(P::kF32, {3}, {0.0, kNaN, kNaN})}),
+      {1, 1, 1});
+  ExpectValues(EvalValues(Module("a = s32[2] parameter(0)\nb = s32[2] parameter(1)\n"
+                                 "ROOT c = pred[2] compare(a, b), direction=GE"),
+                          {Arr(P::kS32, {2}, {-1, 4}), Arr(P::kS32, {2}, {0, 4})}),
+               {0, 1});
+}
+
+// ---- Unary math ---------------------------------------------------------------------------------
+
+TEST(InterpreterTest, UnaryMathMatchesLibmRoundedToF32) {
+  const std::vector<double> x = {0.5, 1.25, 2.0, 3.75};
+  const std::pair<const char*, double (*)(double)> cases[] = {
+      {"abs", [](double v) { return std::fabs(v); }},
+      {"negate", [](double v) { return -v; }},
+      {"exponential", [](double v) { return std::exp(v); }},
+      {"exponential-minus-one", [](double v) { return std::expm1(v); }},
+      {"log", [](double v) { return std::log(v); }},
+      {"log-plus-one", [](double v) { return std::log1p(v); }},
+      {"tanh", [](double v) { return std::tanh(v); }},
+      {"sqrt", [](double v) { return std::sqrt(v); }},
+      {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
+      {"cbrt", [](double v) { return std::cbrt(v); }},
+      {"floor", [](double v) { return std::floor(v); }},
+      {"ceil", [](double v) { return std::ceil(v); }},
+      {"sign", [](double v) { return v > 0 ? 1.0 : -1.0; }},
+      {"cosine", [](double v) { return std::cos(v); }},
+      {"sine", [](double v) { return std::sin(v); }},
+      {"logistic", [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"erf", [](double v) { return std::erf(v); }},
+  };
+  for (const auto& [op, fn] : cases) {
+    SCOPED_TRACE(op);
+    std::vector<double> expected;
+    for (double v : x) expected.push_back(F32(fn(v)));
+    ExpectValues(
+        EvalValues(Module(std::string("p = f32[4] parameter(0)\nROOT r = f32[4] ") + op + "(p)"),
+                   {Arr(P::kF32, {4}, x)}),
+        expected);
+  }
+}
+
+TEST(InterpreterTest, RoundingModesSignAndIsFinite) {
+  const Value x = Arr(P::kF32, {5}, {2.5, -0.5, 3.5, -2.5, 0.0});
+  ExpectValues(
+      EvalValues(Module("p = f32[5] parameter(0)\nROOT r = f32[5] round-nearest-even(p)"), {x}),
+      {2, -0.0, 4, -2, 0});
+  ExpectValues(
+      EvalValues(Module("p = f32[5] parameter(0)\nROOT r = f32[5] round-nearest-afz(p)"), {x}),
+      {3, -1, 4, -3, 0});
+  ExpectValues(EvalValues(Module("p = f32[4] parameter(0)\nROOT r = f32[4] sign(p)"),
+                          {Arr(P::kF32, {4}, {-3, 0.0, -0.0, kNaN})}),
+               {-1, 0.0, -0.0, kNaN});
+  ExpectValues(EvalValues(Module("p = f32[4] parameter(0)\nROOT r = pred[4] is-finite(p)"),
+                          {Arr(P::kF32, {4}, {1, kInf, -kInf, kNaN})}),
+               {1, 0, 0, 0});
+  ExpectValues(EvalValues(Module("p = s32[2] parameter(0)\nROOT r = s32[2] abs(p)"),
+                          {Arr(P::kS32, {2}, {-5, -2147483648.0})}),
+               {5, -2147483648.0});
+}
+
+// ---- Select, clamp, reduce-precision ------------------------------------------------------------
+
+TEST(InterpreterTest, SelectPicksByPredicate) {
+  ExpectValues(EvalValues(Module("p = pred[3] parameter(0)\na = f32[3] parameter(1)\n"
+                                 "b = f32[3] parameter(2)\nROOT s = f32[3] select(p, a, b)"),
+                          {Arr(P::kPred, {3}, {1, 0, 1}), Arr(P::kF32, {3}, {1, 2, 3}),
+                           Arr(P::kF32, {3}, {-1, -2, -3})}),
+               {1, -2, 3});
+}
+
+TEST(InterpreterTest, ClampWithScalarBounds) {
+  ExpectValues(EvalValues(Module("lo = f32[] constant(-448)\nhi = f32[] constant(448)\n"
+                                 "p = f32[4] parameter(0)\nROOT c = f32[4] clamp(lo, p, hi)"),
+                          {Arr(P::kF32, {4}, {-1000, 3, 1000, kInf})}),
+               {-448, 3, 448, 448});
+}
+
+TEST(InterpreterTest, ReducePrecisionRoundsMantissaAndExponent) {
+  // To f16's 5 exponent / 10 mantissa bits: 1 + 2^-11 ties to 1; 65520 overflows; 1e-6 is below
+  // the smallest normal (2^-14) and flushes to zero.
+  ExpectValues(
+      EvalValues(Module("p = f32[4] parameter(0)\n"
+                        "ROOT r = f32[4] reduce-precision(p), exponent_bits=5, mantissa_bits=10"),
+                 {Arr(P::kF32, {4}, {1.00048828125, 1.00146484375, 65520, 1e-6})}),
+      {1.0, 1.001953125, kInf, 0.0});
+}
+
+// ---- Data movement ------------------------------------------------------------------------------
+
+TEST(InterpreterTest, BroadcastMapsOperandDims) {
+  ExpectValues(EvalValues(Module("p = f32[3] parameter(0)\n"
+                                 "ROOT b = f32[2,3] broadcast(p), dimensions={1}"),
+                          {Arr(P::kF32, {3}, {1, 2, 3})}),
+               {1, 2, 3, 1, 2, 3});
+  ExpectValues(EvalValues(Module("p = f32[2] parameter(0)\n"
+                                 "ROOT b = f32[2,3] broadcast(p), dimensions={0}"),
+                          {Arr(P::kF32, {2}, {1, 2})}),
+               {1, 1, 1, 2, 2, 2});
+}
+
+TEST(InterpreterTest, ReshapeTransposeCopyReverse) {
+  const Value x = Arr(P::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  ExpectValues(EvalValues(Module("p = f32[2,3] parameter(0)\nROOT r = f32[3,2] reshape(p)"), {x}),
+               {1, 2, 3, 4, 5, 6});
+  ExpectValues(EvalValues(Module("p = f32[2,3] parameter(0)\n"
+                                 "ROOT t = f32[3,2] transpose(p), dimensions={1,0}"),
+                          {x}),
+               {1, 4, 2, 5, 3, 6});
+  ExpectValues(EvalValues(Module("p = f32[2,3] parameter(0)\nROOT c = f32[2,3]{0,1} copy(p)"), {x}),
+               {1, 2, 3, 4, 5, 6});
+  ExpectValues(EvalValues(Module("p = f32[2,3] parameter(0)\n"
+                                 "ROOT r = f32[2,3] reverse(p), dimensions={1}"),
+                          {x}),
+               {3, 2, 1, 6, 5, 4});
+}
+
+TEST(InterpreterTest, TransposeOfRank3) {
+  // out[i][j][k] = in[k][i][j] with dimensions={2,0,1}? No: output dim d is operand dim perm[d].
+  // in: [2,1,3] -> out dims [3,2,1] with perm {2,0,1}: out[c][a][b] = in[a][b][c].
+  std::vector<double> in = {1, 2, 3, 4, 5, 6};  // in[a][0][c] = 1 + 3a + c
+  std::vector<double> expected;
+  for (int c = 0; c < 3; ++c)
+    for (int a = 0; a < 2; ++a) expected.push_back(1 + 3 * a + c);
+  ExpectValues(EvalValues(Module("p = f32[2,1,3] parameter(0)\n"
+                                 "ROOT t = f32[3,2,1] transpose(p), dimensions={2,0,1}"),
+                          {Arr(P::kF32, {2, 1, 3}, in)}),
+               expected);
+}
+
+TEST(InterpreterTest, BitcastWithDefaultLayoutsIsAReshape) {
+  ExpectValues(EvalValues(Module("p = f32[2,3]{1,0} parameter(0)\nROOT b = f32[6]{0} bitcast(p)"),
+                          {Arr(P::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})}),
+               {1, 2, 3, 4, 5, 6});
+}
+
+TEST(InterpreterTest, BitcastGoesThroughThePhysicalOrder) {
+  // t = transpose of x stored column-major ({0,1}): its bytes are x's row-major bytes, so the
+  // bitcast to a row-major [2,3] gives x back (XLA's transpose-as-bitcast).
+  ExpectValues(EvalValues(Module("p = f32[2,3]{1,0} parameter(0)\n"
+                                 "t = f32[3,2]{0,1} transpose(p), dimensions={1,0}\n"
+                                 "ROOT b = f32[2,3]{1,0} bitcast(t)"),
+                          {Arr(P::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})}),
+               {1, 2, 3, 4, 5, 6});
+  // A column-major [2,3] parameter viewed as a row-major [3,2]: physical order is column-major.
+  ExpectValues(EvalValues(Module("p = f32[2,3]{0,1} parameter(0)\n"
+                                 "ROOT b = f32[3,2]{1,0} bitcast(p)"),
+                          {Arr(P::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})}),
+               {1, 4, 2, 5, 3, 6});
+}
+
+TEST(InterpreterTest, SliceWithStrides) {
+  std::vector<double> x(24);
+  for (int i = 0; i < 24; ++i) x[static_cast<size_t>(i)] = i;  // x[r][c] = 4r + c, [6,4]
+  ExpectValues(EvalValues(Module("p = f32[6,4] parameter(0)\n"
+                                 "ROOT s = f32[3,2] slice(p), slice={[0:6:2], [1:3]}"),
+                          {Arr(P::kF32, {6, 4}, x)}),
+               {1, 2, 9, 10, 17, 18});
+}
+
+TEST(InterpreterTest, DynamicSliceClampsStartIndices) {
+  const Value x = Arr(P::kF32, {3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
+  const std::string body =
+      "p = f32[3,3] parameter(0)\ni = s32[] parameter(1)\nj = s32[] parameter(2)\n"
+      "ROOT d = f32[2,2] dynamic-slice(p, i, j), dynamic_slice_sizes={2,2}";
+  ExpectValues(EvalValues(Module(body), {x, Value::Scalar(P::kS32, 1), Value::Scalar(P::kS32, 0)}),
+               {3, 4, 6, 7});
+  // 5 -> 1 and -3 -> 0.
+  ExpectValues(EvalValues(Module(body), {x, Value::Scalar(P::kS32, 5), Value::Scalar(P::kS32, -3)}),
+               {3, 4, 6, 7});
+}
+
+TEST(InterpreterTest, DynamicUpdateSliceClampsStartIndices) {
+  const Value x = Arr(P::kF32, {3, 3}, {0, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Value u = Arr(P::kF32, {2, 2}, {1, 2, 3, 4});
+  const std::string body =
+      "p = f32[3,3] parameter(0)\nu = f32[2,2] parameter(1)\ni = s32[] parameter(2)\n"
+      "j = s32[] parameter(3)\nROOT d = f32[3,3] dynamic-update-slice(p, u, i, j)";
+  ExpectValues(
+      EvalValues(Module(body), {x, u, Value::Scalar(P::kS32, 0), Value::Scalar(P::kS32, 1)}),
+      {0, 1, 2, 0, 3, 4, 0, 0, 0});
+  ExpectValues(
+      EvalValues(Module(body), {x, u, Value::Scalar(P::kS32, 9), Value::Scalar(P::kS32, 9)}),
+      {0, 0, 0, 0, 1, 2, 0, 3, 4});
+}
+
+TEST(InterpreterTest, ConcatenateAlongEachDim) {
+  const Value a = Arr(P::kF32, {2, 1}, {1, 2});
+  const Value b = Arr(P::kF32, {2, 2}, {3, 4, 5, 6});
+  ExpectValues(EvalValues(Module("a = f32[2,1] parameter(0)\nb = f32[2,2] parameter(1)\n"
+                                 "ROOT c = f32[2,3] concatenate(a, b), dimensions={1}"),
+                          {a, b}),
+               {1, 3, 4, 2, 5, 6});
+  ExpectValues(EvalValues(Module("a = f32[1,2] parameter(0)\nb = f32[2,2] parameter(1)\n"
+                                 "ROOT c = f32[3,2] concatenate(a, b), dimensions={0}"),
+                          {Arr(P::kF32, {1, 2}, {1, 2}), b}),
+               {1, 2, 3, 4, 5, 6});
+}
+
+TEST(InterpreterTest, PadWithInteriorAndNegativePadding) {
+  const Value x = Arr(P::kF32, {3}, {1, 2, 3});
+  // low 1, high 2, interior 1: [0, 1, 0, 2, 0, 3, 0, 0]
+  ExpectValues(EvalValues(Module("p = f32[3] parameter(0)\nz = f32[] constant(0)\n"
+                                 "ROOT r = f32[8] pad(p, z), padding=1_2_1"),
+                          {x}),
+               {0, 1, 0, 2, 0, 3, 0, 0});
+  // low -1, high -1, interior 1: [1, 0, 2, 0, 3] minus both ends -> [0, 2, 0]
+  ExpectValues(EvalValues(Module("p = f32[3] parameter(0)\nz = f32[] constant(9)\n"
+                                 "ROOT r = f32[3] pad(p, z), padding=-1_-1_1"),
+                          {x}),
+               {9, 2, 9});
+  // 2-D: one row of padding on top, interior column padding.
+  ExpectValues(EvalValues(Module("p = f32[1,2] parameter(0)\nz = f32[] constant(0)\n"
+                                 "ROOT r = f32[2,3] pad(p, z), padding=1_0x0_0_1"),
+                          {Arr(P::kF32, {1, 2}, {5, 6})}),
+               {0, 0, 0, 5, 0, 6});
+}
+
+// ---- Reduce, call, tuples
+// -------------------------------------------------------------------------
+
+const char kAddF32[] = R"(
+add {
+  x0 = f32[] parameter(0)
+  y0 = f32[] parameter(1)
+  ROOT s0 = f32[] add(x0, y0)
+}
+max {
+  x1 = f32[] parameter(0)
+  y1 = f32[] parameter(1)
+  ROOT s1 = f32[] maximum(x1, y1)
+}
+sum_of_squares {
+  acc = f32[] parameter(0)
+  x2 = f32[] parameter(1)
+  sq = f32[] multiply(x2, x2)
+  ROOT s2 = f32[] add(acc, sq)
+}
+)";
+
+TEST(InterpreterTest, ReduceOneAndSeveralDims) {
+  std::vector<double> x(24);
+  for (int i = 0; i < 24; ++i) x[static_cast<size_t>(i)] = i;  // [2,3,4]: 12a + 4b + c
+  const Value v = Arr(P::kF32, {2, 3, 4}, x);
+  // Over dim 2: sum_c (12a + 4b + c) = 48a + 16b + 6.
+  ExpectValues(EvalValues(Module("p = f32[2,3,4] parameter(0)\nz = f32[] constant(0)\n"
+                                 "ROOT r = f32[2,3] reduce(p, z), dimensions={2}, to_apply=add",
+                                 kAddF32),
+                          {v}),
+               {6, 22, 38, 54, 70, 86});
+  // Over dims {0,2}: sum_a sum_c = 2*(16b + 6) + 48 = 32b + 60.
+  ExpectValues(EvalValues(Module("p = f32[2,3,4] parameter(0)\nz = f32[] constant(0)\n"
+                                 "ROOT r = f32[3] reduce(p, z), dimensions={0,2}, to_apply=add",
+                                 kAddF32),
+                          {v}),
+               {60, 92, 124});
+  // All dims with max and a -inf init.
+  ExpectValues(EvalValues(Module("p = f32[2,3,4] parameter(0)\nz = f32[] constant(-inf)\n"
+                                 "ROOT r = f32[] reduce(p, z), dimensions={0,1,2}, to_apply=max",
+                                 kAddF32),
+                          {v}),
+               {23});
+}
+
+TEST(InterpreterTest, ReduceWithAComputationEvaluatedPerElement) {
+  // sum of squares of 1..4 plus init 0.5 = 30.5 (to_apply is not a single op: evaluated by the
+  // interpreter for each element pair).
+  ExpectValues(EvalValues(Module("p = f32[4] parameter(0)\nz = f32[] constant(0.5)\n"
+                                 "ROOT r = f32[] reduce(p, z), dimensions={0}, "
+                                 "to_apply=sum_of_squares",
+                                 kAddF32),
+                          {Arr(P::kF32, {4}, {1, 2, 3, 4})}),
+               {30.5});
+}
+
+TEST(InterpreterTest, ReduceAccumulatesInTheElementType) {
+  // bf16 sum of 1 + 256 * 2^-9: every step rounds back to 1 in bf16.
+  std::vector<double> x(257, 0.001953125);
+  x[0] = 1;
+  const char add_bf16[] = R"(
+add_bf16 {
+  x0 = bf16[] parameter(0)
+  y0 = bf16[] parameter(1)
+  ROOT s0 = bf16[] add(x0, y0)
+}
+)";
+  ExpectValues(EvalValues(Module("p = bf16[257] parameter(0)\nz = bf16[] constant(0)\n"
+                                 "ROOT r = bf16[] reduce(p, z), dimensions={0}, to_apply=add_bf16",
+                                 add_bf16),
+                          {Arr(P::kBF16, {257}, x)}),
+               {1});
+}
+
+TEST(InterpreterTest, CallTupleAndGetTupleElement) {
+  const char callee[] = R"(
+axpy {
+  ca = f32[] parameter(0)
+  cx = f32[2] parameter(1)
+  ab = f32[2] broadcast(ca), dimensions={}
+  ax = f32[2] multiply(ab, cx)
+  ROOT t = (f32[2], f32[]) tuple(ax, ca)
+}
+)";
+  ExpectValues(EvalValues(Module("a = f32[] parameter(0)\nx = f32[2] parameter(1)\n"
+                                 "c = (f32[2], f32[]) call(a, x), to_apply=axpy\n"
+                                 "ROOT g = f32[2] get-tuple-element(c), index=0",
+                                 callee),
+                          {Value::Scalar(P::kF32, 3), Arr(P::kF32, {2}, {1, -2})}),
+               {3, -6});
+}
+
+// ---- Scatter
+// --------------------------------------------------------------------------------------
+
+const char kScatterComputations[] = R"(
+set {
+  old = f32[] parameter(0)
+  ROOT new = f32[] parameter(1)
+}
+add {
+  sa = f32[] parameter(0)
+  sb = f32[] parameter(1)
+  ROOT ss = f32[] add(sa, sb)
+}
+)";
+
+TEST(InterpreterTest, ScatterSetOfARowLikeJaxAtSet) {
+  // x.at[i].set(v) for x: f32[3,2], v: f32[2], as jax emits it.
+  ExpectValues(
+      EvalValues(Module("x = f32[3,2] parameter(0)\ni = s32[1] parameter(1)\nv = f32[2] "
+                        "parameter(2)\nROOT s = f32[3,2] scatter(x, i, v), update_window_dims={0}, "
+                        "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                        "index_vector_dim=0, indices_are_sorted=true, unique_indices=true, "
+                        "to_apply=set",
+                        kScatterComputations),
+                 {Arr(P::kF32, {3, 2}, {0, 0, 0, 0, 0, 0}), Arr(P::kS32, {1}, {1}),
+                  Arr(P::kF32, {2}, {7, 8})}),
+      {0, 0, 7, 8, 0, 0});
+}
+
+TEST(InterpreterTest, ScatterAddWithRepeatedIndicesAccumulates) {
+  // x.at[idx].add(v) with idx = [0, 2, 0]: x[0] += 1 + 3, x[2] += 2.
+  ExpectValues(
+      EvalValues(Module("x = f32[4] parameter(0)\ni = s32[3,1] parameter(1)\nv = f32[3] "
+                        "parameter(2)\nROOT s = f32[4] scatter(x, i, v), update_window_dims={}, "
+                        "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                        "index_vector_dim=1, to_apply=add",
+                        kScatterComputations),
+                 {Arr(P::kF32, {4}, {10, 10, 10, 10}), Arr(P::kS32, {3, 1}, {0, 2, 0}),
+                  Arr(P::kF32, {3}, {1, 2, 3})}),
+      {14, 10, 12, 10});
+}
+
+TEST(InterpreterTest, ScatterSkipsOutOfBoundsIndices) {
+  ExpectValues(
+      EvalValues(
+          Module("x = f32[3] parameter(0)\ni = s32[] parameter(1)\nv = f32[] "
+                 "parameter(2)\nROOT s = f32[3] scatter(x, i, v), update_window_dims={}, "
+                 "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                 "index_vector_dim=0, to_apply=set",
+                 kScatterComputations),
+          {Arr(P::kF32, {3}, {1, 2, 3}), Value::Scalar(P::kS32, 3), Value::Scalar(P::kF32, 9)}),
+      {1, 2, 3});
+}
+
+// ---- Dots
+// -----------------------------------------------------------------------------------------
+
+TEST(InterpreterTest, DotMatmulBatchedAndContractingFirst) {
+  // [[1,2],[3,4]] . [[5,6],[7,8]] = [[19,22],[43,50]]
+  const Value a = Arr(P::kF32, {2, 2}, {1, 2, 3, 4});
+  const Value b = Arr(P::kF32, {2, 2}, {5, 6, 7, 8});
+  ExpectValues(EvalValues(Module("a = f32[2,2] parameter(0)\nb = f32[2,2] parameter(1)\n"
+                                 "ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={1}, "
+                                 "rhs_contracting_dims={0}, operand_precision={highest,highest}"),
+                          {a, b}),
+               {19, 22, 43, 50});
+  // a^T . b: contract dim 0 of both: [[1*5+3*7, 1*6+3*8], [2*5+4*7, 2*6+4*8]]
+  ExpectValues(EvalValues(Module("a = f32[2,2] parameter(0)\nb = f32[2,2] parameter(1)\n"
+                                 "ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={0}, "
+                                 "rhs_contracting_dims={0}, operand_precision={highest,highest}"),
+                          {a, b}),
+               {26, 30, 38, 44});
+  // Batched: two 1x2 . 2x1 products.
+  ExpectValues(
+      EvalValues(Module("a = f32[2,1,2] parameter(0)\nb = f32[2,2,1] parameter(1)\n"
+                        "ROOT d = f32[2,1,1] dot(a, b), lhs_batch_dims={0}, "
+                        "rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                        "rhs_contracting_dims={1}"),
+                 {Arr(P::kF32, {2, 1, 2}, {1, 2, 3, 4}), Arr(P::kF32, {2, 2, 1}, {5, 6, 7, 8})}),
+      {17, 53});
+}
+
+TEST(InterpreterTest, Fp8DotRunsWithItsResolvedAccumulation) {
+  const std::string text = Module(
+      "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
+      "ROOT d = bf16[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  std::unique_ptr<HloModule> module = Parse(text);
+  HloInterpreter interpreter({.dot_backend = DotBackend::kCpuEmulation});
+  StatusOr<Value> value = interpreter.Evaluate(
+      *module, {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {5, 6, 7, 8})});
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  ExpectValues(value->values, {19, 22, 43, 50});
+  ASSERT_EQ(interpreter.gemm_records().size(), 1u);
+  EXPECT_EQ(interpreter.gemm_records()[0].accumulation, AccumulationMode::kFp8Fast);
+  EXPECT_NE(interpreter.gemm_records()[0].instruction.find("%d (line"), std::string::npos);
+}
+
+TEST(InterpreterTest, IntegerDotIsAClearError) {
+  StatusOr<Value> value =
+      Eval(Module("a = s32[2,2] parameter(0)\nb = s32[2,2] parameter(1)\n"
+                  "ROOT d = s32[2,2] dot(a, b), lhs_contracting_dims={1}, "
+                  "rhs_contracting_dims={0}"),
+           {Arr(P::kS32, {2, 2}, {1, 2, 3, 4}), Arr(P::kS32, {2, 2}, {1, 2, 3, 4})});
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(value.status().message().find("%d (line"), std::string::npos)
+      << value.status().message();
+  EXPECT_NE(value.status().message().find("float operands"), std::string::npos);
+}
+
+// ---- GEMM custom calls
+// ----------------------------------------------------------------------------
+
+std::string GemmConfig(double alpha, double beta, const std::string& epilogue, bool damax) {
+  std::ostringstream s;
+  s << R"({"gemm_backend_config":{"alpha_real":)" << alpha << R"(,"alpha_imag":0,"beta":)" << beta
+    << R"(,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],)"
+    << R"("rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]},)"
+    << R"("precision_config":{"operand_precision":["DEFAULT","DEFAULT"],"algorithm":"ALG_UNSET"},)"
+    << R"("epilogue":")" << epilogue << R"(","damax_output":)" << (damax ? "true" : "false")
+    << "}}";
+  return s.str();
+}
+
+TEST(InterpreterTest, Fp8GemmCustomCallWithCBiasScaleDAndAmax) {
+  // A.B = [[19,22],[43,50]]; D = alpha*sa*sb*A.B + C + bias = 0.5*2*1*A.B + C + bias.
+  // C = [[1,1],[-100,0]], bias = [0.5, -2]: D = [[20.5, 21], [-56.5, 48]]; amax = 56.5;
+  // out = f8e4m3fn(D * scale_d=2) = [[41 -> 40, 42 -> 40? ...]] computed below with e4m3 spacing.
+  const std::string text = Module(
+      "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
+      "c = bf16[2,2] parameter(2)\nsa = f32[] parameter(3)\nsb = f32[] parameter(4)\n"
+      "sd = f32[] parameter(5)\nbias = bf16[2] parameter(6)\n"
+      "g = (f8e4m3fn[2,2], f32[], s8[16]) custom-call(a, b, c, sa, sb, sd, bias), "
+      "custom_call_target=\"__cublas$lt$matmul$f8\", backend_config=" +
+      GemmConfig(0.5, 1, "BIAS", true) +
+      "\nd = f8e4m3fn[2,2] get-tuple-element(g), index=0\n"
+      "amax = f32[] get-tuple-element(g), index=1\n"
+      "ROOT t = (f8e4m3fn[2,2], f32[]) tuple(d, amax)");
+  StatusOr<Value> value =
+      Eval(text,
+           {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {5, 6, 7, 8}),
+            Arr(P::kBF16, {2, 2}, {1, 1, -100, 0}), Value::Scalar(P::kF32, 2),
+            Value::Scalar(P::kF32, 1), Value::Scalar(P::kF32, 2), Arr(P::kBF16, {2}, {0.5, -2})},
+           DotBackend::kCpuReference);
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  // D * 2 = [[41, 42], [-113, 96]] in e4m3fn (spacing 8 in [64,128), 4 in [32,64)):
+  // 41 -> 40, 42 -> 40 (tie to even mantissa: 40 = 1.25*32, 44 = 1.375*32 -> 40), -113 -> -112,
+  // 96 -> 96.
+  ExpectValues(value->elements[0].values, {40, 40, -112, 96});
+  ExpectValues(value->elements[1].values, {56.5});
+}
+
+TEST(InterpreterTest, CustomCallWithTheWrongOperandsIsAClearError) {
+  const std::string text = Module(
+      "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
+      "ROOT g = (f32[2,2], s8[16]) custom-call(a, b), "
+      "custom_call_target=\"__cublas$lt$matmul$f8\", "
+      "backend_config=" +
+      GemmConfig(1, 0, "DEFAULT", false));
+  StatusOr<Value> value = Eval(
+      text, {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4})});
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().message().find("%g (line 6)"), std::string::npos)
+      << value.status().message();
+  EXPECT_NE(value.status().message().find("takes 4 operands (a, b, a_scale, b_scale), got 2"),
+            std::string::npos)
+      << value.status().message();
+}
+
+TEST(InterpreterTest, PlainCublasLtMatmulCustomCall) {
+  const std::string text = Module(
+      "a = bf16[2,2] parameter(0)\nb = bf16[2,2] parameter(1)\nc = f32[2,2] parameter(2)\n"
+      "g = (f32[2,2], s8[16]) custom-call(a, b, c), custom_call_target=\"__cublas$lt$matmul\", "
+      "backend_config=" +
+      GemmConfig(2, 1, "DEFAULT", false) + "\nROOT d = f32[2,2] get-tuple-element(g), index=0");
+  ExpectValues(
+      EvalValues(text, {Arr(P::kBF16, {2, 2}, {1, 2, 3, 4}), Arr(P::kBF16, {2, 2}, {5, 6, 7, 8}),
+                        Arr(P::kF32, {2, 2}, {1, 0, 0, -100})}),
+      {39, 44, 86, 0});
+}
+
+// Runs `text` before and after Fp8GemmRewriter on the same random inputs; returns the max
+// relative error |rewritten - original| / max|original| over the first output.
+double RewrittenVsOriginal(const std::string& text, DotBackend backend, int64_t* custom_calls) {
+  std::unique_ptr<HloModule> original = Parse(text);
+  std::unique_ptr<HloModule> rewritten = Parse(text);
+  StatusOr<bool> changed = Fp8GemmRewriter().Run(rewritten.get());
+  EXPECT_TRUE(changed.ok() && *changed) << changed.status().ToString();
+  *custom_calls = 0;
+  for (const HloInstruction* instruction : rewritten->entry_computation()->instructions()) {
+    *custom_calls += instruction->opcode() == HloOpcode::kCustomCall;
+  }
+  std::vector<Value> arguments;
+  const HloComputation* entry = original->entry_computation();
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    StatusOr<Value> value = RandomValue(entry->parameter_instruction(i)->shape(), 100 + i);
+    EXPECT_TRUE(value.ok());
+    arguments.push_back(*value);
+  }
+  HloInterpreter a({.dot_backend = backend}), b({.dot_backend = backend});
+  StatusOr<Value> x = a.Evaluate(*rewritten, arguments);
+  StatusOr<Value> y = b.Evaluate(*original, arguments);
+  EXPECT_TRUE(x.ok()) << x.status().ToString();
+  EXPECT_TRUE(y.ok()) << y.status().ToString();
+  if (!x.ok() || !y.ok()) return kInf;
+  const Value& xv = x->IsTuple() ? x->elements[0] : *x;
+  const Value& yv = y->IsTuple() ? y->elements[0] : *y;
+  double max_diff = 0, max_ref = 0;
+  for (size_t i = 0; i < xv.values.size(); ++i) {
+    max_diff = std::fmax(max_diff, std::fabs(xv.values[i] - yv.values[i]));
+    max_ref = std::fmax(max_ref, std::fabs(yv.values[i]));
+  }
+  return max_diff / max_ref;
+}
+
+std::string ReadFixture(const std::string& name) {
+  std::ifstream file(std::string(FP8DOT_SOURCE_DIR) + "/tests/hlo/testdata/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST(InterpreterTest, FusedGemmMatchesThePlainDotExactlyWithTheReferenceBackend) {
+  // Reference backend: exact products and f64 sums on both sides, so the only difference is the
+  // f32 rounding of the dequantised operands (exact here: random scales are rounded f32 values
+  // and FP8 x f32 products fit in f32) and of the final bf16 output.
+  int64_t custom_calls = 0;
+  const double error = RewrittenVsOriginal(ReadFixture("jax_fp8_scaled_dot.hlo"),
+                                           DotBackend::kCpuReference, &custom_calls);
+  EXPECT_EQ(custom_calls, 1);
+  EXPECT_LE(error, 1.0 / 256);  // at most one bf16 rounding apart
+}
+
+TEST(InterpreterTest, FusedGemmMatchesThePlainDotWithinFastAccumulationError) {
+  // Emulation: the fused FP8 GEMM accumulates with Hopper's fast FP8 accumulator, the plain f32
+  // dot with TF32 inputs: both within ~1e-2 of each other relative to the largest output.
+  int64_t custom_calls = 0;
+  const double error = RewrittenVsOriginal(ReadFixture("jax_fp8_scaled_dot.hlo"),
+                                           DotBackend::kCpuEmulation, &custom_calls);
+  EXPECT_EQ(custom_calls, 1);
+  EXPECT_LE(error, 2e-2);
+}
+
+TEST(InterpreterTest, TrainStepFixtureRunsRewritten) {
+  std::unique_ptr<HloModule> module = Parse(ReadFixture("jax_fp8_train_step.hlo"));
+  ASSERT_TRUE(Fp8GemmRewriter().Run(module.get()).ok());
+  std::vector<Value> arguments;
+  const HloComputation* entry = module->entry_computation();
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    arguments.push_back(*RandomValue(entry->parameter_instruction(i)->shape(), 7 + i));
+  }
+  HloInterpreter interpreter;
+  StatusOr<Value> value = interpreter.Evaluate(*module, arguments);
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  ASSERT_EQ(value->elements.size(), 4u);
+  EXPECT_EQ(value->elements[0].shape.ToString(false), "f8e4m3fn[2,16,64]");
+  EXPECT_GT(value->elements[1].values[0], 0);  // amax
+  // Forward dot fast, gradient dots (operand_precision=highest) promoted.
+  int fast = 0, promoted = 0;
+  for (const GemmRecord& gemm : interpreter.gemm_records()) {
+    fast += gemm.accumulation == AccumulationMode::kFp8Fast;
+    promoted += gemm.accumulation == AccumulationMode::kFp8Promoted;
+  }
+  EXPECT_EQ(fast, 1);
+  EXPECT_EQ(promoted, 2);
+}
+
+TEST(InterpreterTest, OpsFixtureRunsWithoutItsOpaqueCustomCalls) {
+  // ops.hlo has one of every op; its two custom calls are not runnable (f32 operands for the FP8
+  // GEMM, an unknown target). Drop them and return sum in cc2's place.
+  std::string text = ReadFixture("ops.hlo");
+  std::string kept;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("custom-call") != std::string::npos ||
+        line.find("get-tuple-element(cc)") != std::string::npos) {
+      continue;
+    }
+    const size_t root = line.find("c_int, cc2)");
+    if (root != std::string::npos) line.replace(root, 11, "c_int, sum)");
+    kept += line + "\n";
+  }
+  std::vector<double> p0(24);
+  for (int i = 0; i < 24; ++i) p0[static_cast<size_t>(i)] = 0.25 * i - 2;
+  StatusOr<Value> value =
+      Eval(kept, {Arr(P::kF32, {4, 6}, p0), Value::Scalar(P::kS32, 1), Value::Scalar(P::kF32, 2)});
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  ASSERT_EQ(value->elements.size(), 9u);
+  ExpectValues(value->elements[5].values, {1, 2.5, -3, kInf, -kInf, kNaN});  // c_arr
+  ExpectValues(value->elements[6].values, {1, 0, 1});                        // c_pred
+  ExpectValues(value->elements[7].values, {-7});                             // c_int
+  // sum = p0 + iota along dim 1.
+  std::vector<double> sum(24);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 6; ++c)
+      sum[static_cast<size_t>(6 * r + c)] = p0[static_cast<size_t>(6 * r + c)] + c;
+  ExpectValues(value->elements[8].values, sum);
+}
+
+TEST(InterpreterTest, OpsFixtureNamesTheUnrunnableCustomCall) {
+  std::vector<double> p0(24, 1.0);
+  StatusOr<Value> value =
+      Eval(ReadFixture("ops.hlo"),
+           {Arr(P::kF32, {4, 6}, p0), Value::Scalar(P::kS32, 1), Value::Scalar(P::kF32, 2)});
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().message().find("%cc (line 48)"), std::string::npos)
+      << value.status().message();
+}
+
+// ---- Errors
+// -----------------------------------------------------------------------------------------
+
+TEST(InterpreterTest, UnsupportedOpNamesTheOpAndItsLine) {
+  StatusOr<Value> value = Eval(Module("p = f32[4] parameter(0)\n"
+                                      "ROOT s = f32[4] sort(p), dimensions={0}, to_apply=lt",
+                                      R"(
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+)"),
+                               {Arr(P::kF32, {4}, {4, 3, 2, 1})});
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(value.status().message(), "%s (line 11): sort is not supported by the interpreter");
+}
+
+TEST(InterpreterTest, UnknownCustomCallTargetIsAClearError) {
+  StatusOr<Value> value = Eval(Module("p = f32[2] parameter(0)\n"
+                                      "ROOT c = f32[2] custom-call(p), custom_call_target=\"foo\""),
+                               {Arr(P::kF32, {2}, {1, 2})});
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().message().find("custom-call target \"foo\" is not supported"),
+            std::string::npos)
+      << value.status().message();
+}
+
+TEST(InterpreterTest, ArgumentsMustMatchTheParameters) {
+  const std::string text = Module("p = f32[2] parameter(0)\nROOT n = f32[2] negate(p)");
+  StatusOr<Value> none = Eval(text, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("takes 1 parameters, got 0"), std::string::npos);
+  StatusOr<Value> wrong = Eval(text, {Arr(P::kF32, {3}, {1, 2, 3})});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("is f32[2], but the argument is f32[3]"),
+            std::string::npos)
+      << wrong.status().message();
+}
+
+TEST(InterpreterTest, CudaBackendRunsOrSaysUnavailable) {
+  const std::string text = Module(
+      "a = f8e4m3fn[16,32] parameter(0)\nb = f8e4m3fn[32,16] parameter(1)\n"
+      "ROOT d = f32[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  std::vector<Value> arguments = {*RandomValue(Shape::MakeArray(P::kF8E4M3FN, {16, 32}), 1),
+                                  *RandomValue(Shape::MakeArray(P::kF8E4M3FN, {32, 16}), 2)};
+  StatusOr<Value> cuda = Eval(text, arguments, DotBackend::kCuda);
+  if (!cuda.ok()) {
+    EXPECT_EQ(cuda.status().code(), StatusCode::kUnavailable) << cuda.status().ToString();
+    EXPECT_NE(cuda.status().message().find("%d (line"), std::string::npos);
+    return;
+  }
+  StatusOr<Value> cpu = Eval(text, arguments, DotBackend::kCpuReference);
+  ASSERT_TRUE(cpu.ok());
+  for (size_t i = 0; i < cpu->values.size(); ++i) {
+    EXPECT_NEAR(cuda->values[i], cpu->values[i], 1e-2 * (1 + std::fabs(cpu->values[i])));
+  }
+}
+
+// ---- Values
+// -----------------------------------------------------------------------------------------
+
+TEST(InterpreterValueTest, HostTensorRoundTripAndIntegerConversion) {
+  StatusOr<HostTensor> tensor = HostTensor::Create(DType::kF32, {3});
+  ASSERT_TRUE(tensor.ok());
+  tensor->SetPhysical(0, 1);
+  tensor->SetPhysical(1, -2);
+  tensor->SetPhysical(2, 3);
+  StatusOr<Value> ints = ValueFromHostTensor(*tensor, Shape::MakeArray(P::kS32, {3}));
+  ASSERT_TRUE(ints.ok()) << ints.status().ToString();
+  ExpectValues(ints->values, {1, -2, 3});
+  tensor->SetPhysical(1, 0.5);
+  StatusOr<Value> bad = ValueFromHostTensor(*tensor, Shape::MakeArray(P::kS32, {3}), "x.npy");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("x.npy: element 1 is 0.5"), std::string::npos)
+      << bad.status().message();
+  StatusOr<Value> wrong_type = ValueFromHostTensor(*tensor, Shape::MakeArray(P::kBF16, {3}));
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_NE(wrong_type.status().message().find("expected element type bf16, got f32"),
+            std::string::npos);
+  StatusOr<HostTensor> pred = ValueToHostTensor(Arr(P::kPred, {1}, {1}), "out0");
+  ASSERT_FALSE(pred.ok());
+}
+
+TEST(InterpreterValueTest, RoundToElementTypeWrapsIntegers) {
+  EXPECT_EQ(RoundToElementType(128, P::kS8), -128);
+  EXPECT_EQ(RoundToElementType(-1, P::kU16), 65535);
+  EXPECT_EQ(RoundToElementType(4294967296.0 + 5, P::kU32), 5);
+  EXPECT_EQ(RoundToElementType(kNaN, P::kS32), 0);
+  EXPECT_EQ(RoundToElementType(-0.5, P::kPred), 1);
+  EXPECT_EQ(ConvertFloatToInteger(1e10, P::kS32), 2147483647);
+  EXPECT_EQ(ConvertFloatToInteger(-1, P::kU8), 0);
+}
+
+TEST(InterpreterValueTest, RandomValuesAreNeverAllZeroAndDeterministic) {
+  for (P type : {P::kF32, P::kF8E4M3FN, P::kS32, P::kU8, P::kPred}) {
+    StatusOr<Value> a = RandomValue(Shape::MakeArray(type, {1}), 3);
+    StatusOr<Value> b = RandomValue(Shape::MakeArray(type, {1}), 3);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_NE(a->values[0], 0) << PrimitiveTypeName(type);
+    EXPECT_EQ(a->values, b->values);
+  }
+}
+
+}  // namespace
+}  // namespace fp8dot::hlo

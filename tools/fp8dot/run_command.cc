@@ -19,6 +19,7 @@
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "fp8dot/hlo/interpreter.h"
 #include "fp8dot/npy.h"
+#include "hlo/passes/convert_round_trip_remover.h"
 #include "hlo/passes/fp8_gemm_rewriter.h"
 
 namespace fp8dot::cli {
@@ -38,11 +39,20 @@ struct RunCommandFlags {
   std::string outputs_dir;
   bool compare = false;
   bool no_rewrite = false;
+  bool xla_excess_precision = false;
 };
 
-StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path) {
-  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, hlo::ParseHloModuleFile(path));
+// Parses and verifies; with --xla-excess-precision also drops convert round trips as XLA does.
+StatusOr<std::unique_ptr<HloModule>> LoadModule(const RunCommandFlags& flags) {
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                       hlo::ParseHloModuleFile(flags.module_path));
   FP8_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+  if (flags.xla_excess_precision) {
+    FP8_ASSIGN_OR_RETURN(int64_t removed, hlo::RemoveConvertRoundTrips(module.get()));
+    FP8_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+    std::printf("excess:       %lld convert round trip(s) removed (--xla-excess-precision)\n",
+                static_cast<long long>(removed));
+  }
   return module;
 }
 
@@ -243,7 +253,7 @@ Status RunRunCommand(const RunCommandFlags& flags) {
         "be combined with --no-rewrite");
   }
   FP8_ASSIGN_OR_RETURN(hlo::DotBackend dot_backend, ChooseDotBackend(flags));
-  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadModule(flags.module_path));
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadModule(flags));
   std::printf("module:       %s (%s)\n", module->name().c_str(), flags.module_path.c_str());
   if (!flags.no_rewrite) {
     hlo::Fp8GemmRewriter rewriter;
@@ -312,7 +322,7 @@ Status RunRunCommand(const RunCommandFlags& flags) {
   }
 
   if (flags.compare) {
-    FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> original, LoadModule(flags.module_path));
+    FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> original, LoadModule(flags));
     hlo::HloInterpreter original_interpreter({.dot_backend = dot_backend});
     FP8_ASSIGN_OR_RETURN(Value original_result,
                          original_interpreter.Evaluate(*original, arguments));
@@ -360,6 +370,10 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--compare", flags->compare,
                     "Also run the unrewritten module and print the error per output");
   command->add_flag("--no-rewrite", flags->no_rewrite, "Run the module as written");
+  command->add_flag(
+      "--xla-excess-precision", flags->xla_excess_precision,
+      "Drop convert<wide>(convert<narrow>(x)) round trips first, as XLA does by "
+      "default (xla_allow_excess_precision): reproduces XLA's numbers, not the HLO's");
   command->callback([flags, &exit_code] {
     Status status = RunRunCommand(*flags);
     if (!status.ok()) {

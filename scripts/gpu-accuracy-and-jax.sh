@@ -17,7 +17,7 @@ export PYTHONUNBUFFERED=1
 CLI="$BUILD/fp8dot"
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-  echo "commit: ${FP8DOT_COMMIT:-unknown}"
+  echo "commit: ${FP8DOT_COMMIT:?set FP8DOT_COMMIT to the hash the binaries were built at (the device copy has no git history)}"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   python3 -c 'import jax, flax; print("jax", jax.__version__, "flax", flax.__version__)' 2>&1
 } | tee "$WORK/summary.txt"

@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 CLI="$BUILD/fp8dot"
-echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC') commit: ${FP8DOT_COMMIT:-unknown}" | tee "$OUT/hlo-run.log"
+echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC') commit: ${FP8DOT_COMMIT:?set FP8DOT_COMMIT to the hash the binaries were built at (the device copy has no git history)}" | tee "$OUT/hlo-run.log"
 
 echo "== GPU executor on the H200 JAX exports" | tee -a "$OUT/hlo-run.log"
 for m in scaled_dot_f32_default scaled_dot_fp8_output flax_fp8_mlp_grad; do

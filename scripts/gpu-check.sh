@@ -6,7 +6,7 @@
 # Build here first (the GPU machine has no CLI11/nlohmann/OpenBLAS dev packages):
 #   cmake -S . -B build-gpu -G Ninja -DFP8DOT_CUDA=ON && ninja -C build-gpu cuda_test gpu_bench
 #   mkdir -p build-gpu/lib && cp -L /lib/x86_64-linux-gnu/{libopenblas.so.0,libgfortran.so.5,libquadmath.so.0} build-gpu/lib/
-# then, through the device tool, carry build-gpu/tests/cuda/cuda_test, build-gpu/src/cuda/gpu_bench
+# then, through the device tool, carry build-gpu/tests/cuda/cuda_test, build-gpu/gpu_bench
 # and build-gpu/lib and run:  FP8DOT_COMMIT=<hash> scripts/gpu-check.sh
 # Steps are bounded with timeouts so the whole script ends inside one 10-minute call:
 #   GPU_CHECK_SKIP_SANITIZER=1, GPU_CHECK_SKIP_BENCH=1, GPU_CHECK_SKIP_TORCH=1 turn steps off.
@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 TESTS="$BUILD/tests/cuda/cuda_test"
-BENCH="$BUILD/src/cuda/gpu_bench"
+BENCH="$BUILD/gpu_bench"
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"

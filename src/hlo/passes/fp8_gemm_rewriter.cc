@@ -45,9 +45,7 @@ StatusOr<DotSpec> FusedSpec(const HloInstruction* dot, const Dequantization& a,
     if (!bias_type) return InvalidArgument("the bias is not a float array");
     spec.bias = TensorSpec{*bias_type, epilogue.vector_bias->shape().dimensions(), {}};
   }
-  const bool has_bias = epilogue.vector_bias != nullptr;
-  spec.epilogue = epilogue.relu ? (has_bias ? Epilogue::kBiasRelu : Epilogue::kRelu)
-                                : (has_bias ? Epilogue::kBias : Epilogue::kDefault);
+  spec.epilogue = patterns::EpilogueKind(epilogue);
   spec.output_scale = epilogue.quantized != nullptr;
   spec.compute_amax = epilogue.amax != nullptr;
   FP8_RETURN_IF_ERROR(ValidateDotSpec(spec).status());
@@ -171,9 +169,7 @@ StatusOr<bool> Fp8GemmRewriter::RewriteDot(HloInstruction* dot) {
   config.beta = epilogue.matrix_bias != nullptr ? 1.0 : 0.0;
   config.dot_dimension_numbers = dot->dot_dimension_numbers();
   config.precision_config = dot->precision_config();
-  const bool bias = epilogue.vector_bias != nullptr;
-  config.epilogue = epilogue.relu ? (bias ? Epilogue::kBiasRelu : Epilogue::kRelu)
-                                  : (bias ? Epilogue::kBias : Epilogue::kDefault);
+  config.epilogue = patterns::EpilogueKind(epilogue);
   config.damax_output = epilogue.amax != nullptr;
 
   HloInstruction* gemm = computation->AddInstruction(HloInstruction::CreateCustomCall(

@@ -146,7 +146,64 @@ bool MatchQuantization(HloInstruction* d, HloInstruction* scaled, GemmEpilogue* 
   return true;
 }
 
+// The operand of commutative `op` (of `opcode`) that is not matched by `matches`, when the
+// other one is; nullptr otherwise.
+template <typename Predicate>
+HloInstruction* OtherThan(HloInstruction* op, HloOpcode opcode, const Predicate& matches) {
+  if (!Is(op, opcode) || op->operand_count() != 2) return nullptr;
+  if (matches(op->operand(0))) return op->mutable_operand(1);
+  if (matches(op->operand(1))) return op->mutable_operand(0);
+  return nullptr;
+}
+
+auto ConstantNear(double value) {
+  return [value](const HloInstruction* instruction) {
+    const std::optional<double> c = ScalarConstantValue(instruction);
+    return c.has_value() && std::fabs(*c - value) <= 1e-4 * std::fabs(value);
+  };
+}
+
+// gelu := d * (0.5 * (1 + tanh(0.7978846 * (d + 0.044715 * d^3)))), d^3 = d * (d * d); every
+// intermediate has one user and every user of d belongs to the pattern. Returns the final
+// multiply, or nullptr.
+HloInstruction* MatchGeluTanh(HloInstruction* d) {
+  auto is_d = [d](const HloInstruction* x) { return x == d; };
+  for (HloInstruction* out : d->users()) {
+    HloInstruction* cdf = OtherThan(out, HloOpcode::kMultiply, is_d);
+    HloInstruction* one_plus =
+        cdf ? OtherThan(cdf, HloOpcode::kMultiply, ConstantNear(0.5)) : nullptr;
+    HloInstruction* tanh =
+        one_plus ? OtherThan(one_plus, HloOpcode::kAdd, ConstantNear(1.0)) : nullptr;
+    if (!Is(tanh, HloOpcode::kTanh)) continue;
+    HloInstruction* sum =
+        OtherThan(tanh->mutable_operand(0), HloOpcode::kMultiply, ConstantNear(0.7978845608028654));
+    HloInstruction* scaled_cube = sum ? OtherThan(sum, HloOpcode::kAdd, is_d) : nullptr;
+    HloInstruction* cube =
+        scaled_cube ? OtherThan(scaled_cube, HloOpcode::kMultiply, ConstantNear(0.044715))
+                    : nullptr;
+    HloInstruction* square = cube ? OtherThan(cube, HloOpcode::kMultiply, is_d) : nullptr;
+    if (!Is(square, HloOpcode::kMultiply) || square->operand(0) != d || square->operand(1) != d)
+      continue;
+    const HloInstruction* single_users[] = {cdf, one_plus,    tanh, tanh->operand(0),
+                                            sum, scaled_cube, cube, square};
+    bool private_chain = true;
+    for (const HloInstruction* x : single_users) private_chain &= x->user_count() == 1;
+    for (const HloInstruction* user : d->users()) {
+      private_chain &= user == out || user == sum || user == cube || user == square;
+    }
+    if (private_chain) return out;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+Epilogue EpilogueKind(const GemmEpilogue& epilogue) {
+  const bool bias = epilogue.vector_bias != nullptr;
+  if (epilogue.relu) return bias ? Epilogue::kBiasRelu : Epilogue::kRelu;
+  if (epilogue.gelu) return bias ? Epilogue::kBiasGelu : Epilogue::kGelu;
+  return bias ? Epilogue::kBias : Epilogue::kDefault;
+}
 
 bool IsFp8(const HloInstruction* instruction) {
   return instruction != nullptr && instruction->shape().IsArray() &&
@@ -286,6 +343,12 @@ GemmEpilogue MatchGemmEpilogue(HloInstruction* dot, EpilogueDepth depth) {
     if (zero.has_value() && *zero == 0.0) {
       epilogue.relu = true;
       d = user;
+    }
+  }
+  if (depth >= EpilogueDepth::kActivation && !epilogue.relu) {
+    if (HloInstruction* gelu = MatchGeluTanh(d)) {
+      epilogue.gelu = true;
+      d = gelu;
     }
   }
   epilogue.last = d;

@@ -48,6 +48,8 @@ std::optional<Dequantization> MatchDequantization(HloInstruction* operand, std::
 //   bias    := add(d, broadcast(vector v)) with v over the output columns   -> BIAS
 //            | add(d, matrix C)                                             -> beta = 1
 //   relu    := maximum(d, broadcast(constant 0))                            -> RELU
+//   gelu    := d * (0.5 * (1 + tanh(0.7978846 * (d + 0.044715 * d^3))))     -> GELU
+//              (jax.nn.gelu(approximate=True); products in either operand order)
 //   quant   := convert<f8>(clamp(broadcast(-max), d / broadcast(s) | d * broadcast(s),
 //                                broadcast(max)))                           -> FP8 D, scale_d
 //              the clamp may also be minimum(maximum(x, -max), max) (either nesting, operands
@@ -58,6 +60,7 @@ struct GemmEpilogue {
   HloInstruction* vector_bias = nullptr;  // v
   HloInstruction* matrix_bias = nullptr;  // C
   bool relu = false;
+  bool gelu = false;
   HloInstruction* output_scale = nullptr;  // s of the quantisation (scalar)
   bool output_scale_divides = false;
   HloInstruction* quantized = nullptr;  // the convert<f8> that becomes the GEMM's output
@@ -69,5 +72,8 @@ struct GemmEpilogue {
 // full epilogue makes an invalid DotSpec.
 enum class EpilogueDepth { kNone, kAlpha, kBias, kActivation, kQuantization };
 GemmEpilogue MatchGemmEpilogue(HloInstruction* dot, EpilogueDepth depth);
+
+// The epilogue's cuBLASLt name from its bias and activation.
+Epilogue EpilogueKind(const GemmEpilogue& epilogue);
 
 }  // namespace fp8dot::hlo::patterns

@@ -245,6 +245,73 @@ ENTRY test {
   EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), gemm);
 }
 
+std::string ReadPassesTestdata(const std::string& name) {
+  std::ifstream file(std::string(FP8DOT_SOURCE_DIR) + "/tests/hlo/passes/testdata/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// jax.nn.gelu(approximate=True) after a bias, as jax 0.10 exports it (x^3 as x*x*x, the bias
+// behind reshape/broadcast chains).
+TEST(Fp8GemmRewriterTest, FusesJaxBiasAndTanhGelu) {
+  Rewritten r = Rewrite(ReadPassesTestdata("jax_bias_gelu.hlo"));
+  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  EXPECT_EQ(ConfigOf(gemm).epilogue, Epilogue::kBiasGelu);
+  EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), gemm);
+  EXPECT_EQ(r.module->ToString().find("tanh"), std::string::npos);
+}
+
+// XLA's own test form (gemm_rewriter_fp8_test: ScaledABUnscaledDApproxGeluActivationF8): bf16
+// dequantisation, d * (d * d) for the cube.
+TEST(Fp8GemmRewriterTest, FusesXlasGeluForm) {
+  Rewritten r = Rewrite(R"(HloModule test
+ENTRY test {
+  x = f8e4m3fn[16,32] parameter(0)
+  y = f8e4m3fn[32,16] parameter(1)
+  x_bf16 = bf16[16,32] convert(x)
+  y_bf16 = bf16[32,16] convert(y)
+  dot = bf16[16,16] dot(x_bf16, y_bf16), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  mul.0 = bf16[16,16] multiply(dot, dot)
+  mul.1 = bf16[16,16] multiply(dot, mul.0)
+  const.0 = bf16[] constant(0.044715)
+  bcast.0 = bf16[16,16] broadcast(const.0), dimensions={}
+  mul.2 = bf16[16,16] multiply(mul.1, bcast.0)
+  add.0 = bf16[16,16] add(dot, mul.2)
+  const.1 = bf16[] constant(0.797884583)
+  bcast.1 = bf16[16,16] broadcast(const.1), dimensions={}
+  mul.3 = bf16[16,16] multiply(add.0, bcast.1)
+  tanh = bf16[16,16] tanh(mul.3)
+  const.2 = bf16[] constant(1)
+  bcast.2 = bf16[16,16] broadcast(const.2), dimensions={}
+  add.2 = bf16[16,16] add(tanh, bcast.2)
+  const.3 = bf16[] constant(0.5)
+  bcast.3 = bf16[16,16] broadcast(const.3), dimensions={}
+  mul.4 = bf16[16,16] multiply(add.2, bcast.3)
+  ROOT out = bf16[16,16] multiply(dot, mul.4)
+})");
+  // Fused as XLA fuses it; cuBLASLt's GELU then runs in f32 instead of the HLO's bf16 steps.
+  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
+  EXPECT_EQ(ConfigOf(Fp8Gemms(*r.module)[0]).epilogue, Epilogue::kGelu);
+  EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), Fp8Gemms(*r.module)[0]);
+}
+
+TEST(Fp8GemmRewriterTest, GeluWhosePreActivationHasAnotherUserIsNotFused) {
+  std::string text = ReadPassesTestdata("jax_bias_gelu.hlo");
+  // Also return the pre-activation: fusing GELU would lose it.
+  text.replace(text.find("ROOT mul.13 = f32[16,16]{1,0} multiply(add.11, mul.12)"),
+               std::string("ROOT mul.13 = f32[16,16]{1,0} multiply(add.11, mul.12)").size(),
+               "mul.13 = f32[16,16]{1,0} multiply(add.11, mul.12)\n  ROOT t = (f32[16,16]{1,0}, "
+               "f32[16,16]{1,0}) tuple(mul.13, add.11)");
+  text.replace(text.find("->f32[16,16]{1,0}}"), std::string("->f32[16,16]{1,0}}").size(),
+               "->(f32[16,16]{1,0}, f32[16,16]{1,0})}");
+  Rewritten r = Rewrite(text);
+  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
+  EXPECT_EQ(ConfigOf(Fp8Gemms(*r.module)[0]).epilogue, Epilogue::kBias);
+  EXPECT_NE(r.module->ToString().find("tanh"), std::string::npos);
+}
+
 TEST(Fp8GemmRewriterTest, BiasAlongTheRowsIsNotAVectorBias) {
   // broadcast over dim 0 adds one value per row: cuBLASLt's bias is per column.
   Rewritten r = Rewrite(R"(HloModule test

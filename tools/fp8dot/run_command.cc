@@ -197,7 +197,9 @@ Status WriteValueNpy(const std::string& path, const Value& value) {
 }
 
 struct OutputError {
-  double max_relative = 0;        // max |a - b| / max(|b|, 1e-30) over elements finite in both
+  // max |a - b| / max |b| over elements finite in both: relative to the output's magnitude, so
+  // outputs near zero (a relu, a gelu) do not make it meaningless.
+  double max_relative = 0;
   double relative_frobenius = 0;  // ||a - b|| / ||b|| over the same elements
   double max_abs = 0;
   int64_t nonfinite_mismatches = 0;  // NaN/inf in one and not identically in the other
@@ -205,7 +207,7 @@ struct OutputError {
 
 OutputError CompareOutputs(const Value& actual, const Value& reference) {
   OutputError error;
-  double diff_squares = 0, reference_squares = 0;
+  double diff_squares = 0, reference_squares = 0, max_reference = 0;
   for (size_t i = 0; i < actual.values.size() && i < reference.values.size(); ++i) {
     const double a = actual.values[i], b = reference.values[i];
     if (!std::isfinite(a) || !std::isfinite(b)) {
@@ -215,12 +217,13 @@ OutputError CompareOutputs(const Value& actual, const Value& reference) {
     }
     const double diff = std::fabs(a - b);
     error.max_abs = std::fmax(error.max_abs, diff);
-    error.max_relative = std::fmax(error.max_relative, diff / std::fmax(std::fabs(b), 1e-30));
+    max_reference = std::fmax(max_reference, std::fabs(b));
     diff_squares += diff * diff;
     reference_squares += b * b;
   }
   error.relative_frobenius =
       reference_squares > 0 ? std::sqrt(diff_squares / reference_squares) : std::sqrt(diff_squares);
+  error.max_relative = max_reference > 0 ? error.max_abs / max_reference : error.max_abs;
   return error;
 }
 
@@ -335,8 +338,10 @@ Status RunRunCommand(const RunCommandFlags& flags) {
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
       const OutputError error = CompareOutputs(outputs[i], original_outputs[i]);
-      std::printf("compare out%zu: max relative error %.3e, relative Frobenius %.3e, max abs %.3e",
-                  i, error.max_relative, error.relative_frobenius, error.max_abs);
+      std::printf(
+          "compare out%zu: max abs error / max |original| %.3e, relative Frobenius %.3e, max abs "
+          "%.3e",
+          i, error.max_relative, error.relative_frobenius, error.max_abs);
       if (error.nonfinite_mismatches > 0) {
         std::printf(", %lld NaN/inf mismatches",
                     static_cast<long long>(error.nonfinite_mismatches));

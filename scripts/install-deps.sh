@@ -17,10 +17,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# ml_dtypes and numpy: the bit-for-bit agreement and .npy interop tests (skipped without them).
-if ! python3 -c "import ml_dtypes, numpy" 2>/dev/null; then
-  echo "install-deps: pip install ml_dtypes numpy"
-  python3 -m pip install --quiet ml_dtypes numpy 2>/dev/null ||
-    python3 -m pip install --quiet --break-system-packages ml_dtypes numpy ||
-    echo "install-deps: WARNING: could not install ml_dtypes; its tests will be skipped"
+# ml_dtypes and numpy: the bit-for-bit agreement and .npy interop tests; matplotlib: the
+# accuracy plot (fp8dot accuracy --plot). Their tests are skipped, visibly, without them.
+if ! python3 -c "import ml_dtypes, numpy, matplotlib" 2>/dev/null; then
+  echo "install-deps: pip install ml_dtypes numpy matplotlib"
+  python3 -m pip install --quiet ml_dtypes numpy matplotlib 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages ml_dtypes numpy matplotlib ||
+    echo "install-deps: WARNING: could not install ml_dtypes/matplotlib; their tests will be skipped"
 fi

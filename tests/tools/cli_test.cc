@@ -45,8 +45,8 @@ CliRun RunCli(const std::string& args) {
 }
 
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-         "_" + name;
+  return ::testing::TempDir() + "/" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
 }
 
 // A failed command prints exactly one line, on stderr, and exits non-zero.
@@ -164,8 +164,29 @@ TEST(CliTest, AccuracySweepShowsFastLosingToPromoted) {
   EXPECT_GT(fast, 10 * promoted);
 }
 
+TEST(CliTest, AccuracyPlotsAPngWhenMatplotlibIsThere) {
+  if (std::system("python3 -c 'import matplotlib' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "matplotlib is not installed";
+  }
+  const std::string csv = TempPath("acc.csv"), png = TempPath("acc.png");
+  CliRun run = RunCli(
+      "accuracy --k-values 64,256 --distributions positive --m 4 --n 4 "
+      "--backend cpu --csv " +
+      csv + " --plot " + png);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::FILE* file = std::fopen(png.c_str(), "rb");
+  ASSERT_NE(file, nullptr);
+  unsigned char magic[8] = {};
+  EXPECT_EQ(std::fread(magic, 1, 8, file), 8u);
+  std::fclose(file);
+  EXPECT_EQ(magic[1], 'P');  // \x89PNG
+  EXPECT_EQ(magic[2], 'N');
+  ExpectOneLineError(RunCli("accuracy --plot x.png --k-values 64"), "--plot draws from the CSV");
+}
+
 TEST(CliTest, EverySubcommandHasHelp) {
-  for (const char* command : {"--help", "dot --help", "accuracy --help"}) {
+  for (const char* command : {"--help", "dot --help", "accuracy --help", "probe --help",
+                              "explain --help", "run --help"}) {
     CliRun run = RunCli(command);
     EXPECT_EQ(run.exit_code, 0) << command;
     EXPECT_NE(run.out.find("Options:"), std::string::npos) << command << run.out;

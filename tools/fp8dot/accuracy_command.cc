@@ -1,6 +1,7 @@
 // fp8dot accuracy: error of fast vs promoted FP8 accumulation against the exact reference, over
 // K x input distribution (the table in docs/accuracy.md and FACTS.md).
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "backend_runner.h"
@@ -19,6 +20,7 @@ struct AccuracyFlags {
   std::vector<std::string> distributions = {"symmetric", "positive", "heavy-tailed", "mixed"};
   std::string csv_path;
   std::string record_dir;
+  std::string plot_path;
 };
 
 // With a non-empty `record_prefix`, also writes PREFIX.lhs.npy, PREFIX.rhs.npy and
@@ -49,6 +51,9 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
         "accuracy compares FP8 accumulation modes: --lhs-type/--rhs-type must be FP8");
   }
   base.output_type = DType::kF32;
+  if (!flags.plot_path.empty() && flags.csv_path.empty()) {
+    return InvalidArgument("--plot draws from the CSV: give --csv FILE too");
+  }
   std::ofstream csv;
   if (!flags.csv_path.empty()) {
     csv.open(flags.csv_path);
@@ -91,6 +96,17 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
       }
     }
   }
+  if (!flags.plot_path.empty()) {
+    csv.close();
+    // NOTE: matplotlib draws the plot (scripts/plot_accuracy.py); the arguments are quoted.
+    const std::string command = "python3 '" FP8DOT_SOURCE_DIR "/scripts/plot_accuracy.py' '" +
+                                flags.plot_path + "' '" + flags.dot.backend + "=" + flags.csv_path +
+                                "'";
+    if (std::system(command.c_str()) != 0) {
+      return Internal("plotting failed: %s (is matplotlib installed? pip install matplotlib)",
+                      command.c_str());
+    }
+  }
   return OkStatus();
 }
 
@@ -111,6 +127,8 @@ void AddAccuracyCommand(CLI::App& app, int& exit_code) {
                    "symmetric, positive, heavy-tailed, mixed")
       ->delimiter(',');
   command->add_option("--csv", flags->csv_path, "Also write the table as CSV");
+  command->add_option("--plot", flags->plot_path,
+                      "Also draw error vs K as a PNG (needs --csv, python3 and matplotlib)");
   command->add_option("--record", flags->record_dir,
                       "Write each case's inputs and the backend's outputs as .npy to this folder");
   command->callback([flags, &exit_code] {

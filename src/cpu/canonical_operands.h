@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/parallel_for.h"
 #include "fp8dot/dot_arguments.h"
 
 namespace fp8dot::cpu {
@@ -52,5 +53,32 @@ void GatherLhs(const CanonicalOperands& operands, const HostTensor& lhs, int64_t
 template <typename T>
 void GatherRhs(const CanonicalOperands& operands, const HostTensor& rhs, int64_t batch,
                bool apply_scales, GatherOrder order, T* out);
+
+// S in row-major [batch, M, N] with S[b, m, n] = element(a_row, b_row, m, n), where a_row and
+// b_row are row m of A and column n of B of batch entry b as contiguous, unscaled f64 K-vectors.
+// Rows run in parallel. The shape of every element-at-a-time CPU path (reference, emulation).
+template <typename Element>
+std::vector<double> ForEachOutput(const CanonicalOperands& operands, const DotArguments& arguments,
+                                  const Element& element) {
+  const CanonicalDot& dot = operands.dot;
+  std::vector<double> products(static_cast<size_t>(dot.batch * dot.m * dot.n));
+  std::vector<double> a(static_cast<size_t>(dot.m * dot.k));  // (M, K)
+  std::vector<double> b(static_cast<size_t>(dot.n * dot.k));  // (N, K)
+  for (int64_t batch = 0; batch < dot.batch; ++batch) {
+    GatherLhs(operands, *arguments.lhs, batch, /*apply_scales=*/false, GatherOrder::kKContiguous,
+              a.data());
+    GatherRhs(operands, *arguments.rhs, batch, /*apply_scales=*/false, GatherOrder::kKContiguous,
+              b.data());
+    double* out = products.data() + batch * dot.m * dot.n;
+    ParallelFor(dot.m, [&](int64_t m_begin, int64_t m_end) {
+      for (int64_t m = m_begin; m < m_end; ++m) {
+        for (int64_t n = 0; n < dot.n; ++n) {
+          out[m * dot.n + n] = element(a.data() + m * dot.k, b.data() + n * dot.k, m, n);
+        }
+      }
+    });
+  }
+  return products;
+}
 
 }  // namespace fp8dot::cpu

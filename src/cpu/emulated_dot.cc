@@ -7,7 +7,6 @@
 
 #include "cpu/canonical_operands.h"
 #include "cpu/dot_epilogue.h"
-#include "cpu/parallel_for.h"
 #include "fp8dot/cpu_backend.h"
 
 namespace fp8dot {
@@ -154,37 +153,18 @@ double OtherDotProduct(const ModeRecipe& recipe, const double* a_row, const doub
 std::vector<double> EmulatedScaledProducts(const cpu::CanonicalOperands& operands,
                                            const DotArguments& arguments,
                                            const Fp8AccumulatorModel& model) {
-  const CanonicalDot& dot = operands.dot;
-  const AccumulationMode mode = dot.accumulation;
+  const AccumulationMode mode = operands.dot.accumulation;
   const ModeRecipe recipe = RecipeFor(mode);
-  std::vector<double> products(static_cast<size_t>(dot.batch * dot.m * dot.n));
-  std::vector<double> a(static_cast<size_t>(dot.m * dot.k));  // (M, K)
-  std::vector<double> b(static_cast<size_t>(dot.n * dot.k));  // (N, K)
-  for (int64_t batch = 0; batch < dot.batch; ++batch) {
-    cpu::GatherLhs(operands, *arguments.lhs, batch, /*apply_scales=*/false,
-                   cpu::GatherOrder::kKContiguous, a.data());
-    cpu::GatherRhs(operands, *arguments.rhs, batch, /*apply_scales=*/false,
-                   cpu::GatherOrder::kKContiguous, b.data());
-    double* out = products.data() + batch * dot.m * dot.n;
-    cpu::ParallelFor(dot.m, [&](int64_t m_begin, int64_t m_end) {
-      for (int64_t m = m_begin; m < m_end; ++m) {
-        for (int64_t n = 0; n < dot.n; ++n) {
-          const double* a_row = a.data() + m * dot.k;
-          const double* b_row = b.data() + n * dot.k;
-          if (IsFp8Accumulation(mode)) {
-            out[m * dot.n + n] = Fp8DotProduct(
-                operands, model, mode == AccumulationMode::kFp8Promoted, a_row, b_row, m, n);
-          } else {
-            // Non-FP8 dots take tensor scales only; they multiply the f32 result.
-            const double scale =
-                static_cast<float>(operands.LhsScale(m, 0) * operands.RhsScale(n, 0));
-            out[m * dot.n + n] = OtherDotProduct(recipe, a_row, b_row, dot.k) * scale;
-          }
+  return cpu::ForEachOutput(
+      operands, arguments, [&](const double* a_row, const double* b_row, int64_t m, int64_t n) {
+        if (IsFp8Accumulation(mode)) {
+          return static_cast<double>(Fp8DotProduct(
+              operands, model, mode == AccumulationMode::kFp8Promoted, a_row, b_row, m, n));
         }
-      }
-    });
-  }
-  return products;
+        // Non-FP8 dots take tensor scales only; they multiply the f32 result.
+        const double scale = static_cast<float>(operands.LhsScale(m, 0) * operands.RhsScale(n, 0));
+        return OtherDotProduct(recipe, a_row, b_row, operands.dot.k) * scale;
+      });
 }
 
 }  // namespace

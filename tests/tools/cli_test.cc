@@ -1,6 +1,5 @@
 // Runs the fp8dot binary as a user would and checks what it prints and its exit code.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
@@ -13,48 +12,15 @@
 #include "fp8dot/dot_problem.h"
 #include "fp8dot/npy.h"
 #include "fp8dot/random.h"
+#include "tools/cli_runner.h"
 
 namespace fp8dot {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-CliRun RunCli(const std::string& args) {
-  // ctest runs tests in parallel processes: one stderr file per test.
-  const std::string err_path = ::testing::TempDir() + "/cli_stderr_" +
-                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                               ".txt";
-  const std::string command = std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
-  CliRun run{-1, "", ""};
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* err = fopen(err_path.c_str(), "r");
-  while (err != nullptr && (n = fread(buffer.data(), 1, buffer.size(), err)) > 0)
-    run.err.append(buffer.data(), n);
-  if (err != nullptr) fclose(err);
-  return run;
-}
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" +
-         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
-}
-
-// A failed command prints exactly one line, on stderr, and exits non-zero.
-void ExpectOneLineError(const CliRun& run, const std::string& text) {
-  EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.err.find(text), std::string::npos) << run.err;
-  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-}
+using testing::CliRun;
+using testing::ExpectOneLineError;
+using testing::RunCli;
+using testing::TempPath;
 
 TEST(CliTest, DefaultPrecisionIsFastAccumulation) {
   CliRun run = RunCli(

@@ -1,7 +1,6 @@
 // `fp8dot run`: runs the binary as a user would and checks what it prints, the files it writes
 // and its one-line errors.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
@@ -12,44 +11,15 @@
 
 #include "fp8dot/npy.h"
 #include "fp8dot/random.h"
+#include "tools/cli_runner.h"
 
 namespace fp8dot {
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/run_cli_" +
-         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
-}
-
-CliRun RunCli(const std::string& args) {
-  const std::string err_path = TempPath("stderr.txt");
-  const std::string command = std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
-  CliRun run{-1, "", ""};
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE* err = fopen(err_path.c_str(), "r");
-  while (err != nullptr && (n = fread(buffer.data(), 1, buffer.size(), err)) > 0)
-    run.err.append(buffer.data(), n);
-  if (err != nullptr) fclose(err);
-  return run;
-}
-
-void ExpectOneLineError(const CliRun& run, const std::string& text) {
-  EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.err.find(text), std::string::npos) << run.err;
-  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-}
+using testing::CliRun;
+using testing::ExpectOneLineError;
+using testing::RunCli;
+using testing::TempPath;
 
 std::string Fixture(const std::string& name) {
   return std::string(FP8DOT_SOURCE_DIR) + "/tests/hlo/testdata/" + name;

@@ -6,12 +6,20 @@
 // Per shape and configuration (bf16; FP8 fast and promoted, each also autotuned over the
 // heuristic's top 8; per-row/column scales; 1x128 blocks; the 1x128 x 128x128 recipe;
 // e4m3 x e5m2): D = bf16, A row-major [M,K], B column-major [K,N] (the TN layout, read in
-// place). "cuBLASLt direct" always takes the heuristic's first algorithm, on inputs already
-// padded the way cuBLASLt needs them (K to 16 bytes, N to 16 for FP8) and scales already in its
-// layout; fp8dot's time includes any padding, transposes and scale reordering it does. Timing: CUDA events around batches of back-to-back
-// calls after warm-up, median of 5 batches; inputs rotate among several copies when one set
-// fits in L2. For M <= 128 the plan is also timed as a replayed CUDA graph of 20 calls.
-// 2*M*N*K flops per call.
+// place). The block-scale configs hand fp8dot its scales in cuBLASLt's own layout
+// (OperandScale::minor_to_major: lhs 1x128 M-major {0,1}, rhs 128x128 {0,1}), as the direct
+// call gets them; the "row-major" variants use fp8dot's default row-major scales, which it
+// reorders on the device at every run.
+// "cuBLASLt direct" always takes the heuristic's first algorithm, on inputs already padded the
+// way cuBLASLt needs them (K to 16 bytes, N to 16 for FP8) and scales already in its layout;
+// fp8dot's time includes any padding, transposes and scale reordering it does. For shapes that
+// need padding, two more baselines: the direct call with cuBLASLt's m unpadded (the GEMM
+// fp8dot runs), and the direct call preceded by the padding a user would do (one
+// cudaMemcpy2DAsync per operand into zero-padded buffers). "launches" counts the nodes of one
+// plan run captured in a CUDA graph (kernels, copies, memsets; the direct call is 1).
+// Timing: CUDA events around batches of back-to-back calls after warm-up, median of 5 batches;
+// inputs rotate among several copies when one set fits in L2. For M <= 128 the plan is also
+// timed as a replayed CUDA graph of 20 calls. 2*M*N*K flops per call.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -63,7 +71,13 @@ struct Config {
   bool fast;  // DEFAULT precision (fast accumulation for FP8) vs HIGHEST (promoted)
   ScaleMode lhs_scale, rhs_scale;
   int autotune = 0;  // CudaDotOptions::autotune_candidates
+  // OperandScale::minor_to_major of the scales fp8dot is given (empty: row-major).
+  std::vector<int64_t> lhs_scale_layout = {}, rhs_scale_layout = {};
 };
+
+// cuBLASLt's own layouts: lhs 1x128 [M, K/128] M-major; rhs 128x128 [K/128, N/128] with K/128
+// contiguous (in place when K/128 % 4 == 0). rhs 1x128 [K/128, N] is already row-major.
+const std::vector<int64_t> kCublasLtOrder = {0, 1};
 
 const Config kConfigs[] = {
     {"bf16", DType::kBF16, DType::kBF16, true, ScaleMode::kNone, ScaleMode::kNone},
@@ -77,9 +91,13 @@ const Config kConfigs[] = {
     {"row/col scales", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kOuterVector,
      ScaleMode::kOuterVector},
     {"1x128 blocks", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
+     ScaleMode::kBlock1x128, 0, kCublasLtOrder, {}},
+    {"1x128 row-major", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
      ScaleMode::kBlock1x128},
     {"1x128 x 128x128", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
-     ScaleMode::kBlock128x128},
+     ScaleMode::kBlock128x128, 0, kCublasLtOrder, kCublasLtOrder},
+    {"1x128 x 128x128 row-major", DType::kF8E4M3FN, DType::kF8E4M3FN, false,
+     ScaleMode::kBlock1x128, ScaleMode::kBlock128x128},
     {"e4m3 x e5m2 fast", DType::kF8E4M3FN, DType::kF8E5M2, true, ScaleMode::kTensor,
      ScaleMode::kTensor},
 };
@@ -110,8 +128,8 @@ DotSpec MakeSpec(const Shape& s, const Config& c) {
   dot.m = s.m;
   dot.n = s.n;
   dot.k = s.k;
-  spec.lhs_scale = {c.lhs_scale, ExpectedScaleDims(c.lhs_scale, true, dot)};
-  spec.rhs_scale = {c.rhs_scale, ExpectedScaleDims(c.rhs_scale, false, dot)};
+  spec.lhs_scale = {c.lhs_scale, ExpectedScaleDims(c.lhs_scale, true, dot), c.lhs_scale_layout};
+  spec.rhs_scale = {c.rhs_scale, ExpectedScaleDims(c.rhs_scale, false, dot), c.rhs_scale_layout};
   return spec;
 }
 
@@ -165,6 +183,20 @@ StatusOr<double> TimeGraph(cudaStream_t stream, const Call& call) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   return per_replay / kGraphCalls;
+}
+
+// Nodes (kernels, copies, memsets) one call enqueues, read from a CUDA graph capture of it.
+template <typename Call>
+StatusOr<size_t> CountLaunches(cudaStream_t stream, const Call& call) {
+  cudaGraph_t graph = nullptr;
+  BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  Status captured = call(0);
+  BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
+  FP8_RETURN_IF_ERROR(captured);
+  size_t nodes = 0;
+  BENCH_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
+  cudaGraphDestroy(graph);
+  return nodes;
 }
 
 // ---- cuBLASLt called directly ------------------------------------------------------------------
@@ -258,6 +290,10 @@ class DirectGemm {
 
 struct Result {
   double fp8dot_ms = NAN, direct_ms = NAN, graph_ms = NAN;
+  // Padded shapes only: the direct call with cuBLASLt's m = N unpadded, and the direct call
+  // after the user's own padding copies (see the header).
+  double direct_m_unpadded_ms = NAN, direct_with_padding_ms = NAN;
+  size_t launches = 0;
   std::string note;
 };
 
@@ -308,6 +344,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
     b.output = output.data();
     return plan->Run(b, stream);
   };
+  FP8_ASSIGN_OR_RETURN(r.launches, CountLaunches(stream, plan_call));
   FP8_ASSIGN_OR_RETURN(r.fp8dot_ms, TimeCalls(stream, plan_call));
   if (s.m <= 128) {
     FP8_ASSIGN_OR_RETURN(r.graph_ms, TimeGraph(stream, plan_call));
@@ -325,8 +362,48 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   } else {
     r.note = direct.status().message();
   }
+  const bool padded = s.k != k || (fp8 && m != s.n);
+  if (padded && direct.ok()) {
+    // The direct call on the GEMM fp8dot runs: cuBLASLt's m = N as it is (K still padded).
+    if (m != s.n) {
+      StatusOr<std::unique_ptr<DirectGemm>> unpadded = DirectGemm::Create(handle, c, s.n, s.m, k);
+      if (unpadded.ok()) {
+        (*unpadded)->SetScales(rhs_scale.data(), lhs_scale.data());
+        StatusOr<double> t = TimeCalls(stream, [&](int i) {
+          return (*unpadded)->Run(rhs[static_cast<size_t>(i % sets)].data(),
+                                  lhs[static_cast<size_t>(i % sets)].data(), output.data(),
+                                  stream);
+        });
+        if (t.ok()) r.direct_m_unpadded_ms = *t;
+      } else {
+        r.note += " [direct m unpadded: " + unpadded.status().message() + "]";
+      }
+    }
+    // The user's padding, then the direct call: the unpadded operands (lhs [M,K] row-major,
+    // rhs [N,K], i.e. B column-major) are copied into zero-padded [M,K'] and [m,K'] buffers.
+    const size_t element = static_cast<size_t>(DTypeSizeInBytes(c.lhs));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_a, DeviceBuffer::Allocate(
+                                                    static_cast<size_t>(s.m * k) * element, "pad"));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_b, DeviceBuffer::Allocate(
+                                                    static_cast<size_t>(m * k) * element, "pad"));
+    BENCH_CUDA(cudaMemset(padded_a.data(), 0, padded_a.size()));
+    BENCH_CUDA(cudaMemset(padded_b.data(), 0, padded_b.size()));
+    StatusOr<double> t = TimeCalls(stream, [&](int i) -> Status {
+      const size_t set = static_cast<size_t>(i % sets);
+      BENCH_CUDA(cudaMemcpy2DAsync(padded_a.data(), static_cast<size_t>(k) * element,
+                                   lhs[set].data(), static_cast<size_t>(s.k) * element,
+                                   static_cast<size_t>(s.k) * element, static_cast<size_t>(s.m),
+                                   cudaMemcpyDeviceToDevice, stream));
+      BENCH_CUDA(cudaMemcpy2DAsync(padded_b.data(), static_cast<size_t>(k) * element,
+                                   rhs[set].data(), static_cast<size_t>(s.k) * element,
+                                   static_cast<size_t>(s.k) * element, static_cast<size_t>(s.n),
+                                   cudaMemcpyDeviceToDevice, stream));
+      return (*direct)->Run(padded_b.data(), padded_a.data(), output.data(), stream);
+    });
+    if (t.ok()) r.direct_with_padding_ms = *t;
+  }
   if (!plan->info().fused_epilogue) r.note += " [fp8dot epilogue kernel]";
-  if (s.k != k || (fp8 && m != s.n)) r.note += " [padded]";
+  if (padded) r.note += " [padded]";
   return r;
 }
 
@@ -369,11 +446,17 @@ int main(int argc, char** argv) {
   int l2 = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
-  if (csv) std::fprintf(csv, "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,note\n");
+  if (csv) {
+    std::fprintf(csv,
+                 "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,launches,direct_m_unpadded_ms,"
+                 "direct_with_padding_ms,note\n");
+  }
   std::printf("# gpu_bench on %s (%d SMs, L2 %d MiB), TFLOP/s, D = bf16, TN\n",
               device->name.c_str(), device->multiprocessor_count, l2 >> 20);
-  std::printf("| M,N,K | config | fp8dot | cuBLASLt direct | fp8dot/direct | graph (M<=128) | note |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| M,N,K | config | fp8dot | cuBLASLt direct | fp8dot/direct | graph (M<=128) | launches "
+      "| direct, m unpadded | direct + user padding | fp8dot / (direct + padding) | note |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   for (const Shape& s : *shapes) {
     for (const Config& c : kConfigs) {
@@ -384,21 +467,30 @@ int main(int argc, char** argv) {
         // Invalid combinations (block scales on K=1000) say why and move on.
         std::string message = r.status().message().substr(0, 90);
         std::replace(message.begin(), message.end(), '|', '/');
-        std::printf("| %s | %s | n/a | n/a | | | %s |\n", shape.c_str(), c.name, message.c_str());
-        if (csv) std::fprintf(csv, "%s,%s,,,,n/a\n", shape.c_str(), c.name);
+        std::printf("| %s | %s | n/a | n/a | | | | | | | %s |\n", shape.c_str(), c.name,
+                    message.c_str());
+        if (csv) std::fprintf(csv, "%s,%s,,,,,,,n/a\n", shape.c_str(), c.name);
         (void)cudaGetLastError();
         continue;
       }
-      std::printf("| %s | %s | %.0f | %s | %s | %s | %s |\n", shape.c_str(), c.name,
-                  Tflops(s, r->fp8dot_ms),
-                  std::isnan(r->direct_ms) ? "n/a" : StrFormat("%.0f", Tflops(s, r->direct_ms)).c_str(),
-                  std::isnan(r->direct_ms) ? "" : StrFormat("%.3f", r->direct_ms / r->fp8dot_ms).c_str(),
-                  std::isnan(r->graph_ms) ? "" : StrFormat("%.0f", Tflops(s, r->graph_ms)).c_str(),
-                  r->note.c_str());
+      auto tflops = [&](double ms) {
+        return std::isnan(ms) ? std::string() : StrFormat("%.0f", Tflops(s, ms));
+      };
+      auto ratio = [](double direct_ms, double ms) {
+        return std::isnan(direct_ms) ? std::string() : StrFormat("%.3f", direct_ms / ms);
+      };
+      std::printf("| %s | %s | %.0f | %s | %s | %s | %zu | %s | %s | %s | %s |\n", shape.c_str(),
+                  c.name, Tflops(s, r->fp8dot_ms),
+                  std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
+                  ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(),
+                  r->launches, tflops(r->direct_m_unpadded_ms).c_str(),
+                  tflops(r->direct_with_padding_ms).c_str(),
+                  ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
       std::fflush(stdout);
       if (csv) {
-        std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%s\n", shape.c_str(), c.name, r->fp8dot_ms,
-                     r->direct_ms, r->graph_ms, r->note.c_str());
+        std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%zu,%.6f,%.6f,%s\n", shape.c_str(), c.name,
+                     r->fp8dot_ms, r->direct_ms, r->graph_ms, r->launches,
+                     r->direct_m_unpadded_ms, r->direct_with_padding_ms, r->note.c_str());
       }
     }
   }

@@ -102,15 +102,17 @@ def tf(shape, ms):
         return 2.0 * int(shape[0]) * int(shape[1]) * int(shape[2]) / (ms * 1e9) if ms == ms and ms > 0 else None
     except (TypeError, ValueError):
         return None
-configs = ["bf16", "fp8 fast", "fp8 fast tuned", "fp8 promoted", "fp8 promoted tuned", "row/col scales", "1x128 blocks", "1x128 x 128x128", "e4m3 x e5m2 fast"]
+configs = ["bf16", "fp8 fast", "fp8 fast tuned", "fp8 promoted", "fp8 promoted tuned", "row/col scales", "1x128 blocks", "1x128 row-major", "1x128 x 128x128", "1x128 x 128x128 row-major", "e4m3 x e5m2 fast"]
 shapes = sorted({k[:3] for k in bench}, key=lambda s: list(bench).index(next(k for k in bench if k[:3] == s)))
 if shapes:
     print()
-    print("fp8dot TFLOP/s (D=bf16); min ratio = worst fp8dot/cuBLASLt-direct speed over the untuned configs; torch = _scaled_mm")
-    print("| M,N,K | " + " | ".join(configs) + " | min ratio | torch fast | torch promoted | fast graph | torch fast graph |")
-    print("|---" * (len(configs) + 6) + "|")
+    print("fp8dot TFLOP/s (D=bf16); min ratio = worst fp8dot/cuBLASLt-direct speed over the untuned configs")
+    print("with scales in cuBLASLt's layout (the next column adds the row-major scale variants); torch = _scaled_mm")
+    print("| M,N,K | " + " | ".join(configs) + " | min ratio | min ratio incl. row-major scales | torch fast | torch promoted | fast graph | torch fast graph |")
+    print("|---" * (len(configs) + 7) + "|")
+    padded_lines = []
     for s in shapes:
-        cells, ratios = [], []
+        cells, ratios, all_ratios = [], [], []
         for c in configs:
             r = bench.get(s + (c,))
             t = tf(s, r["fp8dot_ms"]) if r else None
@@ -119,7 +121,9 @@ if shapes:
                 try:
                     d, f = float(r["direct_ms"]), float(r["fp8dot_ms"])
                     if d == d and f == f and d > 0 and f > 0:
-                        ratios.append(d / f)
+                        all_ratios.append(d / f)
+                        if "row-major" not in c:
+                            ratios.append(d / f)
                 except ValueError:
                     pass
         tr = torch_rows.get(s, {})
@@ -127,7 +131,21 @@ if shapes:
         graph = tf(s, g["graph_ms"]) if g else None
         row = [",".join(s)] + cells
         row.append(f"{min(ratios):.3f}" if ratios else "n/a")
+        row.append(f"{min(all_ratios):.3f}" if all_ratios else "n/a")
         row += [tr.get("fp8_fast") or "n/a", tr.get("fp8_promoted") or "n/a",
                 f"{graph:.0f}" if graph else "", tr.get("fast_graph") or ""]
         print("| " + " | ".join(row) + " |")
+        # Shapes that need padding: against the direct call plus the user's own padding copies.
+        padded = []
+        for c in configs:
+            r = bench.get(s + (c,))
+            with_padding = tf(s, r.get("direct_with_padding_ms")) if r else None
+            if with_padding:
+                unpadded = tf(s, r.get("direct_m_unpadded_ms"))
+                padded.append(f"{c} {float(r['direct_with_padding_ms']) / float(r['fp8dot_ms']):.3f}"
+                              + (f" (direct, m unpadded: {unpadded:.0f} TFLOP/s)" if unpadded else ""))
+        if padded:
+            padded_lines.append(",".join(s) + ": " + "; ".join(padded))
+    for line in padded_lines:
+        print("fp8dot / (cuBLASLt direct + the user's padding copies), " + line)
 EOF

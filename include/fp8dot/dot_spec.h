@@ -62,6 +62,12 @@ bool IsBlockScale(ScaleMode mode);
 struct OperandScale {
   ScaleMode mode = ScaleMode::kNone;
   Dims dims;  // of the f32 scale tensor
+  // Layout of the scale tensor (a permutation of its dims, as TensorSpec::minor_to_major);
+  // empty means row-major. {0, 1} on a lhs 1x128 scale [M, K/128] is column-major, i.e. M-major
+  // ((m, kb) at kb*M + m): the layout cuBLASLt's VEC128_32F reads, which the CUDA backend then
+  // uses in place, without a reordering launch. The same holds for {0, 1} on a rhs 128x128 scale
+  // [K/128, N/128] when K/128 is a multiple of 4 (docs/cuda-backend.md, "Scales").
+  std::vector<int64_t> minor_to_major;
 };
 
 // XLA's gemm_backend_config epilogue names.

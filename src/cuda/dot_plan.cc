@@ -266,15 +266,49 @@ StatusOr<PreparedTensor> PrepareTensor(const TensorRequest& r, const std::string
 
 // ---- Scales ------------------------------------------------------------------------------------
 
+// Element strides of an operand scale's two logical axes, (row, k-block), in the caller's buffer,
+// from the spec's shape and layout (dot_spec.h): row = M (lhs) or N (rhs), or their 128-blocks;
+// k-block = K/128. Outer-vector scales have one axis (row). Empty layout = row-major.
+struct ScaleStrides {
+  int64_t row = 1, block = 0;
+};
+ScaleStrides SourceScaleStrides(const OperandScale& scale, bool is_lhs) {
+  const auto rank = static_cast<int64_t>(scale.dims.size());
+  std::vector<int64_t> layout =
+      scale.minor_to_major.empty() ? RowMajorLayout(rank) : scale.minor_to_major;
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+  int64_t stride = 1;
+  for (int64_t d : layout) {
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= scale.dims[static_cast<size_t>(d)];
+  }
+  if (rank != 2) return {1, 0};
+  // lhs [rows, KB]; rhs [KB, rows].
+  return is_lhs ? ScaleStrides{strides[0], strides[1]} : ScaleStrides{strides[1], strides[0]};
+}
+
+std::string ScaleLayoutName(const OperandScale& scale) {
+  if (scale.minor_to_major.empty()) return "row-major";
+  const std::string text = DimsToString(scale.minor_to_major);  // "[0,1]"
+  std::string name = "{";
+  name.append(text, 1, text.size() - 2);
+  name += "}";
+  return name;
+}
+
 // cuBLASLt's layout for one operand's scale (see kernels/scale_relayout.h). `rows` is the
-// operand's free extent (M for the lhs, N for the rhs), `rows_padded` what cuBLASLt sees.
-// fp8dot's lhs scales are [rows, ...] row-major, its rhs scales [K/128, ...] row-major.
-StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows, int64_t rows_padded,
-                                     int64_t k, const std::string& context) {
+// operand's free extent (M for the lhs, N for the rhs), `rows_padded` what cuBLASLt sees. The
+// caller's scale is [rows, ...] (lhs) or [K/128, ...] (rhs) in the spec's layout; it is read in
+// place when that already is cuBLASLt's layout (e.g. a column-major, M-major, lhs 1x128 scale),
+// else reordered on the device at every run.
+StatusOr<PreparedScale> PrepareScale(const OperandScale& scale, bool is_lhs, int64_t rows,
+                                     int64_t rows_padded, int64_t k, const std::string& context) {
+  const ScaleMode mode = scale.mode;
   PreparedScale s;
   s.mode = mode;
   const char* name = is_lhs ? "lhs" : "rhs";
   const int64_t k_blocks = k / kScaleBlock;
+  const ScaleStrides source = SourceScaleStrides(scale, is_lhs);
   ScaleRelayoutParams& p = s.params;
   switch (mode) {
     case ScaleMode::kNone:
@@ -285,42 +319,25 @@ StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows, 
       return s;
     case ScaleMode::kOuterVector:
       p = {nullptr, nullptr, rows, 1, rows_padded, 1, 1, 0, 1, 0};
-      s.relayout = rows_padded != rows;
       break;
     case ScaleMode::kBlock1x128:
-      // Wanted: (row, kb) at kb * rows_padded + row. lhs [M, KB]: (m, kb) at m*KB + kb;
-      // rhs [KB, N]: (n, kb) at kb*N + n.
-      p = {nullptr,
-           nullptr,
-           rows,
-           k_blocks,
-           rows_padded,
-           k_blocks,
-           is_lhs ? k_blocks : 1,
-           is_lhs ? 1 : rows,
-           1,
-           rows_padded};
-      s.relayout = is_lhs ? (rows > 1 && k_blocks > 1) : rows_padded != rows;
+      // Wanted: (row, kb) at kb * rows_padded + row ("outer-dim-major").
+      p = {nullptr, nullptr,    rows, k_blocks, rows_padded, k_blocks, source.row, source.block,
+           1,       rows_padded};
       break;
     case ScaleMode::kBlock128x128: {
       // Wanted: (row block, kb) at rb * round_up(KB, 4) + kb (16-byte aligned rows).
-      // lhs [M/128, KB]: (mb, kb) at mb*KB + kb; rhs [KB, N/128]: (nb, kb) at kb*NB + nb.
       const int64_t row_blocks = rows / kScaleBlock;
       const int64_t ld = RoundUp(k_blocks, 4);
-      p = {nullptr,
-           nullptr,
-           row_blocks,
-           k_blocks,
-           row_blocks,
-           ld,
-           is_lhs ? k_blocks : 1,
-           is_lhs ? 1 : row_blocks,
-           ld,
-           1};
-      s.relayout = is_lhs ? ld != k_blocks : true;
+      p = {nullptr, nullptr, row_blocks, k_blocks, row_blocks, ld, source.row, source.block, ld, 1};
       break;
     }
   }
+  // In place when nothing is padded and every axis longer than 1 has cuBLASLt's stride.
+  const bool same_extents = p.dest_rows == p.rows && p.dest_cols == p.cols;
+  const bool rows_match = p.rows <= 1 || p.source_row_stride == p.dest_row_stride;
+  const bool cols_match = p.cols <= 1 || p.source_col_stride == p.dest_col_stride;
+  s.relayout = !(same_extents && rows_match && cols_match);
   if (s.relayout) {
     FP8_ASSIGN_OR_RETURN(s.copy,
                          DeviceBuffer::Allocate(static_cast<size_t>(p.dest_rows * p.dest_cols) * 4,
@@ -328,13 +345,13 @@ StatusOr<PreparedScale> PrepareScale(ScaleMode mode, bool is_lhs, int64_t rows, 
     p.dest = s.copy.as<float>();
   }
   s.how = StrFormat(
-      "%s scale: %s (%s), %s", name, ScaleModeName(mode), ScaleModeEnumName(LtScaleMode(mode)),
+      "%s scale: %s %s (%s), %s", name, ScaleModeName(mode), ScaleLayoutName(scale).c_str(),
+      ScaleModeEnumName(LtScaleMode(mode)),
       s.relayout
-          ? StrFormat("reordered on the device into cuBLASLt's layout "
-                      "[%lld x %lld]",
+          ? StrFormat("reordered on the device into cuBLASLt's layout [%lld x %lld] at every run",
                       static_cast<long long>(p.dest_rows), static_cast<long long>(p.dest_cols))
                 .c_str()
-          : "already in cuBLASLt's layout");
+          : "already in cuBLASLt's layout: read in place");
   (void)context;
   return s;
 }
@@ -595,9 +612,9 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
 
     // Scales in cuBLASLt's layout (native FP8 only; the other paths apply them elsewhere).
     if (plan.scales_in_gemm) {
-      FP8_ASSIGN_OR_RETURN(plan.lhs_scale, cuda::PrepareScale(spec.lhs_scale.mode, true, dot.m,
-                                                              dot.m, dot.k, context));
-      FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale.mode, false, dot.n,
+      FP8_ASSIGN_OR_RETURN(plan.lhs_scale,
+                           cuda::PrepareScale(spec.lhs_scale, true, dot.m, dot.m, dot.k, context));
+      FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale, false, dot.n,
                                                               gemm_m, dot.k, context));
     }
     plan.gemm_m = gemm_m;
@@ -679,15 +696,13 @@ Status CudaDotPlan::Run(const CudaDotBuffers& b, CudaStream stream) {
     t.gather.source = source;
     if (plan.scales_in_gather && IsBlockScale(spec_scale.mode)) {
       // Index of the scale of element (row, k): lhs [M, KB] or [M/128, KB]; rhs [KB, N] or
-      // [KB, N/128].
-      const int64_t k_blocks = dot.k / cuda::kScaleBlock;
+      // [KB, N/128], in the spec's scale layout.
       const bool block2d = spec_scale.mode == ScaleMode::kBlock128x128;
-      const int64_t row_extent = is_lhs ? dot.m : dot.n;
+      const cuda::ScaleStrides strides = cuda::SourceScaleStrides(spec_scale, is_lhs);
       t.gather.scale = scale;
       t.gather.scale_row_block = block2d ? cuda::kScaleBlock : 1;
-      t.gather.scale_row_stride = is_lhs ? k_blocks : 1;
-      t.gather.scale_block_stride =
-          is_lhs ? 1 : (block2d ? row_extent / cuda::kScaleBlock : row_extent);
+      t.gather.scale_row_stride = strides.row;
+      t.gather.scale_block_stride = strides.block;
     }
     return true;
   };

@@ -12,6 +12,17 @@ std::string ListKey(const std::vector<int64_t>& values) { return DimsToString(va
 
 std::string TensorKey(const TensorSpec& t) { return t.ToString(); }
 
+// A scale's layout; row-major, given or not, keys the same.
+std::string ScaleLayoutKey(const OperandScale& scale) {
+  if (scale.minor_to_major.empty() ||
+      scale.minor_to_major == RowMajorLayout(static_cast<int64_t>(scale.dims.size()))) {
+    return "";
+  }
+  std::string key = "L";
+  key += ListKey(scale.minor_to_major);
+  return key;
+}
+
 }  // namespace
 
 std::string DotSpecKey(const DotSpec& spec) {
@@ -22,9 +33,10 @@ std::string DotSpecKey(const DotSpec& spec) {
   key += StrFormat("|p%s,%s,%s", PrecisionName(spec.precision_config.operand_precision.at(0)),
                    PrecisionName(spec.precision_config.operand_precision.at(1)),
                    AlgorithmName(spec.precision_config.algorithm));
-  key += StrFormat("|o%s|s%s%s,%s%s", DTypeName(spec.output_type),
+  key += StrFormat("|o%s|s%s%s%s,%s%s%s", DTypeName(spec.output_type),
                    ScaleModeName(spec.lhs_scale.mode), ListKey(spec.lhs_scale.dims).c_str(),
-                   ScaleModeName(spec.rhs_scale.mode), ListKey(spec.rhs_scale.dims).c_str());
+                   ScaleLayoutKey(spec.lhs_scale).c_str(), ScaleModeName(spec.rhs_scale.mode),
+                   ListKey(spec.rhs_scale.dims).c_str(), ScaleLayoutKey(spec.rhs_scale).c_str());
   // alpha and beta are exact in %a; beta's zero-ness changes the plan, the values do not, but
   // they are cheap to key on and keep one plan per distinct call.
   key += StrFormat("|a%a,%a", spec.alpha, spec.beta);

@@ -25,7 +25,7 @@ Status CheckTensor(const char* name, const TensorSpec* expected, const HostTenso
 
 std::optional<TensorSpec> ScaleSpec(const OperandScale& scale) {
   if (scale.mode == ScaleMode::kNone) return std::nullopt;
-  return TensorSpec{DType::kF32, scale.dims, {}};
+  return TensorSpec{DType::kF32, scale.dims, scale.minor_to_major};
 }
 
 }  // namespace
@@ -33,8 +33,19 @@ std::optional<TensorSpec> ScaleSpec(const OperandScale& scale) {
 DotSpec SpecFromArguments(const DotArguments& arguments, DotSpec spec) {
   if (arguments.lhs != nullptr) spec.lhs = TensorSpec::Of(*arguments.lhs);
   if (arguments.rhs != nullptr) spec.rhs = TensorSpec::Of(*arguments.rhs);
-  if (arguments.lhs_scale != nullptr) spec.lhs_scale.dims = arguments.lhs_scale->dims();
-  if (arguments.rhs_scale != nullptr) spec.rhs_scale.dims = arguments.rhs_scale->dims();
+  // Scale layouts: empty (row-major) unless the tensor says otherwise, so row-major scales give
+  // the same spec (and plan-cache key) as before layouts existed.
+  auto scale_layout = [](const HostTensor& scale) {
+    return scale.is_row_major() ? std::vector<int64_t>{} : scale.minor_to_major();
+  };
+  if (arguments.lhs_scale != nullptr) {
+    spec.lhs_scale.dims = arguments.lhs_scale->dims();
+    spec.lhs_scale.minor_to_major = scale_layout(*arguments.lhs_scale);
+  }
+  if (arguments.rhs_scale != nullptr) {
+    spec.rhs_scale.dims = arguments.rhs_scale->dims();
+    spec.rhs_scale.minor_to_major = scale_layout(*arguments.rhs_scale);
+  }
   if (arguments.c != nullptr) spec.c = TensorSpec::Of(*arguments.c);
   if (arguments.bias != nullptr) spec.bias = TensorSpec::Of(*arguments.bias);
   spec.output_scale = arguments.output_scale != nullptr;

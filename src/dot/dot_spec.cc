@@ -87,6 +87,13 @@ int64_t ProductOfDims(const Dims& dims, const std::vector<int64_t>& which) {
 Status ValidateScale(const char* name, const OperandScale& scale, bool is_lhs,
                      const CanonicalDot& dot) {
   if (scale.mode == ScaleMode::kNone) return OkStatus();
+  if (!scale.minor_to_major.empty()) {
+    Status layout = ValidateLayout(scale.dims, scale.minor_to_major);
+    if (!layout.ok()) {
+      return InvalidArgument("%s scale (mode %s) layout: %s", name, ScaleModeName(scale.mode),
+                             layout.message().c_str());
+    }
+  }
   if (scale.mode == ScaleMode::kTensor) {
     if (ElementCount(scale.dims) == 1 && scale.dims.size() <= 1) return OkStatus();
     return InvalidArgument("%s scale (mode tensor) must be a scalar ([] or [1]), got %s", name,

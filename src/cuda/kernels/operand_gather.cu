@@ -92,6 +92,133 @@ __global__ void gather_kernel(const GatherJobs jobs) {
   }
 }
 
+// ---- Padded copy ----------------------------------------------------------------------------
+// The common padding case: a plain copy whose source rows are already contiguous along cols
+// (e.g. K = 1000 FP8 operands padded to 1008). Rows are moved as raw bytes in V-byte vectors,
+// one vector per thread, with no shared-memory transpose; the padding is written as zeros.
+struct CopyJob {
+  const uint8_t* source;
+  uint8_t* dest;
+  int64_t batch, rows, rows_padded;
+  int64_t row_bytes;           // bytes of data per source row (cols * element)
+  int64_t dest_row_bytes;      // cols_padded * element
+  int64_t source_row_stride;   // bytes
+  int64_t source_batch_stride; // bytes
+  int64_t chunks_per_row;      // dest_row_bytes / V
+};
+struct CopyJobs {
+  CopyJob job[kMaxJobs];
+  int64_t end[kMaxJobs];  // cumulative chunk counts
+  int count;
+};
+
+template <int V>
+struct VectorOf;
+template <>
+struct VectorOf<16> {
+  using type = uint4;
+};
+template <>
+struct VectorOf<8> {
+  using type = uint2;
+};
+template <>
+struct VectorOf<4> {
+  using type = uint32_t;
+};
+template <>
+struct VectorOf<2> {
+  using type = uint16_t;
+};
+template <>
+struct VectorOf<1> {
+  using type = uint8_t;
+};
+
+template <int V>
+__global__ void padded_copy_kernel(const CopyJobs jobs) {
+  using Vec = typename VectorOf<V>::type;
+  const int64_t total = jobs.end[jobs.count - 1];
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const bool second = i >= jobs.end[0];
+    const CopyJob& p = second ? jobs.job[1] : jobs.job[0];
+    const int64_t local = second ? i - jobs.end[0] : i;
+    const int64_t chunk = local % p.chunks_per_row;
+    const int64_t dest_row = local / p.chunks_per_row;  // b * rows_padded + r
+    const int64_t r = dest_row % p.rows_padded;
+    const int64_t b = dest_row / p.rows_padded;
+    const int64_t byte = chunk * V;
+    union {
+      Vec vector;
+      uint8_t bytes[V];
+    } value;
+    value.vector = Vec{};
+    if (r < p.rows && byte < p.row_bytes) {
+      const uint8_t* row = p.source + b * p.source_batch_stride + r * p.source_row_stride;
+      if (byte + V <= p.row_bytes) {
+        value.vector = *reinterpret_cast<const Vec*>(row + byte);
+      } else {
+#pragma unroll
+        for (int t = 0; t < V; ++t) value.bytes[t] = byte + t < p.row_bytes ? row[byte + t] : 0;
+      }
+    }
+    *reinterpret_cast<Vec*>(p.dest + dest_row * p.dest_row_bytes + byte) = value.vector;
+  }
+}
+
+// True when `p` is a plain copy with contiguous source rows (the padded-copy kernel's case).
+bool IsPaddedCopy(const GatherParams& p) {
+  return p.conversion == GatherConversion::kCopy && p.affine && !p.read_rows_fastest &&
+         (p.col_stride == 1 || p.cols == 1);
+}
+
+// The widest vector (16, 8, 4, 2 or 1 bytes) every address and stride of `p` is aligned to.
+int CopyVectorBytes(const GatherParams& p) {
+  const int64_t element = DTypeSizeInBytes(p.source_type);
+  int64_t v = 16;
+  auto fits = [&](int64_t bytes) { return bytes % v == 0; };
+  while (v > 1 && !(fits(static_cast<int64_t>(reinterpret_cast<uintptr_t>(p.source))) &&
+                    fits(static_cast<int64_t>(reinterpret_cast<uintptr_t>(p.dest))) &&
+                    (p.rows <= 1 || fits(p.row_stride * element)) &&
+                    (p.batch <= 1 || fits(p.batch_stride * element)) &&
+                    fits(p.cols_padded * element))) {
+    v /= 2;
+  }
+  return static_cast<int>(v);
+}
+
+template <int V>
+Status LaunchPaddedCopy(const GatherParams* params, int count, cudaStream_t stream,
+                        const std::string& context) {
+  constexpr int kThreads = 256;
+  CopyJobs jobs{};
+  jobs.count = count;
+  int64_t total = 0;
+  for (int j = 0; j < count; ++j) {
+    const GatherParams& p = params[j];
+    const int64_t element = DTypeSizeInBytes(p.source_type);
+    CopyJob& c = jobs.job[j];
+    c.source = static_cast<const uint8_t*>(p.source);
+    c.dest = static_cast<uint8_t*>(p.dest);
+    c.batch = p.batch;
+    c.rows = p.rows;
+    c.rows_padded = p.rows_padded;
+    c.row_bytes = p.cols * element;
+    c.dest_row_bytes = p.cols_padded * element;
+    c.source_row_stride = p.row_stride * element;
+    c.source_batch_stride = p.batch_stride * element;
+    c.chunks_per_row = c.dest_row_bytes / V;
+    total += p.batch * p.rows_padded * c.chunks_per_row;
+    jobs.end[j] = total;
+  }
+  const int blocks =
+      static_cast<int>(std::min<int64_t>((total + kThreads - 1) / kThreads, int64_t{1} << 16));
+  padded_copy_kernel<V><<<blocks, kThreads, 0, stream>>>(jobs);
+  FP8_CUDA_RETURN_IF_LAUNCH_FAILED("padded_copy_kernel", context);
+  return OkStatus();
+}
+
 // ---- Launcher --------------------------------------------------------------------------------
 template <typename In, typename Out, GatherConversion kConversion>
 Status Launch(const GatherJobs& jobs, cudaStream_t stream, const std::string& context) {
@@ -143,6 +270,26 @@ Status LaunchGathers(const GatherParams* params, int count, cudaStream_t stream,
     jobs.job[j] = params[j];
   }
   const GatherParams& p = params[0];
+  bool padded_copy = true;
+  int vector_bytes = 16;
+  for (int j = 0; j < count; ++j) {
+    padded_copy = padded_copy && IsPaddedCopy(params[j]);
+    vector_bytes = std::min(vector_bytes, CopyVectorBytes(params[j]));
+  }
+  if (padded_copy) {
+    switch (vector_bytes) {
+      case 16:
+        return LaunchPaddedCopy<16>(params, count, stream, context);
+      case 8:
+        return LaunchPaddedCopy<8>(params, count, stream, context);
+      case 4:
+        return LaunchPaddedCopy<4>(params, count, stream, context);
+      case 2:
+        return LaunchPaddedCopy<2>(params, count, stream, context);
+      default:
+        return LaunchPaddedCopy<1>(params, count, stream, context);
+    }
+  }
   switch (p.conversion) {
     case GatherConversion::kCopy:
       switch (DTypeSizeInBytes(p.source_type)) {

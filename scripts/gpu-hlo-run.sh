@@ -36,7 +36,7 @@ done
 echo "== 8192^3: XLA compiled module vs fp8dot" | tee -a "$OUT/hlo-run.log"
 timeout 200 python3 examples/jax/time_xla.py /tmp/xla8192 8192 2>&1 | grep xla | tee -a "$OUT/hlo-run.log"
 for dtype in bf16 f32; do
-  timeout 120 "$CLI" run /tmp/xla8192/scaled_dot_${dtype}_8192.hlo --backend cuda 2>&1 |
+  timeout 120 "$CLI" run /tmp/xla8192/scaled_dot_${dtype}_8192.hlo --backend cuda --repeat 5 2>&1 |
     grep -E "rewrite|gemm|time" | tee -a "$OUT/hlo-run.log"
 done
 timeout 60 "$CLI" dot --backend cuda --m 8192 --n 8192 --k 8192 --out-type bf16 \

@@ -61,6 +61,19 @@ TEST(RunCliTest, CompareReportsTheErrorOfTheFusedGemm) {
   EXPECT_LE(max_relative, 1.0 / 128) << run.out;
 }
 
+TEST(RunCliTest, RepeatReportsTheWarmMedian) {
+  CliRun run = RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --repeat 3");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("warm median"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("over 2 runs"), std::string::npos) << run.out;
+  // One line per GEMM and per output however many runs: repeats change numbers, not length.
+  const std::string single = RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo")).out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'),
+            std::count(single.begin(), single.end(), '\n'));
+  ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --repeat 0"),
+                     "--repeat");
+}
+
 TEST(RunCliTest, NoRewriteRunsThePlainDot) {
   CliRun run = RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --no-rewrite");
   ASSERT_EQ(run.exit_code, 0) << run.err;

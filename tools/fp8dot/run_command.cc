@@ -4,6 +4,7 @@
 //
 // The executor: dots and GEMM custom calls run on the chosen dot backend (cpu emulation/blas/
 // reference, or cuda = cuBLASLt on the GPU); every other op runs on the host interpreter.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,6 +41,7 @@ struct RunCommandFlags {
   bool compare = false;
   bool no_rewrite = false;
   bool xla_excess_precision = false;
+  int repeat = 1;
 };
 
 // Parses and verifies; with --xla-excess-precision also drops convert round trips as XLA does.
@@ -240,11 +242,28 @@ int64_t CountGemmCustomCalls(const HloModule& module) {
   return count;
 }
 
-void PrintGemms(const hlo::HloInterpreter& interpreter, const char* label) {
-  for (const hlo::GemmRecord& gemm : interpreter.gemm_records()) {
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// One line per GEMM of the module: the first run's numbers, and with repeats the warm median
+// device time of that GEMM over the later runs.
+void PrintGemmTimes(const hlo::HloInterpreter& interpreter, int repeat, const char* label) {
+  const std::vector<hlo::GemmRecord>& records = interpreter.gemm_records();
+  const size_t per_run = records.size() / static_cast<size_t>(repeat);
+  for (size_t g = 0; g < per_run; ++g) {
+    const hlo::GemmRecord& gemm = records[g];
     std::printf("%-14s%s: %s, accumulation %s", label, gemm.instruction.c_str(),
                 gemm.problem.c_str(), AccumulationModeName(gemm.accumulation));
-    if (gemm.device_milliseconds >= 0) std::printf(", device %.3f ms", gemm.device_milliseconds);
+    if (gemm.device_milliseconds >= 0) {
+      std::printf(", device %.3f ms", gemm.device_milliseconds);
+      std::vector<double> warm;
+      for (size_t r = 1; r < static_cast<size_t>(repeat); ++r) {
+        warm.push_back(records[r * per_run + g].device_milliseconds);
+      }
+      if (!warm.empty()) std::printf(", warm median %.3f ms", Median(warm));
+    }
     std::printf("\n");
   }
 }
@@ -283,13 +302,25 @@ Status RunRunCommand(const RunCommandFlags& flags) {
     std::printf("inputs:       %zu .npy files\n", flags.inputs.size());
   }
 
+  // The first evaluation pays for plan creation and kernel loading; with --repeat the warm ones
+  // are reported separately (median).
   hlo::HloInterpreter interpreter({.dot_backend = dot_backend});
-  const auto start = std::chrono::steady_clock::now();
-  FP8_ASSIGN_OR_RETURN(Value result, interpreter.Evaluate(*module, arguments));
-  const double milliseconds =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  PrintGemms(interpreter, "gemm:");
-  std::printf("time:         %.3f ms (evaluation, parsing excluded)\n", milliseconds);
+  std::vector<double> evaluation_ms;
+  Value result;
+  for (int run = 0; run < flags.repeat; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    FP8_ASSIGN_OR_RETURN(result, interpreter.Evaluate(*module, arguments));
+    evaluation_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  PrintGemmTimes(interpreter, flags.repeat, "gemm:");
+  std::printf("time:         %.3f ms (evaluation, parsing excluded)", evaluation_ms[0]);
+  if (flags.repeat > 1) {
+    std::printf(", warm median %.3f ms over %d runs",
+                Median({evaluation_ms.begin() + 1, evaluation_ms.end()}), flags.repeat - 1);
+  }
+  std::printf("\n");
 
   std::vector<Value> outputs;
   Flatten(result, &outputs);
@@ -329,7 +360,7 @@ Status RunRunCommand(const RunCommandFlags& flags) {
     hlo::HloInterpreter original_interpreter({.dot_backend = dot_backend});
     FP8_ASSIGN_OR_RETURN(Value original_result,
                          original_interpreter.Evaluate(*original, arguments));
-    PrintGemms(original_interpreter, "original:");
+    PrintGemmTimes(original_interpreter, 1, "original:");
     std::vector<Value> original_outputs;
     Flatten(original_result, &original_outputs);
     if (original_outputs.size() != outputs.size()) {
@@ -375,6 +406,11 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--compare", flags->compare,
                     "Also run the unrewritten module and print the error per output");
   command->add_flag("--no-rewrite", flags->no_rewrite, "Run the module as written");
+  command
+      ->add_option("--repeat", flags->repeat,
+                   "Evaluate N times; report the first run and the warm median (GEMM device "
+                   "time and evaluation time)")
+      ->check(CLI::Range(1, 1000));
   command->add_flag(
       "--xla-excess-precision", flags->xla_excess_precision,
       "Drop convert<wide>(convert<narrow>(x)) round trips first, as XLA does by "

@@ -41,7 +41,8 @@ struct CudaDotOptions {
 };
 
 // Device pointers for one run. Every tensor uses the layout its DotSpec gives (the same bytes a
-// HostTensor of that spec holds); scales use the row-major shapes of dot_spec.h. Null = absent.
+// HostTensor of that spec holds); scales use the spec's scale shapes and layouts (OperandScale).
+// Null = absent.
 struct CudaDotBuffers {
   const void* lhs = nullptr;
   const void* rhs = nullptr;
@@ -57,11 +58,11 @@ struct CudaDotBuffers {
 // What a plan decided (all of it is also in Explain()).
 struct CudaPlanInfo {
   CanonicalDot dot;
-  bool native_fp8 = false;       // a cuBLASLt FP8 GEMM (false for e5m2 x e5m2 and non-FP8 dots)
-  int fast_accum = -1;           // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back; -1 when not FP8
-  bool fused_epilogue = false;   // epilogue in cuBLASLt (else fp8dot's epilogue kernel)
-  std::string compute_type;      // "CUBLAS_COMPUTE_32F", ...
-  std::string algorithm;         // the chosen cuBLASLt algorithm, in words
+  bool native_fp8 = false;      // a cuBLASLt FP8 GEMM (false for e5m2 x e5m2 and non-FP8 dots)
+  int fast_accum = -1;          // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back; -1 when not FP8
+  bool fused_epilogue = false;  // epilogue in cuBLASLt (else fp8dot's epilogue kernel)
+  std::string compute_type;     // "CUBLAS_COMPUTE_32F", ...
+  std::string algorithm;        // the chosen cuBLASLt algorithm, in words
   int64_t k_padded = 0, n_padded = 0;
 };
 

@@ -60,7 +60,11 @@ StatusOr<DotProblem> MakeDotProblem(const DotProblemOptions& options) {
       FP8_ASSIGN_OR_RETURN(tensor, UniformTensor(DType::kF32, ExpectedScaleDims(mode, is_lhs, dot),
                                                  0.25, 4.0, seed));
     }
-    if (tensor.has_value()) scale.dims = tensor->dims();
+    if (tensor.has_value()) {
+      scale.dims = tensor->dims();
+      scale.minor_to_major =
+          tensor->is_row_major() ? std::vector<int64_t>{} : tensor->minor_to_major();
+    }
     return OkStatus();
   };
   FP8_RETURN_IF_ERROR(make_scale(options.lhs_scale_mode, true, options.lhs_scale, spec.lhs_scale,

@@ -42,6 +42,18 @@ TEST(DotProblemTest, GivenTensorsAreUsedAndCheckedAgainstTheSpec) {
   EXPECT_EQ(problem.spec.lhs.dtype, DType::kF8E5M2);
   EXPECT_EQ(problem.lhs.GetPhysical(5), options.lhs->GetPhysical(5));
 
+  // A given scale keeps its layout (here column-major, cuBLASLt's order for lhs 1x128 blocks).
+  DotProblemOptions blocked;
+  blocked.m = 256;
+  blocked.k = 256;
+  blocked.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  blocked.lhs_scale_mode = ScaleMode::kBlock1x128;
+  blocked.rhs_scale_mode = ScaleMode::kBlock1x128;
+  blocked.lhs_scale = *HostTensor::Create(DType::kF32, {256, 2}, {0, 1});
+  DotProblem column_major = *MakeDotProblem(blocked);
+  EXPECT_EQ(column_major.spec.lhs_scale.minor_to_major, (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(CheckArgumentsMatchSpec(column_major.spec, column_major.arguments()).ok());
+
   // A tensor that does not match the spec is reported by name.
   DotArguments arguments = problem.arguments();
   HostTensor wrong = *HostTensor::Create(DType::kF32, {32, 8});

@@ -42,6 +42,34 @@ Status ValidateLayout(const Dims& dims, const std::vector<int64_t>& minor_to_maj
   return OkStatus();
 }
 
+std::vector<int64_t> LayoutStrides(const Dims& dims, const std::vector<int64_t>& minor_to_major) {
+  const std::vector<int64_t> layout =
+      minor_to_major.empty() ? RowMajorLayout(static_cast<int64_t>(dims.size())) : minor_to_major;
+  std::vector<int64_t> strides(dims.size(), 0);
+  int64_t stride = 1;
+  for (int64_t d : layout) {
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= dims[static_cast<size_t>(d)];
+  }
+  return strides;
+}
+
+std::vector<int64_t> WalkOffsets(const Dims& dims, const std::vector<int64_t>& strides,
+                                 const std::vector<int64_t>& walk) {
+  std::vector<int64_t> offsets = {0};
+  for (int64_t d : walk) {
+    const int64_t size = dims[static_cast<size_t>(d)];
+    const int64_t stride = strides[static_cast<size_t>(d)];
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * static_cast<size_t>(size));
+    for (int64_t base : offsets) {
+      for (int64_t i = 0; i < size; ++i) next.push_back(base + i * stride);
+    }
+    offsets = std::move(next);
+  }
+  return offsets;
+}
+
 StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims) {
   std::vector<int64_t> layout = RowMajorLayout(static_cast<int64_t>(dims.size()));
   return Create(dtype, std::move(dims), std::move(layout));
@@ -67,12 +95,7 @@ StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims,
   tensor.dtype_ = dtype;
   tensor.dims_ = std::move(dims);
   tensor.minor_to_major_ = std::move(minor_to_major);
-  tensor.strides_.assign(tensor.dims_.size(), 0);
-  int64_t stride = 1;
-  for (int64_t d : tensor.minor_to_major_) {
-    tensor.strides_[static_cast<size_t>(d)] = stride;
-    stride *= tensor.dims_[static_cast<size_t>(d)];
-  }
+  tensor.strides_ = LayoutStrides(tensor.dims_, tensor.minor_to_major_);
   tensor.bytes_.assign(static_cast<size_t>(count * DTypeSizeInBytes(dtype)), 0);
   return tensor;
 }

@@ -10,20 +10,8 @@ namespace {
 
 constexpr int64_t kScaleBlock = 128;
 
-// Offsets of every multi-index over `dims_to_walk` (row-major order: last dim fastest).
 std::vector<int64_t> Offsets(const HostTensor& tensor, const std::vector<int64_t>& dims_to_walk) {
-  std::vector<int64_t> offsets = {0};
-  for (int64_t d : dims_to_walk) {
-    const int64_t size = tensor.dim(d);
-    const int64_t stride = tensor.strides()[static_cast<size_t>(d)];
-    std::vector<int64_t> next;
-    next.reserve(offsets.size() * static_cast<size_t>(size));
-    for (int64_t base : offsets) {
-      for (int64_t i = 0; i < size; ++i) next.push_back(base + i * stride);
-    }
-    offsets = std::move(next);
-  }
-  return offsets;
+  return WalkOffsets(tensor.dims(), tensor.strides(), dims_to_walk);
 }
 
 std::vector<float> RowMajorScale(const HostTensor* scale) {

@@ -3,22 +3,6 @@
 namespace fp8dot::cuda {
 namespace {
 
-std::vector<int64_t> Offsets(const TensorSpec& spec, const std::vector<int64_t>& strides,
-                             const std::vector<int64_t>& dims_to_walk) {
-  std::vector<int64_t> offsets = {0};
-  for (int64_t d : dims_to_walk) {
-    const int64_t size = spec.dims[static_cast<size_t>(d)];
-    const int64_t stride = strides[static_cast<size_t>(d)];
-    std::vector<int64_t> next;
-    next.reserve(offsets.size() * static_cast<size_t>(size));
-    for (int64_t base : offsets) {
-      for (int64_t i = 0; i < size; ++i) next.push_back(base + i * stride);
-    }
-    offsets = std::move(next);
-  }
-  return offsets;
-}
-
 std::optional<int64_t> AffineStride(const std::vector<int64_t>& offsets) {
   if (offsets.size() <= 1) return 0;
   const int64_t stride = offsets[1] - offsets[0];
@@ -31,24 +15,15 @@ std::optional<int64_t> AffineStride(const std::vector<int64_t>& offsets) {
 }  // namespace
 
 std::vector<int64_t> ElementStrides(const TensorSpec& spec) {
-  const auto rank = static_cast<int64_t>(spec.dims.size());
-  const std::vector<int64_t> minor_to_major =
-      spec.minor_to_major.empty() ? RowMajorLayout(rank) : spec.minor_to_major;
-  std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
-  int64_t stride = 1;
-  for (int64_t d : minor_to_major) {
-    strides[static_cast<size_t>(d)] = stride;
-    stride *= spec.dims[static_cast<size_t>(d)];
-  }
-  return strides;
+  return LayoutStrides(spec.dims, spec.minor_to_major);
 }
 
 TensorIndex IndexTensor(const TensorSpec& spec, const std::vector<int64_t>& batch_dims,
                         const std::vector<int64_t>& row_dims,
                         const std::vector<int64_t>& col_dims) {
   const std::vector<int64_t> strides = ElementStrides(spec);
-  return {Offsets(spec, strides, batch_dims), Offsets(spec, strides, row_dims),
-          Offsets(spec, strides, col_dims)};
+  return {WalkOffsets(spec.dims, strides, batch_dims), WalkOffsets(spec.dims, strides, row_dims),
+          WalkOffsets(spec.dims, strides, col_dims)};
 }
 
 std::optional<AffineStrides> FindAffineStrides(const TensorIndex& index) {

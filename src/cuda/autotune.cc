@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "cuda/cuda_events.h"
 #include "cuda/cuda_status.h"
 #include "cuda/dot_plan.h"
 #include "cuda/kernels/fill_random.h"
@@ -126,16 +127,8 @@ Status Autotune(CudaDotPlan::Impl& plan) {
   const float alpha = static_cast<float>(plan.spec.alpha);
   const float beta = static_cast<float>(plan.spec.beta);
 
-  cudaEvent_t start = nullptr, stop = nullptr;
-  FP8_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start), plan.context);
-  FP8_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop), plan.context);
-  struct EventGuard {
-    cudaEvent_t a, b;
-    ~EventGuard() {
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-    }
-  } guard{start, stop};
+  FP8_ASSIGN_OR_RETURN(EventPair events, EventPair::Create(plan.context));
+  cudaEvent_t start = events.start(), stop = events.stop();
 
   // Median ms per call of candidate `i` over kRepeats batches of kTimedRuns; -1 if it fails.
   auto time_candidate = [&](int i) -> StatusOr<double> {

@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "cuda/cuda_events.h"
 #include "cuda/cuda_status.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
@@ -11,15 +12,15 @@
 namespace fp8dot {
 namespace {
 
-StatusOr<DeviceBuffer> CopyToDevice(const HostTensor* tensor, cudaStream_t stream,
-                                    const char* what, const std::string& context) {
+StatusOr<DeviceBuffer> CopyToDevice(const HostTensor* tensor, cudaStream_t stream, const char* what,
+                                    const std::string& context) {
   if (tensor == nullptr) return DeviceBuffer();
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer buffer,
-                       DeviceBuffer::AllocateAsync(static_cast<size_t>(tensor->size_in_bytes()),
-                                                   stream, what));
-  FP8_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(buffer.data(), tensor->data(), buffer.size(),
-                                           cudaMemcpyHostToDevice, stream),
-                           std::string(what) + ": " + context);
+  FP8_ASSIGN_OR_RETURN(
+      DeviceBuffer buffer,
+      DeviceBuffer::AllocateAsync(static_cast<size_t>(tensor->size_in_bytes()), stream, what));
+  FP8_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(buffer.data(), tensor->data(), buffer.size(), cudaMemcpyHostToDevice, stream),
+      std::string(what) + ": " + context);
   return buffer;
 }
 
@@ -53,10 +54,9 @@ StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
   DotResult result;
   result.accumulation = dot.accumulation;
   FP8_ASSIGN_OR_RETURN(result.output, HostTensor::Create(spec.output_type, dot.output_dims));
-  FP8_ASSIGN_OR_RETURN(
-      DeviceBuffer output,
-      DeviceBuffer::AllocateAsync(static_cast<size_t>(result.output.size_in_bytes()), stream,
-                                  "output"));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer output,
+                       DeviceBuffer::AllocateAsync(
+                           static_cast<size_t>(result.output.size_in_bytes()), stream, "output"));
   DeviceBuffer amax;
   if (spec.compute_amax) {
     FP8_ASSIGN_OR_RETURN(amax, DeviceBuffer::AllocateAsync(sizeof(float), stream, "amax"));
@@ -73,16 +73,8 @@ StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
   buffers.output = output.data();
   buffers.amax = amax.as<float>();
 
-  cudaEvent_t start = nullptr, stop = nullptr;
-  FP8_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start), context);
-  FP8_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop), context);
-  struct EventGuard {
-    cudaEvent_t a, b;
-    ~EventGuard() {
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-    }
-  } guard{start, stop};
+  FP8_ASSIGN_OR_RETURN(cuda::EventPair events, cuda::EventPair::Create(context));
+  cudaEvent_t start = events.start(), stop = events.stop();
   FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(start, stream), context);
   FP8_RETURN_IF_ERROR(plan->Run(buffers, stream));
   FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop, stream), context);

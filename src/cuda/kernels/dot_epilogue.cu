@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_status.h"
 #include "cuda/kernels/dot_epilogue.h"
+#include "cuda/kernels/element_access.cuh"
 
 namespace fp8dot::cuda {
 namespace {
@@ -22,30 +23,6 @@ __device__ inline float Load(const void* data, DType type, int64_t i) {
       return static_cast<const float*>(data)[i];
     default:
       return __int_as_float(0x7fc00000);  // the launcher admits no other type
-  }
-}
-
-__device__ inline void Store(void* data, DType type, int64_t i, float value) {
-  switch (type) {
-    case DType::kF32:
-      static_cast<float*>(data)[i] = value;
-      break;
-    case DType::kBF16:
-      static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(value);
-      break;
-    case DType::kF16:
-      static_cast<__half*>(data)[i] = __float2half_rn(value);
-      break;
-    case DType::kF8E4M3FN:  // saturating, as cuBLASLt's FP8 D: +-inf -> +-448, NaN stays NaN
-      static_cast<__nv_fp8_storage_t*>(data)[i] =
-          __nv_cvt_float_to_fp8(value, __NV_SATFINITE, __NV_E4M3);
-      break;
-    case DType::kF8E5M2:
-      static_cast<__nv_fp8_storage_t*>(data)[i] =
-          __nv_cvt_float_to_fp8(value, __NV_SATFINITE, __NV_E5M2);
-      break;
-    default:
-      break;
   }
 }
 
@@ -75,7 +52,7 @@ __global__ void dot_epilogue_kernel(const EpilogueParams p) {
     if (p.activation == Activation::kRelu) d = d > 0.0f ? d : 0.0f;
     if (p.activation == Activation::kGelu) d = GeluTanh(d);
     amax_bits = max(amax_bits, __float_as_uint(fabsf(d)));
-    Store(p.out, p.out_type, i, fp8_out ? d * scale_d : d);
+    StoreAsType(p.out, p.out_type, i, fp8_out ? d * scale_d : d);
   }
   if (p.amax != nullptr) {
     amax_bits = __reduce_max_sync(0xffffffffu, amax_bits);

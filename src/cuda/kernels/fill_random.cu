@@ -4,6 +4,7 @@
 #include <cuda_fp8.h>
 
 #include "cuda/cuda_status.h"
+#include "cuda/kernels/element_access.cuh"
 #include "cuda/kernels/fill_random.h"
 
 namespace fp8dot::cuda {
@@ -27,26 +28,7 @@ __global__ void fill_random_kernel(void* data, DType type, int64_t count, uint64
     const float u = static_cast<float>(h >> 40) * 0x1.0p-24f;  // [0, 1)
     float value = low + (high - low) * u;
     if (value == 0.0f) value = high;  // never zero
-    switch (type) {
-      case DType::kF8E4M3FN:
-      case DType::kF8E5M2: {
-        const __nv_fp8_interpretation_t kind = type == DType::kF8E4M3FN ? __NV_E4M3 : __NV_E5M2;
-        static_cast<__nv_fp8_storage_t*>(data)[i] = __nv_cvt_float_to_fp8(value, __NV_SATFINITE, kind);
-        break;
-      }
-      case DType::kBF16:
-        static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(value);
-        break;
-      case DType::kF16:
-        static_cast<__half*>(data)[i] = __float2half_rn(value);
-        break;
-      case DType::kF32:
-        static_cast<float*>(data)[i] = value;
-        break;
-      case DType::kF64:
-        static_cast<double*>(data)[i] = value;
-        break;
-    }
+    StoreAsType(data, type, i, value);
   }
 }
 

@@ -38,7 +38,13 @@ timeout 200 python3 examples/jax/time_xla.py /tmp/xla8192 8192 2>&1 | grep xla |
 for dtype in bf16 f32; do
   timeout 120 "$CLI" run /tmp/xla8192/scaled_dot_${dtype}_8192.hlo --backend cuda --repeat 5 2>&1 |
     grep -E "rewrite|gemm|time" | tee -a "$OUT/hlo-run.log"
+  # Every array on the GPU: the module's time is its GEMM's.
+  timeout 120 "$CLI" run /tmp/xla8192/scaled_dot_${dtype}_8192.hlo --backend cuda \
+    --device-resident --repeat 20 2>&1 | grep -E "device|time|error" | tee -a "$OUT/hlo-run.log"
 done
+if [ -x "$BUILD/tests/hlo/device_executor_test" ]; then
+  "$BUILD/tests/hlo/device_executor_test" 2>&1 | grep -E "OK|PASSED|FAILED|SKIPPED" | tee -a "$OUT/hlo-run.log"
+fi
 timeout 60 "$CLI" dot --backend cuda --m 8192 --n 8192 --k 8192 --out-type bf16 \
   --lhs-scale-mode tensor --rhs-scale-mode tensor --no-reference 2>&1 |
   grep -E "time|accumulation" | tee -a "$OUT/hlo-run.log"

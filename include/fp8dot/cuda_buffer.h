@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "fp8dot/cuda_backend.h"
 
@@ -36,5 +37,13 @@ class DeviceBuffer {
   bool async_ = false;
   CudaStream stream_ = nullptr;
 };
+
+// Synchronous copies between host and device memory; errors name `what`.
+Status CopyToDevice(void* device, const void* host, size_t bytes, const char* what);
+Status CopyToHost(void* host, const void* device, size_t bytes, const char* what);
+
+// Enqueues `work` on `stream` between two CUDA events, waits, and returns the device time in
+// milliseconds. A failure inside `work` is returned as is.
+StatusOr<double> TimeOnDevice(CudaStream stream, const std::function<Status()>& work);
 
 }  // namespace fp8dot

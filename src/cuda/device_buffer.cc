@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "cuda/cuda_events.h"
 #include "cuda/cuda_status.h"
 #include "fp8dot/cuda_buffer.h"
 
@@ -57,6 +58,30 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     stream_ = other.stream_;
   }
   return *this;
+}
+
+Status CopyToDevice(void* device, const void* host, size_t bytes, const char* what) {
+  if (bytes == 0) return OkStatus();
+  FP8_CUDA_RETURN_IF_ERROR(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), what);
+  return OkStatus();
+}
+
+Status CopyToHost(void* host, const void* device, size_t bytes, const char* what) {
+  if (bytes == 0) return OkStatus();
+  FP8_CUDA_RETURN_IF_ERROR(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), what);
+  return OkStatus();
+}
+
+StatusOr<double> TimeOnDevice(CudaStream stream, const std::function<Status()>& work) {
+  FP8_ASSIGN_OR_RETURN(cuda::EventPair events, cuda::EventPair::Create("TimeOnDevice"));
+  FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), stream), "TimeOnDevice");
+  FP8_RETURN_IF_ERROR(work());
+  FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), stream), "TimeOnDevice");
+  FP8_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), "TimeOnDevice");
+  float milliseconds = 0;
+  FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&milliseconds, events.start(), events.stop()),
+                           "TimeOnDevice");
+  return static_cast<double>(milliseconds);
 }
 
 }  // namespace fp8dot

@@ -5,6 +5,7 @@
 
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/cuda_backend.h"
+#include "hlo/gemm_call.h"
 #include "hlo/interpreter_ops.h"
 #include "hlo/passes/fp8_gemm_rewriter.h"
 #include "hlo/passes/gemm_backend_config.h"
@@ -108,84 +109,36 @@ StatusOr<Value> EvalDot(HloInterpreter& interpreter, const HloInstruction& instr
   return OutputValue(instruction, result.output, instruction.shape());
 }
 
-// __cublas$lt$matmul$f8: operands a, b, [c if beta != 0], a_scale, b_scale, [scale_d if D is
-//   FP8], [bias if the epilogue has BIAS]; result (D, [f32[] amax if damax_output], s8[ws]).
-// __cublas$lt$matmul:    operands a, b, [c if beta != 0], [bias]; result (D, s8[ws]) or D.
+// The GEMM custom calls (operand roles: gemm_call.h).
 StatusOr<Value> EvalGemmCustomCall(HloInterpreter& interpreter, const HloInstruction& instruction,
                                    const std::vector<const Value*>& operands) {
-  const bool fp8 = instruction.custom_call_target() == kCublasLtMatmulF8Target;
-  StatusOr<GemmBackendConfig> parsed = ParseGemmBackendConfig(instruction.backend_config());
-  if (!parsed.ok()) return Prefixed(instruction, parsed.status());
-  const GemmBackendConfig& config = *parsed;
-  if (config.alpha_imag != 0) {
-    return Unimplemented("%s: complex alpha (alpha_imag=%g) is not supported",
-                         instruction.NameForErrors().c_str(), config.alpha_imag);
-  }
+  FP8_ASSIGN_OR_RETURN(GemmCall call, DescribeGemmCustomCall(instruction));
+  const DotSpec& spec = call.spec;
   const Shape& shape = instruction.shape();
-  const Shape& d_shape = shape.IsTuple() ? shape.tuple_shapes(0) : shape;
-  if (shape.IsTuple() && shape.tuple_shapes_size() == 0) {
-    return InvalidArgument("%s: the result tuple is empty", instruction.NameForErrors().c_str());
+  const Shape& d_shape = call.d_shape;
+  if (operands.size() != static_cast<size_t>(instruction.operand_count())) {
+    return Internal("%s: %zu operand values for %lld operands", instruction.NameForErrors().c_str(),
+                    operands.size(), static_cast<long long>(instruction.operand_count()));
   }
-  FP8_ASSIGN_OR_RETURN(DType d_type, OutputDType(instruction, d_shape));
-
-  // Walk the operand list in the order the custom call defines.
-  const bool has_c = config.beta != 0;
-  const bool has_scale_d = fp8 && IsFp8(d_type);
-  const bool has_bias = EpilogueHasBias(config.epilogue);
-  const size_t expected =
-      2 + (has_c ? 1 : 0) + (fp8 ? 2 : 0) + (has_scale_d ? 1 : 0) + (has_bias ? 1 : 0);
-  if (operands.size() != expected) {
-    return InvalidArgument(
-        "%s: %s with beta=%g, epilogue %s and output %s takes %zu operands (a, b%s%s%s%s), got %zu",
-        instruction.NameForErrors().c_str(), instruction.custom_call_target().c_str(), config.beta,
-        EpilogueName(config.epilogue), d_shape.ToString().c_str(), expected, has_c ? ", c" : "",
-        fp8 ? ", a_scale, b_scale" : "", has_scale_d ? ", scale_d" : "", has_bias ? ", bias" : "",
-        operands.size());
-  }
-  if (fp8 && config.damax_output &&
-      (!shape.IsTuple() || shape.tuple_shapes_size() < 3 ||
-       shape.tuple_shapes(1).element_type() != PrimitiveType::kF32 ||
-       !shape.tuple_shapes(1).IsScalar())) {
-    return InvalidArgument("%s: damax_output needs a result (D, f32[] amax, s8[workspace]), got %s",
-                           instruction.NameForErrors().c_str(), shape.ToString().c_str());
-  }
-  size_t next = 0;
-  FP8_ASSIGN_OR_RETURN(HostTensor a, OperandTensor(instruction, *operands[next++], "a"));
-  FP8_ASSIGN_OR_RETURN(HostTensor b, OperandTensor(instruction, *operands[next++], "b"));
-  HostTensor c, a_scale, b_scale, scale_d, bias;
-  DotSpec spec;
+  HostTensor a, b, c, a_scale, b_scale, scale_d, bias;
   DotArguments arguments;
+  FP8_ASSIGN_OR_RETURN(a, OperandTensor(instruction, *operands[0], "a"));
+  FP8_ASSIGN_OR_RETURN(b, OperandTensor(instruction, *operands[1], "b"));
   arguments.lhs = &a;
   arguments.rhs = &b;
-  if (has_c) {
-    FP8_ASSIGN_OR_RETURN(c, OperandTensor(instruction, *operands[next++], "c"));
-    arguments.c = &c;
-  }
-  if (fp8) {
-    FP8_ASSIGN_OR_RETURN(a_scale, OperandTensor(instruction, *operands[next++], "a_scale"));
-    FP8_ASSIGN_OR_RETURN(b_scale, OperandTensor(instruction, *operands[next++], "b_scale"));
-    arguments.lhs_scale = &a_scale;
-    arguments.rhs_scale = &b_scale;
-    spec.lhs_scale = {ScaleMode::kTensor, a_scale.dims()};
-    spec.rhs_scale = {ScaleMode::kTensor, b_scale.dims()};
-  }
-  if (has_scale_d) {
-    FP8_ASSIGN_OR_RETURN(scale_d, OperandTensor(instruction, *operands[next++], "scale_d"));
-    arguments.output_scale = &scale_d;
-    spec.output_scale = true;
-  }
-  if (has_bias) {
-    FP8_ASSIGN_OR_RETURN(bias, OperandTensor(instruction, *operands[next++], "bias"));
-    arguments.bias = &bias;
-  }
-  spec.dimension_numbers = config.dot_dimension_numbers;
-  spec.precision_config = config.precision_config;
-  spec.output_type = d_type;
-  spec.alpha = config.alpha_real;
-  spec.beta = config.beta;
-  spec.epilogue = config.epilogue;
-  spec.compute_amax = fp8 && config.damax_output;
-  spec = SpecFromArguments(arguments, spec);
+  auto role = [&](int index, const char* name, HostTensor& tensor,
+                  const HostTensor*& slot) -> Status {
+    if (index < 0) return OkStatus();
+    FP8_ASSIGN_OR_RETURN(tensor,
+                         OperandTensor(instruction, *operands[static_cast<size_t>(index)], name));
+    slot = &tensor;
+    return OkStatus();
+  };
+  FP8_RETURN_IF_ERROR(role(call.c, "c", c, arguments.c));
+  FP8_RETURN_IF_ERROR(role(call.a_scale, "a_scale", a_scale, arguments.lhs_scale));
+  FP8_RETURN_IF_ERROR(role(call.b_scale, "b_scale", b_scale, arguments.rhs_scale));
+  FP8_RETURN_IF_ERROR(role(call.scale_d, "scale_d", scale_d, arguments.output_scale));
+  FP8_RETURN_IF_ERROR(role(call.bias, "bias", bias, arguments.bias));
   FP8_ASSIGN_OR_RETURN(DotResult result, interpreter.RunDot(instruction, spec, arguments));
   FP8_ASSIGN_OR_RETURN(Value d, OutputValue(instruction, result.output, d_shape));
   if (!shape.IsTuple()) return d;

@@ -74,6 +74,18 @@ TEST(RunCliTest, RepeatReportsTheWarmMedian) {
                      "--repeat");
 }
 
+TEST(RunCliTest, DeviceResidentNeedsCudaAndAGemmOnlyModule) {
+  ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --device-resident"),
+                     "--device-resident needs --backend cuda");
+  // ops.hlo has elementwise ops: refused by name, before any GPU work.
+  CliRun unsupported =
+      RunCli("run " + Fixture("ops.hlo") + " --backend cuda --device-resident --no-rewrite");
+  EXPECT_NE(unsupported.exit_code, 0);
+  EXPECT_NE(unsupported.err.find("the device executor runs modules made of GEMMs"),
+            std::string::npos)
+      << unsupported.err;
+}
+
 TEST(RunCliTest, NoRewriteRunsThePlainDot) {
   CliRun run = RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --no-rewrite");
   ASSERT_EQ(run.exit_code, 0) << run.err;

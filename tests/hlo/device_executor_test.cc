@@ -1,6 +1,5 @@
 // DeviceGemmExecutor: which modules it takes (on any machine) and, on a GPU, that it computes
-// what the host interpreter with the CUDA dot backend computes, to the bit. (The fixtures of
-// tests/hlo/testdata end in a convert or a transpose, which the executor refuses.)
+// what the host interpreter with the CUDA dot backend computes, to the bit.
 #include "fp8dot/hlo/device_executor.h"
 
 #include <gtest/gtest.h>

@@ -27,7 +27,7 @@ StatusOr<DotSpec> FusedSpec(const HloInstruction* dot, const Dequantization& a,
   spec.rhs = SpecOf(dot->operand(1)->shape(), *ToDType(b.fp8->shape().element_type()));
   spec.dimension_numbers = dot->dot_dimension_numbers();
   spec.precision_config = dot->precision_config();
-  const HloInstruction* output = epilogue.quantized ? epilogue.quantized : epilogue.last;
+  const HloInstruction* output = patterns::GemmResult(epilogue);
   std::optional<DType> output_type = FloatDType(output);
   if (!output_type) return InvalidArgument("the dot's output type is not a float type");
   spec.output_type = *output_type;
@@ -159,7 +159,7 @@ StatusOr<bool> Fp8GemmRewriter::RewriteDot(HloInstruction* dot) {
   }
   if (epilogue.vector_bias != nullptr) operands.push_back(epilogue.vector_bias);
 
-  HloInstruction* result = epilogue.quantized != nullptr ? epilogue.quantized : epilogue.last;
+  HloInstruction* result = patterns::GemmResult(epilogue);
   std::vector<Shape> outputs = {result->shape()};
   if (epilogue.amax != nullptr) outputs.push_back(Shape::MakeScalar(PrimitiveType::kF32));
   outputs.push_back(Shape::MakeArray(PrimitiveType::kS8, {0}));

@@ -13,6 +13,7 @@
 //   d3    = maximum(d2, broadcast(constant 0))              RELU
 //   q     = f8e4m3fn convert(clamp(-448, d3 / broadcast(s), 448))   FP8 output with scale_d
 //   amax  = f32[] reduce(abs(d3), init, to_apply=max)       damax_output
+//   (or, without quantisation: bf16 convert(d3)             D written as bf16 / f16)
 //
 // becomes
 //

@@ -368,8 +368,22 @@ GemmEpilogue MatchGemmEpilogue(HloInstruction* dot, EpilogueDepth depth) {
       quantized.amax = amax;
       return quantized;
     }
+    // out := convert<bf16|f16>(d): the GEMM writes the narrower type itself. cuBLASLt rounds its
+    // f32 result to D's type once, exactly what the convert does.
+    HloInstruction* convert = OnlyUser(d);
+    if (Is(convert, HloOpcode::kConvert) && d->shape().element_type() == PrimitiveType::kF32 &&
+        (convert->shape().element_type() == PrimitiveType::kBF16 ||
+         convert->shape().element_type() == PrimitiveType::kF16)) {
+      epilogue.converted = convert;
+    }
   }
   return epilogue;
+}
+
+HloInstruction* GemmResult(const GemmEpilogue& epilogue) {
+  if (epilogue.quantized != nullptr) return epilogue.quantized;
+  if (epilogue.converted != nullptr) return epilogue.converted;
+  return epilogue.last;
 }
 
 }  // namespace fp8dot::hlo::patterns

@@ -55,6 +55,7 @@ std::optional<Dequantization> MatchDequantization(HloInstruction* operand, std::
 //              the clamp may also be minimum(maximum(x, -max), max) (either nesting, operands
 //              in any order) or jnp.clip's call(d / s, -max, max), to_apply=clip
 //   amax    := reduce(abs(d), init, to_apply=maximum), alongside quant      -> damax_output
+//   out     := convert<bf16|f16>(d) of an f32 d, when there is no quant      -> D's type
 struct GemmEpilogue {
   double alpha = 1.0;
   HloInstruction* vector_bias = nullptr;  // v
@@ -64,6 +65,7 @@ struct GemmEpilogue {
   HloInstruction* output_scale = nullptr;  // s of the quantisation (scalar)
   bool output_scale_divides = false;
   HloInstruction* quantized = nullptr;  // the convert<f8> that becomes the GEMM's output
+  HloInstruction* converted = nullptr;  // or a convert<bf16|f16> of an f32 D that does
   HloInstruction* amax = nullptr;       // the reduce that becomes the GEMM's amax output
   HloInstruction* last = nullptr;       // the last fused instruction before quantisation
 };
@@ -72,6 +74,10 @@ struct GemmEpilogue {
 // full epilogue makes an invalid DotSpec.
 enum class EpilogueDepth { kNone, kAlpha, kBias, kActivation, kQuantization };
 GemmEpilogue MatchGemmEpilogue(HloInstruction* dot, EpilogueDepth depth);
+
+// The instruction the fused GEMM's D replaces: the quantisation, the output convert, or the last
+// fused step.
+HloInstruction* GemmResult(const GemmEpilogue& epilogue);
 
 // The epilogue's cuBLASLt name from its bias and activation.
 Epilogue EpilogueKind(const GemmEpilogue& epilogue);

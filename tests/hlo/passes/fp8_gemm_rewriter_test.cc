@@ -328,6 +328,17 @@ ENTRY test {
   EXPECT_EQ(r.module->entry_computation()->root_instruction()->opcode(), HloOpcode::kAdd);
 }
 
+TEST(Fp8GemmRewriterTest, FoldsTheOutputConvertIntoTheGemm) {
+  // The fixture JAX exported: an f32 dot converted to bf16. cuBLASLt rounds its f32 result to
+  // D's type once, as the convert does, so the GEMM writes bf16 and the convert goes.
+  Rewritten r = Rewrite(ReadTestdata("jax_fp8_scaled_dot.hlo"));
+  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  EXPECT_EQ(gemm->shape().tuple_shapes(0).ToString(), "bf16[16,64]{1,0}");
+  EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), gemm);
+  EXPECT_EQ(r.module->ToString().find(" convert("), std::string::npos) << r.module->ToString();
+}
+
 TEST(Fp8GemmRewriterTest, FusesMatrixBiasAsBetaOne) {
   Rewritten r = Rewrite(R"(HloModule test
 ENTRY test {

@@ -1,7 +1,10 @@
 #include "fp8dot/tensor.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <limits>
+#include <new>
 
 namespace fp8dot {
 
@@ -86,9 +89,18 @@ StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims,
     }
     count *= d;
   }
-  if (count * DTypeSizeInBytes(dtype) > kMaxBytes) {
+  const int64_t bytes = count * DTypeSizeInBytes(dtype);
+  if (bytes > kMaxBytes) {
     return ResourceExhausted("tensor %s%s needs more than 1 TiB", DTypeName(dtype),
                              DimsToString(dims).c_str());
+  }
+  // Refuse what the machine cannot hold before asking the allocator (which would throw or, under
+  // a sanitizer, abort).
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page_size > 0 && bytes > static_cast<int64_t>(pages) * page_size) {
+    return ResourceExhausted("tensor %s%s needs %lld bytes, more than this machine's memory",
+                             DTypeName(dtype), DimsToString(dims).c_str(),
+                             static_cast<long long>(bytes));
   }
   FP8_RETURN_IF_ERROR(ValidateLayout(dims, minor_to_major));
   HostTensor tensor;
@@ -96,7 +108,12 @@ StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims,
   tensor.dims_ = std::move(dims);
   tensor.minor_to_major_ = std::move(minor_to_major);
   tensor.strides_ = LayoutStrides(tensor.dims_, tensor.minor_to_major_);
-  tensor.bytes_.assign(static_cast<size_t>(count * DTypeSizeInBytes(dtype)), 0);
+  try {
+    tensor.bytes_.assign(static_cast<size_t>(bytes), 0);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("tensor %s%s: out of host memory for %lld bytes", DTypeName(dtype),
+                             DimsToString(dims).c_str(), static_cast<long long>(bytes));
+  }
   return tensor;
 }
 

@@ -34,6 +34,12 @@ TEST(TensorTest, RejectsBadLayoutsAndSizes) {
             "tensor dims [2,-1]: negative size");
   EXPECT_EQ(HostTensor::Create(DType::kF64, {1 << 30, 1 << 30}).status().code(),
             StatusCode::kResourceExhausted);
+  // Under 1 TiB but more than any test machine has: refused before the allocator is asked.
+  StatusOr<HostTensor> huge = HostTensor::Create(DType::kF8E4M3FN, {1000000, 1000000});
+  EXPECT_EQ(huge.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(huge.status().message(),
+            "tensor f8e4m3fn[1000000,1000000] needs 1000000000000 bytes, more than this "
+            "machine's memory");
 }
 
 TEST(TensorTest, ScalarAndZeroSizedTensors) {

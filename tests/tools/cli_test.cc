@@ -78,6 +78,9 @@ TEST(CliTest, BadInputsExitWithOneLineReasons) {
       "lhs scale (mode outer) must have shape [64], got [63]");
   ExpectOneLineError(RunCli("dot --lhs /nonexistent.npy --rhs /nonexistent.npy"),
                      "cannot open '/nonexistent.npy'");
+  // A problem larger than the machine is an error, not an abort.
+  ExpectOneLineError(RunCli("dot --m 1000000 --n 1000 --k 1000000 --backend cpu"),
+                     "more than this machine's memory");
   // CLI11's own validation also answers in one line.
   ExpectOneLineError(RunCli("dot --m -5"), "--m");
 }

@@ -1,5 +1,6 @@
 // fp8dot: FP8 matrix products where the PrecisionConfig decides the accumulation.
 #include <cstdio>
+#include <new>
 
 #include "commands.h"
 
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
     return app.exit(help);
   } catch (const CLI::CallForAllHelp& help) {
     return app.exit(help);
+  } catch (const std::bad_alloc&) {
+    // Tensors check their size up front; this catches the working buffers of a huge problem.
+    std::fprintf(stderr, "fp8dot: error: out of host memory\n");
+    return 1;
   } catch (const CLI::ParseError& error) {
     // One line, like every other fp8dot error.
     std::fprintf(stderr, "fp8dot: error: %s (see --help)\n", error.what());

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -51,12 +52,14 @@ Status Unavailable(const char* format, ...) __attribute__((format(printf, 1, 2))
 // printf into a std::string.
 std::string StrFormat(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string StrFormatV(const char* format, va_list args);
+// "DEFAULT" -> "default": for case-insensitive parsing of names.
+std::string AsciiLowercase(std::string_view text);
 
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit like absl::StatusOr
-  StatusOr(Status status)  // NOLINT
+  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit like absl::StatusOr
+  StatusOr(Status status)                          // NOLINT
       : status_(status.ok() ? Status(StatusCode::kInternal, "StatusOr built from an OK status")
                             : std::move(status)) {}
 

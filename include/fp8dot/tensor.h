@@ -20,6 +20,8 @@ int64_t ElementCount(const Dims& dims);
 std::vector<int64_t> RowMajorLayout(int64_t rank);
 // Checks that `minor_to_major` is a permutation of 0..rank-1.
 Status ValidateLayout(const Dims& dims, const std::vector<int64_t>& minor_to_major);
+// HLO's shape notation, "f8e4m3fn[64,128]{1,0}"; an empty layout means row-major.
+std::string ShapeString(DType dtype, const Dims& dims, const std::vector<int64_t>& minor_to_major);
 // Element stride of each dim under a (valid) layout; an empty layout means row-major.
 std::vector<int64_t> LayoutStrides(const Dims& dims, const std::vector<int64_t>& minor_to_major);
 // The element offset of every multi-index over the dims in `walk` (row-major order over them:

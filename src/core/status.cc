@@ -1,5 +1,6 @@
 #include "fp8dot/status.h"
 
+#include <cctype>
 #include <cstdio>
 
 namespace fp8dot {
@@ -37,6 +38,12 @@ std::string StrFormatV(const char* format, va_list args) {
   if (size <= 0) return std::string();
   std::string out(static_cast<size_t>(size), '\0');
   std::vsnprintf(out.data(), out.size() + 1, format, args);
+  return out;
+}
+
+std::string AsciiLowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -146,10 +146,15 @@ HostTensor HostTensor::ToRowMajor() const {
   return out;
 }
 
+std::string ShapeString(DType dtype, const Dims& dims, const std::vector<int64_t>& minor_to_major) {
+  const std::string layout = DimsToString(
+      minor_to_major.empty() ? RowMajorLayout(static_cast<int64_t>(dims.size())) : minor_to_major);
+  return std::string(DTypeName(dtype)) + DimsToString(dims) + "{" +
+         layout.substr(1, layout.size() - 2) + "}";
+}
+
 std::string HostTensor::ShapeString() const {
-  std::string out = std::string(DTypeName(dtype_)) + DimsToString(dims_);
-  std::string layout = DimsToString(minor_to_major_);
-  return out + "{" + layout.substr(1, layout.size() - 2) + "}";
+  return fp8dot::ShapeString(dtype_, dims_, minor_to_major_);
 }
 
 }  // namespace fp8dot

@@ -12,12 +12,6 @@ namespace {
 
 constexpr int64_t kScaleBlock = 128;
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 Status ValidateOperand(const char* name, const TensorSpec& operand) {
   for (int64_t d : operand.dims) {
     if (d <= 0) {
@@ -203,13 +197,7 @@ Status ValidateOutputOptions(const DotSpec& spec, const CanonicalDot& dot) {
 
 }  // namespace
 
-std::string TensorSpec::ToString() const {
-  std::string layout = minor_to_major.empty()
-                           ? DimsToString(RowMajorLayout(static_cast<int64_t>(dims.size())))
-                           : DimsToString(minor_to_major);
-  return std::string(DTypeName(dtype)) + DimsToString(dims) + "{" +
-         layout.substr(1, layout.size() - 2) + "}";
-}
+std::string TensorSpec::ToString() const { return ShapeString(dtype, dims, minor_to_major); }
 
 DotDimensionNumbers DotDimensionNumbers::Matmul(bool batched) {
   if (batched) return {{0}, {0}, {2}, {1}};
@@ -233,7 +221,7 @@ const char* ScaleModeName(ScaleMode mode) {
 }
 
 StatusOr<ScaleMode> ParseScaleMode(std::string_view text) {
-  std::string lower = Lowercase(text);
+  std::string lower = AsciiLowercase(text);
   for (ScaleMode mode : {ScaleMode::kNone, ScaleMode::kTensor, ScaleMode::kOuterVector,
                          ScaleMode::kBlock1x128, ScaleMode::kBlock128x128}) {
     if (lower == ScaleModeName(mode)) return mode;
@@ -267,10 +255,10 @@ const char* EpilogueName(Epilogue epilogue) {
 }
 
 StatusOr<Epilogue> ParseEpilogue(std::string_view text) {
-  std::string lower = Lowercase(text);
+  std::string lower = AsciiLowercase(text);
   for (Epilogue e : {Epilogue::kDefault, Epilogue::kBias, Epilogue::kRelu, Epilogue::kBiasRelu,
                      Epilogue::kGelu, Epilogue::kBiasGelu}) {
-    if (lower == Lowercase(EpilogueName(e))) return e;
+    if (lower == AsciiLowercase(EpilogueName(e))) return e;
   }
   if (lower == "none") return Epilogue::kDefault;
   return InvalidArgument(

@@ -7,12 +7,6 @@
 namespace fp8dot {
 namespace {
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 Status AlgorithmDoesNotApply(Algorithm algorithm, DType lhs, DType rhs) {
   return InvalidArgument("algorithm %s does not apply to operand types %s x %s",
                          AlgorithmName(algorithm), DTypeName(lhs), DTypeName(rhs));
@@ -144,18 +138,18 @@ const char* AccumulationModeName(AccumulationMode mode) {
 }
 
 StatusOr<Precision> ParsePrecision(std::string_view text) {
-  std::string lower = Lowercase(text);
+  std::string lower = AsciiLowercase(text);
   for (Precision precision : kAllPrecisions) {
-    if (lower == Lowercase(PrecisionName(precision))) return precision;
+    if (lower == AsciiLowercase(PrecisionName(precision))) return precision;
   }
   return InvalidArgument("unknown precision '%.*s' (expected default, high or highest)",
                          static_cast<int>(text.size()), text.data());
 }
 
 StatusOr<Algorithm> ParseAlgorithm(std::string_view text) {
-  std::string lower = Lowercase(text);
+  std::string lower = AsciiLowercase(text);
   for (Algorithm algorithm : kAllAlgorithms) {
-    std::string name = Lowercase(AlgorithmName(algorithm));
+    std::string name = AsciiLowercase(AlgorithmName(algorithm));
     std::string short_name = name.rfind("alg_dot_", 0) == 0 ? name.substr(8) : name.substr(4);
     if (lower == name || lower == short_name || (algorithm == Algorithm::kUnset && lower == "")) {
       return algorithm;

@@ -3,11 +3,16 @@
 // Products of FP8 values are exact. The tensor core adds them `group_size` at a time (one wgmma
 // K-step, 32 for FP8) together with the running accumulator: every term is aligned to the largest
 // exponent among them and cut to `mantissa_bits` fraction bits, the aligned terms are summed, and
-// the sum is normalised and cut again to `mantissa_bits` fraction bits. In fast mode that
-// accumulator runs over the whole K; in promoted mode it is added into an FP32 register and
-// cleared every `promotion_interval` K-elements. docs/accumulation-model.md has the derivation and
-// the calibration of the defaults against the H200 measurements in FACTS.md.
+// the sum is normalised and cut again to `mantissa_bits` fraction bits. A product's exponent for
+// the alignment is the sum of its operands' exponents, not its own (which is one higher when the
+// significands multiply to 2 or more). In fast mode that accumulator runs over the whole K (or
+// each run of the kernel's split of K); in promoted mode it is added into an FP32 register and
+// cleared every `promotion_interval` K-elements. docs/accumulation-model.md has the derivation
+// and the calibration against the H200.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "fp8dot/status.h"
 
@@ -18,27 +23,55 @@ enum class AccumulatorRounding {
   kNearestEven,
 };
 
+// How the GPU kernel cuts K (cuBLASLt's split-K): K is divided into tiles of `tile` elements and
+// the tiles into `slices` runs of ceil(tiles / slices) consecutive tiles each (the last run may be
+// shorter). Each run is accumulated on its own from zero, fast or promoted alike, and the runs'
+// f32 results are added in order (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE). The H200 runs at
+// M = N = 16..64, K = 16384..262144 end exactly there (docs/accuracy.md, section 4).
+struct KSplit {
+  int slices = 1;  // 1: one run over all of K
+  int tile = 128;  // K-elements per kernel tile (MATMUL_STAGES_128xAUTO: 128)
+};
+
+// The end of each run of `split` over [0, k): ascending, the last one is k.
+std::vector<int64_t> KSliceEnds(int64_t k, const KSplit& split);
+
+// The exponent a product a*b is aligned by.
+enum class ProductAlignment {
+  kOperandExponents,  // e(a) + e(b), subnormals at their type's minimum: the H200 (bit-exact)
+  kProductValue,      // the product's own exponent (the textbook model; kept for comparison)
+};
+
 struct Fp8AccumulatorModel {
   int mantissa_bits = 13;  // fraction bits kept (precision = mantissa_bits + 1 bits)
   AccumulatorRounding rounding = AccumulatorRounding::kTruncate;
   int group_size = 32;           // products added per accumulator update
   int promotion_interval = 128;  // promoted mode: K-elements between FP32 promotions
+  ProductAlignment alignment = ProductAlignment::kOperandExponents;
+  KSplit split;  // the kernel's split of K (not a property of the tensor core)
 
   // mantissa_bits in [1, 50], group_size >= 1, promotion_interval a positive multiple of
-  // group_size.
+  // group_size, split.slices >= 1 and, when it is > 1, split.tile a positive multiple of
+  // promotion_interval.
   Status Validate() const;
 };
 
 const char* AccumulatorRoundingName(AccumulatorRounding rounding);  // "truncate", "nearest"
 StatusOr<AccumulatorRounding> ParseAccumulatorRounding(const char* text);
 
+// The alignment exponent of the product a*b (a, b nonzero finite values of types whose smallest
+// normal exponents are a_min_exponent and b_min_exponent).
+int ProductAlignmentExponent(double a, int a_min_exponent, double b, int b_min_exponent,
+                             ProductAlignment alignment);
+
 // The limited-precision accumulator of one output element.
 class Fp8Accumulator {
  public:
   explicit Fp8Accumulator(const Fp8AccumulatorModel& model) : model_(model) {}
 
-  // Adds `count` (<= group_size) exact products as one tensor-core step.
-  void AddGroup(const double* products, int count);
+  // Adds `count` (<= group_size) exact products as one tensor-core step; `exponents[i]` is
+  // products[i]'s ProductAlignmentExponent (ignored where the product is zero).
+  void AddGroup(const double* products, const int* exponents, int count);
   double value() const { return value_; }
   void Reset() { value_ = 0.0; }
 

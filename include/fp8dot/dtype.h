@@ -33,5 +33,7 @@ bool IsFp8(DType type);
 double DTypeMaxFinite(DType type);
 // Number of explicitly stored mantissa bits (3 for e4m3fn, 52 for f64).
 int DTypeMantissaBits(DType type);
+// Exponent of the smallest normal value (-6 for e4m3fn, -14 for e5m2); subnormals share it.
+int DTypeMinNormalExponent(DType type);
 
 }  // namespace fp8dot

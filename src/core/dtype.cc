@@ -105,4 +105,20 @@ int DTypeMantissaBits(DType type) {
   return 0;
 }
 
+int DTypeMinNormalExponent(DType type) {
+  switch (type) {
+    case DType::kF8E4M3FN:
+      return -6;
+    case DType::kF8E5M2:
+    case DType::kF16:
+      return -14;
+    case DType::kBF16:
+    case DType::kF32:
+      return -126;
+    case DType::kF64:
+      return -1022;
+  }
+  return 0;
+}
+
 }  // namespace fp8dot

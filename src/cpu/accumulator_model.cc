@@ -1,5 +1,6 @@
 #include "fp8dot/accumulator_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -16,7 +17,24 @@ Status Fp8AccumulatorModel::Validate() const {
         "promotion_interval must be a positive multiple of group_size (%d), got %d", group_size,
         promotion_interval);
   }
+  if (split.slices < 1) return InvalidArgument("split-K slices must be >= 1, got %d", split.slices);
+  if (split.slices > 1 && (split.tile < 1 || split.tile % promotion_interval != 0)) {
+    return InvalidArgument(
+        "split-K tile must be a positive multiple of promotion_interval (%d), got %d",
+        promotion_interval, split.tile);
+  }
   return OkStatus();
+}
+
+std::vector<int64_t> KSliceEnds(int64_t k, const KSplit& split) {
+  const int64_t tiles = (k + split.tile - 1) / split.tile;
+  const int64_t tiles_per_slice = std::max<int64_t>(1, (tiles + split.slices - 1) / split.slices);
+  std::vector<int64_t> ends;
+  for (int64_t end = tiles_per_slice * split.tile; end < k; end += tiles_per_slice * split.tile) {
+    ends.push_back(end);
+  }
+  ends.push_back(k);
+  return ends;
 }
 
 const char* AccumulatorRoundingName(AccumulatorRounding rounding) {
@@ -36,17 +54,30 @@ double Fp8Accumulator::Cut(double value, double quantum) const {
          quantum;
 }
 
-void Fp8Accumulator::AddGroup(const double* products, int count) {
+int ProductAlignmentExponent(double a, int a_min_exponent, double b, int b_min_exponent,
+                             ProductAlignment alignment) {
+  if (alignment == ProductAlignment::kProductValue) return std::ilogb(a * b);
+  return std::max(std::ilogb(a), a_min_exponent) + std::max(std::ilogb(b), b_min_exponent);
+}
+
+void Fp8Accumulator::AddGroup(const double* products, const int* exponents, int count) {
   // Align every term to the largest exponent among the products and the accumulator.
-  double largest = std::fabs(value_);
-  for (int i = 0; i < count; ++i) largest = std::fmax(largest, std::fabs(products[i]));
-  if (largest == 0.0 || !std::isfinite(largest)) {
+  bool any_term = value_ != 0.0;
+  bool all_finite = std::isfinite(value_);
+  int largest = any_term ? std::ilogb(value_) : 0;
+  for (int i = 0; i < count; ++i) {
+    if (products[i] == 0.0) continue;
+    all_finite = all_finite && std::isfinite(products[i]);
+    largest = any_term ? std::max(largest, exponents[i]) : exponents[i];
+    any_term = true;
+  }
+  if (!any_term || !all_finite) {
     double sum = value_;
     for (int i = 0; i < count; ++i) sum += products[i];
     value_ = sum;  // zeros, or inf/NaN which propagate as in hardware
     return;
   }
-  const double aligned_quantum = std::ldexp(1.0, std::ilogb(largest) - model_.mantissa_bits);
+  const double aligned_quantum = std::ldexp(1.0, largest - model_.mantissa_bits);
   double sum = Cut(value_, aligned_quantum);
   for (int i = 0; i < count; ++i) sum += Cut(products[i], aligned_quantum);
   // Normalise: keep mantissa_bits fraction bits at the sum's own exponent.

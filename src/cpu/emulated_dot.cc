@@ -13,11 +13,18 @@ namespace fp8dot {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// FP8: the tensor-core accumulator, over all of K (fast) or flushed into f32 every
-// promotion_interval K-elements (promoted), as cuBLASLt / DeepGEMM do.
+// FP8: the tensor-core accumulator, over each run of the kernel's split of K (one run: all of K)
+// in fast mode, flushed into an f32 register every promotion_interval K-elements in promoted
+// mode, as cuBLASLt / DeepGEMM do. The runs' f32 results are added in order.
+
+// The smallest normal exponents of A's and B's types (subnormals are aligned as if they had it).
+struct OperandExponentFloors {
+  int lhs, rhs;
+};
 
 float Fp8DotProduct(const cpu::CanonicalOperands& operands, const Fp8AccumulatorModel& model,
-                    bool promoted, const double* a_row, const double* b_row, int64_t m, int64_t n) {
+                    OperandExponentFloors floors, bool promoted, const double* a_row,
+                    const double* b_row, int64_t m, int64_t n) {
   const int64_t k_size = operands.dot.k;
   // Block scales are applied when a block's partial sum is promoted, so a block always promotes
   // at its end and no tensor-core step straddles two blocks.
@@ -25,26 +32,42 @@ float Fp8DotProduct(const cpu::CanonicalOperands& operands, const Fp8Accumulator
   const int64_t scale_block = operands.ScaleBlockK();
   Fp8Accumulator accumulator(model);
   std::vector<double> group(static_cast<size_t>(model.group_size));
-  float promoted_sum = 0.0f;  // the FP32 register
-  for (int64_t k0 = 0; k0 < k_size;) {
-    const int64_t block_end = (k0 / scale_block + 1) * scale_block;
-    const int count =
-        static_cast<int>(std::min<int64_t>({model.group_size, k_size - k0, block_end - k0}));
-    for (int i = 0; i < count; ++i) group[static_cast<size_t>(i)] = a_row[k0 + i] * b_row[k0 + i];
-    accumulator.AddGroup(group.data(), count);
-    k0 += count;
-    const bool at_block_end = block_scaled && k0 % scale_block == 0;
-    if (promoted && (k0 % model.promotion_interval == 0 || at_block_end || k0 == k_size)) {
-      float partial = static_cast<float>(accumulator.value());
-      if (block_scaled) {
-        const int64_t kb = (k0 - 1) / scale_block;
-        partial *= operands.LhsScale(m, kb) * operands.RhsScale(n, kb);
+  std::vector<int> exponents(static_cast<size_t>(model.group_size));
+  float sum = 0.0f;  // the runs' results, added in f32
+  int64_t k0 = 0;
+  bool first_run = true;
+  for (const int64_t run_end : KSliceEnds(k_size, model.split)) {
+    float promoted_sum = 0.0f;  // the run's FP32 register
+    while (k0 < run_end) {
+      const int64_t block_end = (k0 / scale_block + 1) * scale_block;
+      const int count =
+          static_cast<int>(std::min<int64_t>({model.group_size, run_end - k0, block_end - k0}));
+      for (int i = 0; i < count; ++i) {
+        const double a = a_row[k0 + i], b = b_row[k0 + i];
+        group[static_cast<size_t>(i)] = a * b;
+        if (a != 0.0 && b != 0.0) {
+          exponents[static_cast<size_t>(i)] =
+              ProductAlignmentExponent(a, floors.lhs, b, floors.rhs, model.alignment);
+        }
       }
-      promoted_sum += partial;
-      accumulator.Reset();
+      accumulator.AddGroup(group.data(), exponents.data(), count);
+      k0 += count;
+      const bool at_block_end = block_scaled && k0 % scale_block == 0;
+      if (promoted && (k0 % model.promotion_interval == 0 || at_block_end || k0 == run_end)) {
+        float partial = static_cast<float>(accumulator.value());
+        if (block_scaled) {
+          const int64_t kb = (k0 - 1) / scale_block;
+          partial *= operands.LhsScale(m, kb) * operands.RhsScale(n, kb);
+        }
+        promoted_sum += partial;
+        accumulator.Reset();
+      }
     }
+    const float run = promoted ? promoted_sum : static_cast<float>(accumulator.value());
+    sum = first_run ? run : sum + run;  // (0 + run would turn -0 into +0)
+    first_run = false;
+    accumulator.Reset();
   }
-  const float sum = promoted ? promoted_sum : static_cast<float>(accumulator.value());
   if (block_scaled) return sum;
   return sum * (operands.LhsScale(m, 0) * operands.RhsScale(n, 0));
 }
@@ -155,11 +178,14 @@ std::vector<double> EmulatedScaledProducts(const cpu::CanonicalOperands& operand
                                            const Fp8AccumulatorModel& model) {
   const AccumulationMode mode = operands.dot.accumulation;
   const ModeRecipe recipe = RecipeFor(mode);
+  const OperandExponentFloors floors{DTypeMinNormalExponent(arguments.lhs->dtype()),
+                                     DTypeMinNormalExponent(arguments.rhs->dtype())};
   return cpu::ForEachOutput(
       operands, arguments, [&](const double* a_row, const double* b_row, int64_t m, int64_t n) {
         if (IsFp8Accumulation(mode)) {
-          return static_cast<double>(Fp8DotProduct(
-              operands, model, mode == AccumulationMode::kFp8Promoted, a_row, b_row, m, n));
+          return static_cast<double>(Fp8DotProduct(operands, model, floors,
+                                                   mode == AccumulationMode::kFp8Promoted, a_row,
+                                                   b_row, m, n));
         }
         // Non-FP8 dots take tensor scales only; they multiply the f32 result.
         const double scale = static_cast<float>(operands.LhsScale(m, 0) * operands.RhsScale(n, 0));

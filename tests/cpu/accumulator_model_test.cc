@@ -4,15 +4,24 @@
 
 #include <cmath>
 
+#include <vector>
+
 namespace fp8dot {
 namespace {
 
+// Adds `products` as one group, each aligned by its own exponent (as a product of a power of two
+// and an FP8 value is).
+void AddGroup(Fp8Accumulator& accumulator, const std::vector<double>& products) {
+  std::vector<int> exponents;
+  for (double p : products) exponents.push_back(p == 0.0 || !std::isfinite(p) ? 0 : std::ilogb(p));
+  accumulator.AddGroup(products.data(), exponents.data(), static_cast<int>(products.size()));
+}
+
 TEST(AccumulatorModelTest, ExactWhenEverythingFitsInTheMantissa) {
   Fp8Accumulator accumulator{Fp8AccumulatorModel()};
-  const double products[] = {1.0, 2.0, 0.5, -0.25};
-  accumulator.AddGroup(products, 4);
+  AddGroup(accumulator, {1.0, 2.0, 0.5, -0.25});
   EXPECT_EQ(accumulator.value(), 3.25);
-  accumulator.AddGroup(products, 2);
+  AddGroup(accumulator, {1.0, 2.0});
   EXPECT_EQ(accumulator.value(), 6.25);
 }
 
@@ -20,15 +29,13 @@ TEST(AccumulatorModelTest, TermsBelowTheAlignedQuantumAreTruncatedAway) {
   // Largest term 256 = 2^8 with 13 fraction bits: quantum 2^-5. 2^-6 is cut to 0.
   Fp8AccumulatorModel model;
   Fp8Accumulator accumulator(model);
-  const double first[] = {256.0, std::ldexp(1.0, -6), std::ldexp(1.0, -5) * 3};
-  accumulator.AddGroup(first, 3);
+  AddGroup(accumulator, {256.0, std::ldexp(1.0, -6), std::ldexp(1.0, -5) * 3});
   EXPECT_EQ(accumulator.value(), 256.0 + std::ldexp(3.0, -5));
   // Nearest rounding keeps half-quantum terms on average: 2^-6 rounds to even (0) but 3*2^-6
   // rounds to 2^-4.
   model.rounding = AccumulatorRounding::kNearestEven;
   Fp8Accumulator nearest(model);
-  const double second[] = {256.0, std::ldexp(3.0, -6)};
-  nearest.AddGroup(second, 2);
+  AddGroup(nearest, {256.0, std::ldexp(3.0, -6)});
   EXPECT_EQ(nearest.value(), 256.0 + std::ldexp(1.0, -4));
 }
 
@@ -36,19 +43,56 @@ TEST(AccumulatorModelTest, NormalisationCutsTheSum) {
   // 8191 + 1 + 0.75: all terms fit the quantum of 8191 (2^12 -> 2^-1), 0.75 cuts to 0.5, and
   // the sum 8192.5 renormalises to quantum 2^0: 8192.
   Fp8Accumulator accumulator{Fp8AccumulatorModel()};
-  const double products[] = {8191.0, 1.0, 0.75};
-  accumulator.AddGroup(products, 3);
+  AddGroup(accumulator, {8191.0, 1.0, 0.75});
   EXPECT_EQ(accumulator.value(), 8192.0);
 }
 
 TEST(AccumulatorModelTest, NonFiniteValuesPropagate) {
   Fp8Accumulator accumulator{Fp8AccumulatorModel()};
-  const double products[] = {1.0, INFINITY};
-  accumulator.AddGroup(products, 2);
+  AddGroup(accumulator, {1.0, INFINITY});
   EXPECT_TRUE(std::isinf(accumulator.value()));
-  const double nan[] = {NAN};
-  accumulator.AddGroup(nan, 1);
+  AddGroup(accumulator, {NAN});
   EXPECT_TRUE(std::isnan(accumulator.value()));
+}
+
+TEST(AccumulatorModelTest, ProductsAlignByTheSumOfTheirOperandsExponents) {
+  // 1.875 * 1.875 = 3.515625 has exponent 1, but its operands' exponents sum to 0: the aligned
+  // quantum is 2^-13, so three 2^-13 products survive the alignment (and one 2^-12 the
+  // normalisation). Aligned by the product's own exponent the quantum is 2^-12 and they vanish.
+  const double big = 1.875 * 1.875, small = std::ldexp(1.0, -13);
+  const double products[] = {big, small, small, small};
+  for (ProductAlignment alignment :
+       {ProductAlignment::kOperandExponents, ProductAlignment::kProductValue}) {
+    int exponents[4];
+    exponents[0] = ProductAlignmentExponent(1.875, -6, 1.875, -6, alignment);
+    for (int i = 1; i < 4; ++i) exponents[i] = ProductAlignmentExponent(small, -6, 1.0, -6, alignment);
+    Fp8AccumulatorModel model;
+    model.alignment = alignment;
+    Fp8Accumulator accumulator(model);
+    accumulator.AddGroup(products, exponents, 4);
+    EXPECT_EQ(accumulator.value(), alignment == ProductAlignment::kOperandExponents
+                                       ? big + std::ldexp(1.0, -12)
+                                       : big);
+  }
+  // Subnormal operands align as if they had the type's smallest normal exponent: 2^-9 (an e4m3
+  // subnormal) times 2^8 aligns at -6 + 8 = 2, not at -1.
+  EXPECT_EQ(ProductAlignmentExponent(std::ldexp(1.0, -9), -6, 256.0, -6,
+                                     ProductAlignment::kOperandExponents),
+            2);
+  EXPECT_EQ(ProductAlignmentExponent(std::ldexp(1.0, -9), -6, 256.0, -6,
+                                     ProductAlignment::kProductValue),
+            -1);
+}
+
+TEST(AccumulatorModelTest, KSliceEndsCutWholeTilesEvenly) {
+  // cuBLASLt's split-K on the H200 (docs/accuracy.md): K=16384 in 6 slices of 22 tiles of 128.
+  EXPECT_EQ(KSliceEnds(16384, {6, 128}),
+            (std::vector<int64_t>{2816, 5632, 8448, 11264, 14080, 16384}));
+  EXPECT_EQ(KSliceEnds(65536, {25, 128}).size(), 25u);
+  EXPECT_EQ(KSliceEnds(65536, {25, 128})[0], 2688);
+  EXPECT_EQ(KSliceEnds(1000, {1, 128}), (std::vector<int64_t>{1000}));
+  // More slices than tiles: one tile each.
+  EXPECT_EQ(KSliceEnds(300, {8, 128}), (std::vector<int64_t>{128, 256, 300}));
 }
 
 TEST(AccumulatorModelTest, ValidatesParameters) {
@@ -61,6 +105,12 @@ TEST(AccumulatorModelTest, ValidatesParameters) {
             "promotion_interval must be a positive multiple of group_size (48), got 128");
   model.group_size = 0;
   EXPECT_EQ(model.Validate().message(), "accumulator group_size must be >= 1, got 0");
+  model = {};
+  model.split.slices = 0;
+  EXPECT_EQ(model.Validate().message(), "split-K slices must be >= 1, got 0");
+  model.split = {4, 96};
+  EXPECT_EQ(model.Validate().message(),
+            "split-K tile must be a positive multiple of promotion_interval (128), got 96");
   EXPECT_TRUE(Fp8AccumulatorModel().Validate().ok());
 }
 

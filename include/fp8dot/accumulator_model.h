@@ -11,9 +11,7 @@
 // and the calibration against the H200.
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
+#include "fp8dot/k_split.h"
 #include "fp8dot/status.h"
 
 namespace fp8dot {
@@ -23,18 +21,6 @@ enum class AccumulatorRounding {
   kNearestEven,
 };
 
-// How the GPU kernel cuts K (cuBLASLt's split-K): K is divided into tiles of `tile` elements and
-// the tiles into `slices` runs of ceil(tiles / slices) consecutive tiles each (the last run may be
-// shorter). Each run is accumulated on its own from zero, fast or promoted alike, and the runs'
-// f32 results are added in order (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE). The H200 runs at
-// M = N = 16..64, K = 16384..262144 end exactly there (docs/accuracy.md, section 4).
-struct KSplit {
-  int slices = 1;  // 1: one run over all of K
-  int tile = 128;  // K-elements per kernel tile (MATMUL_STAGES_128xAUTO: 128)
-};
-
-// The end of each run of `split` over [0, k): ascending, the last one is k.
-std::vector<int64_t> KSliceEnds(int64_t k, const KSplit& split);
 
 // The exponent a product a*b is aligned by.
 enum class ProductAlignment {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "fp8dot/accumulator_model.h"
 #include "fp8dot/dot_arguments.h"
 
 struct CUstream_st;
@@ -63,6 +64,9 @@ struct CudaPlanInfo {
   bool fused_epilogue = false;  // epilogue in cuBLASLt (else fp8dot's epilogue kernel)
   std::string compute_type;     // "CUBLAS_COMPUTE_32F", ...
   std::string algorithm;        // the chosen cuBLASLt algorithm, in words
+  // How the chosen algorithm cuts K (split-K): each slice accumulates on its own, the slices are
+  // added in f32. The CPU emulation reproduces a plan's output given this (accumulator_model.h).
+  KSplit k_split;
   int64_t k_padded = 0, n_padded = 0;
 };
 
@@ -101,6 +105,7 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec,
 struct CudaDotStats {
   double milliseconds = 0;  // device time of CudaDotPlan::Run (CUDA events), copies excluded
   std::string plan;         // CudaDotPlan::Explain()
+  KSplit k_split;           // CudaPlanInfo::k_split of the plan that ran
 };
 
 // Copies the arguments to the GPU, runs the cached plan for `spec`, copies D (and amax) back.

@@ -26,16 +26,6 @@ Status Fp8AccumulatorModel::Validate() const {
   return OkStatus();
 }
 
-std::vector<int64_t> KSliceEnds(int64_t k, const KSplit& split) {
-  const int64_t tiles = (k + split.tile - 1) / split.tile;
-  const int64_t tiles_per_slice = std::max<int64_t>(1, (tiles + split.slices - 1) / split.slices);
-  std::vector<int64_t> ends;
-  for (int64_t end = tiles_per_slice * split.tile; end < k; end += tiles_per_slice * split.tile) {
-    ends.push_back(end);
-  }
-  ends.push_back(k);
-  return ends;
-}
 
 const char* AccumulatorRoundingName(AccumulatorRounding rounding) {
   return rounding == AccumulatorRounding::kTruncate ? "truncate" : "nearest";

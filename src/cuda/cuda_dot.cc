@@ -96,6 +96,7 @@ StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
     FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start, stop), context);
     stats->milliseconds = ms;
     stats->plan = plan->Explain();
+    stats->k_split = plan->info().k_split;
   }
   return result;
 }

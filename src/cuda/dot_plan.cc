@@ -639,6 +639,7 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   plan.compute_note = compute.note;
   if (options.autotune_candidates > 1) FP8_RETURN_IF_ERROR(cuda::Autotune(plan));
   plan.info.algorithm = plan.gemm->AlgorithmDescription(plan.gemm->chosen());
+  plan.info.k_split = plan.gemm->CandidateKSplit(plan.gemm->chosen());
   return std::unique_ptr<CudaDotPlan>(new CudaDotPlan(std::move(impl)));
 }
 

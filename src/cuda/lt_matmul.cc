@@ -1,5 +1,6 @@
 #include "cuda/lt_matmul.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "cuda/cuda_status.h"
@@ -213,6 +214,64 @@ std::string LtMatmul::AlgorithmDescription(int index) const {
       ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION),
       static_cast<unsigned>(ReadAlgoConfig<uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)),
       r.workspaceSize);
+}
+
+namespace {
+
+// K-elements per tile of a cublasLtMatmulStages_t: the number before the "x" of its name.
+int StagesTileK(uint32_t stages) {
+  if (stages >= CUBLASLT_MATMUL_STAGES_16x1 && stages <= CUBLASLT_MATMUL_STAGES_128x6) {
+    return 16 << ((stages - CUBLASLT_MATMUL_STAGES_16x1) / 6);  // 16, 32, 64, 128 x 1..6
+  }
+  switch (stages) {
+    case CUBLASLT_MATMUL_STAGES_32x10:
+    case CUBLASLT_MATMUL_STAGES_32xAUTO:
+      return 32;
+    case CUBLASLT_MATMUL_STAGES_8x3:
+    case CUBLASLT_MATMUL_STAGES_8x4:
+    case CUBLASLT_MATMUL_STAGES_8x5:
+    case CUBLASLT_MATMUL_STAGES_8xAUTO:
+      return 8;
+    case CUBLASLT_MATMUL_STAGES_16x10:
+    case CUBLASLT_MATMUL_STAGES_16xAUTO:
+      return 16;
+    case CUBLASLT_MATMUL_STAGES_64xAUTO:
+      return 64;
+    case CUBLASLT_MATMUL_STAGES_128xAUTO:
+      return 128;
+    case CUBLASLT_MATMUL_STAGES_256xAUTO:
+      return 256;
+    case CUBLASLT_MATMUL_STAGES_768xAUTO:
+      return 768;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+KSplit LtMatmul::CandidateKSplit(int index) const {
+  const cublasLtMatmulAlgo_t& algo = candidates_[static_cast<size_t>(index)].algo;
+  KSplit split;
+  split.slices = std::max(1, ReadAlgoConfig<int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM));
+  split.tile = StagesTileK(ReadAlgoConfig<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID));
+  return split;
+}
+
+const char* LtMatmul::CandidateReductionName(int index) const {
+  switch (ReadAlgoConfig<uint32_t>(candidates_[static_cast<size_t>(index)].algo,
+                                   CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)) {
+    case CUBLASLT_REDUCTION_SCHEME_NONE:
+      return "none";
+    case CUBLASLT_REDUCTION_SCHEME_INPLACE:
+      return "in place (in the output type)";
+    case CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE:
+      return "in f32 workspace (compute type)";
+    case CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE:
+      return "in the output type";
+    default:
+      return "?";
+  }
 }
 
 StatusOr<int> LtMatmul::ReadFastAccum() const {

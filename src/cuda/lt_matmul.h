@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fp8dot/accumulator_model.h"
 #include "fp8dot/status.h"
 
 namespace fp8dot::cuda {
@@ -76,6 +77,11 @@ class LtMatmul {
   // Stable text for a candidate ("id=66 tile=... stages=... splitK=1 ..."), used in Explain()
   // and as the key of the autotuning cache.
   std::string AlgorithmDescription(int index) const;
+  // How candidate `index` cuts K: CUBLASLT_ALGO_CONFIG_SPLITK_NUM slices of whole K-tiles (the
+  // tile's K from CUBLASLT_ALGO_CONFIG_STAGES_ID, e.g. 128 for MATMUL_STAGES_128xAUTO; 0 when
+  // the stages ID does not say), and the reduction scheme's name ("none", "compute type", ...).
+  KSplit CandidateKSplit(int index) const;
+  const char* CandidateReductionName(int index) const;
   // CUBLASLT_MATMUL_DESC_FAST_ACCUM as the descriptor holds it now.
   StatusOr<int> ReadFastAccum() const;
   const LtMatmulConfig& config() const { return config_; }

@@ -84,6 +84,20 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
                       plan.gemm->chosen() == 0 ? "first" : "autotuned pick",
                       plan.gemm->candidate_count(),
                       plan.autotune_note.empty() ? "" : ("; " + plan.autotune_note).c_str()));
+  const KSplit& split = plan.info.k_split;
+  if (split.slices > 1 && split.tile <= 0) {
+    Line(out, StrFormat("split-K: %d slices (the algorithm's tile K is unknown), reduced %s",
+                        split.slices, plan.gemm->CandidateReductionName(plan.gemm->chosen())));
+  } else if (split.slices > 1) {
+    const std::vector<int64_t> ends = KSliceEnds(plan.gemm->config().k, split);
+    Line(out, StrFormat("split-K: K cut into %zu slices of up to %lld K-elements (%lld tiles of "
+                        "%d), each accumulated on its own, reduced %s",
+                        ends.size(), static_cast<long long>(ends.front()),
+                        static_cast<long long>(split.tile > 0 ? ends.front() / split.tile : 0),
+                        split.tile, plan.gemm->CandidateReductionName(plan.gemm->chosen())));
+  } else {
+    Line(out, "split-K: none (one accumulation over all of K per output)");
+  }
   return out;
 }
 

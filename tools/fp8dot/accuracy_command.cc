@@ -23,24 +23,34 @@ struct AccuracyFlags {
   std::string plot_path;
 };
 
-// With a non-empty `record_prefix`, also writes PREFIX.lhs.npy, PREFIX.rhs.npy and
-// PREFIX.fast.npy / PREFIX.promoted.npy (the backend's f32 output): golden vectors that
-// `fp8dot accuracy --backend cpu` runs can be compared with (tests/cpu/golden_test.cc).
-StatusOr<double> MeasureError(DotProblemOptions options, const BackendChoice& choice,
-                              Precision precision, const std::string& record_prefix) {
+struct Measurement {
+  double error = 0;  // relative Frobenius error vs the exact reference
+  KSplit k_split;    // how the backend cut K
+};
+
+// With a non-empty `record_prefix`, also writes PREFIX.lhs.npy, PREFIX.rhs.npy,
+// PREFIX.fast.npy / PREFIX.promoted.npy (the backend's f32 output) and PREFIX.fast.json /
+// PREFIX.promoted.json (the backend's split of K): golden vectors the CPU emulation can be
+// compared with (tests/cpu/golden_test.cc).
+StatusOr<Measurement> MeasureError(DotProblemOptions options, const BackendChoice& choice,
+                                   Precision precision, const std::string& record_prefix) {
   options.precision_config.operand_precision = {precision, precision};
   FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
   FP8_ASSIGN_OR_RETURN(TimedResult run, RunOnBackend(problem, choice));
   if (!record_prefix.empty()) {
+    const std::string mode = precision == Precision::kDefault ? ".fast" : ".promoted";
     FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".lhs.npy", problem.lhs));
     FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".rhs.npy", problem.rhs));
-    FP8_RETURN_IF_ERROR(
-        WriteNpy(record_prefix + (precision == Precision::kDefault ? ".fast.npy" : ".promoted.npy"),
-                 run.result.output));
+    FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + mode + ".npy", run.result.output));
+    std::ofstream json(record_prefix + mode + ".json");
+    json << "{\"backend\": \"" << run.backend_description
+         << "\", \"k_slices\": " << run.k_split.slices << ", \"k_tile\": " << run.k_split.tile
+         << "}\n";
+    if (!json) return NotFound("cannot write '%s'", (record_prefix + mode + ".json").c_str());
   }
   FP8_ASSIGN_OR_RETURN(HostTensor reference, ReferenceDotExact(problem.spec, problem.arguments()));
   FP8_ASSIGN_OR_RETURN(ErrorStats error, CompareToReference(run.result.output, reference));
-  return error.relative_frobenius;
+  return Measurement{error.relative_frobenius, run.k_split};
 }
 
 Status RunAccuracyCommand(const AccuracyFlags& flags) {
@@ -58,7 +68,8 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
   if (!flags.csv_path.empty()) {
     csv.open(flags.csv_path);
     if (!csv) return NotFound("cannot open '%s' for writing", flags.csv_path.c_str());
-    csv << "lhs_type,rhs_type,m,n,k,distribution,fast_error,promoted_error\n";
+    csv << "lhs_type,rhs_type,m,n,k,distribution,fast_error,promoted_error,fast_k_slices,"
+           "promoted_k_slices\n";
   }
   std::printf(
       "accuracy: %s x %s, M=%lld N=%lld, f32 output, relative Frobenius error vs the exact "
@@ -66,12 +77,17 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
       DTypeName(base.lhs_type), DTypeName(base.rhs_type), static_cast<long long>(base.m),
       static_cast<long long>(base.n), flags.dot.backend.c_str());
   if (choice.cpu_path == CpuPath::kEmulation) {
-    std::printf(" (emulation: %d fraction bits, %s, groups of %d, promotion every %d)",
-                choice.model.mantissa_bits, AccumulatorRoundingName(choice.model.rounding),
-                choice.model.group_size, choice.model.promotion_interval);
+    std::printf(
+        " (emulation: %d fraction bits, %s, groups of %d, promotion every %d, products aligned "
+        "by %s)",
+        choice.model.mantissa_bits, AccumulatorRoundingName(choice.model.rounding),
+        choice.model.group_size, choice.model.promotion_interval,
+        choice.model.alignment == ProductAlignment::kOperandExponents ? "operand exponents"
+                                                                      : "own exponent");
   }
   std::printf(
-      "\n\n| K | distribution | fast | promoted | fast/promoted |\n|---|---|---|---|---|\n");
+      "\n\n| K | distribution | fast | promoted | fast/promoted | split-K slices (fast, "
+      "promoted) |\n|---|---|---|---|---|---|\n");
   for (int64_t k : flags.k_values) {
     if (k <= 0)
       return InvalidArgument("--k-values must be positive, got %lld", static_cast<long long>(k));
@@ -84,15 +100,19 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
         prefix = flags.record_dir + "/" + DTypeName(base.lhs_type) + "x" +
                  DTypeName(base.rhs_type) + "_k" + std::to_string(k) + "_" + name;
       }
-      FP8_ASSIGN_OR_RETURN(double fast, MeasureError(options, choice, Precision::kDefault, prefix));
-      FP8_ASSIGN_OR_RETURN(double promoted,
+      FP8_ASSIGN_OR_RETURN(Measurement fast,
+                           MeasureError(options, choice, Precision::kDefault, prefix));
+      FP8_ASSIGN_OR_RETURN(Measurement promoted,
                            MeasureError(options, choice, Precision::kHighest, prefix));
-      std::printf("| %lld | %s | %.2e | %.2e | %.1f |\n", static_cast<long long>(k), name.c_str(),
-                  fast, promoted, promoted > 0 ? fast / promoted : 0.0);
+      std::printf("| %lld | %s | %.2e | %.2e | %.1f | %d, %d |\n", static_cast<long long>(k),
+                  name.c_str(), fast.error, promoted.error,
+                  promoted.error > 0 ? fast.error / promoted.error : 0.0, fast.k_split.slices,
+                  promoted.k_split.slices);
       std::fflush(stdout);
       if (csv) {
         csv << DTypeName(base.lhs_type) << ',' << DTypeName(base.rhs_type) << ',' << base.m << ','
-            << base.n << ',' << k << ',' << name << ',' << fast << ',' << promoted << '\n';
+            << base.n << ',' << k << ',' << name << ',' << fast.error << ',' << promoted.error
+            << ',' << fast.k_split.slices << ',' << promoted.k_split.slices << '\n';
       }
     }
   }

@@ -1,6 +1,8 @@
 #include "backend_runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/cuda_backend.h"
@@ -16,6 +18,45 @@ StatusOr<CpuPath> ParseCpuPath(const std::string& text) {
                          text.c_str());
 }
 
+int SplitKChoice::SlicesFor(int64_t k) const {
+  if (per_k.empty()) return all;
+  const auto it = per_k.find(k);
+  return it == per_k.end() ? 1 : it->second;
+}
+
+StatusOr<SplitKChoice> ParseSplitKChoice(const std::string& text) {
+  SplitKChoice choice;
+  auto parse_int = [&](const std::string& item, int64_t minimum) -> StatusOr<int64_t> {
+    char* end = nullptr;
+    const long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < minimum) {
+      return InvalidArgument(
+          "--split-k: '%s' in '%s' is not an integer >= %lld (expected S or K=S,K=S,...)",
+          item.c_str(), text.c_str(), static_cast<long long>(minimum));
+    }
+    return static_cast<int64_t>(value);
+  };
+  if (text.find_first_of("=,") == std::string::npos) {
+    FP8_ASSIGN_OR_RETURN(int64_t slices, parse_int(text, 1));
+    choice.all = static_cast<int>(std::min<int64_t>(slices, 1 << 20));
+    return choice;
+  }
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, comma - begin);
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos) {
+      return InvalidArgument("--split-k: '%s' in '%s' is not K=S", item.c_str(), text.c_str());
+    }
+    FP8_ASSIGN_OR_RETURN(int64_t k, parse_int(item.substr(0, equals), 1));
+    FP8_ASSIGN_OR_RETURN(int64_t slices, parse_int(item.substr(equals + 1), 1));
+    choice.per_k[k] = static_cast<int>(std::min<int64_t>(slices, 1 << 20));
+    begin = comma + 1;
+  }
+  return choice;
+}
+
 StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoice& choice) {
   std::string backend = choice.backend;
   if (backend == "auto") backend = QueryCudaDevice().ok() ? "cuda" : "cpu";
@@ -29,6 +70,7 @@ StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoic
     timed.result = std::move(result).value();
     timed.backend_description = "cuda (cuBLASLt on " + device->name + ", kernel time)";
     timed.milliseconds = stats.milliseconds;
+    timed.k_split = stats.k_split;
     return timed;
   }
   if (backend != "cpu") {
@@ -38,10 +80,15 @@ StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoic
   const auto start = std::chrono::steady_clock::now();
   StatusOr<DotResult> result = Internal("unreachable");
   switch (choice.cpu_path) {
-    case CpuPath::kEmulation:
+    case CpuPath::kEmulation: {
       timed.backend_description = "cpu (emulation of the accumulation)";
-      result = EmulatedDot(problem.spec, problem.arguments(), choice.model);
+      FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(problem.spec));
+      Fp8AccumulatorModel model = choice.model;
+      model.split.slices = choice.split_k.SlicesFor(dot.k);
+      timed.k_split = model.split;
+      result = EmulatedDot(problem.spec, problem.arguments(), model);
       break;
+    }
     case CpuPath::kBlas:
       timed.backend_description = "cpu (OpenBLAS, f32 accumulation)";
       result = BlasDot(problem.spec, problem.arguments());

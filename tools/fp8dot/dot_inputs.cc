@@ -64,6 +64,12 @@ void AddDotFlags(CLI::App& command, DotFlags& flags) {
                      "Emulation: products per tensor-core accumulator step");
   command.add_option("--promotion-interval", flags.promotion_interval,
                      "Emulation: K-elements between FP32 promotions in promoted mode");
+  command.add_option("--accumulator-alignment", flags.accumulator_alignment,
+                     "Emulation: align products by their operands' exponent sum (operands, the "
+                     "H200) or by their own exponent (product)");
+  command.add_option("--split-k", flags.split_k,
+                     "Emulation: split-K slices of 128-element K-tiles, each accumulated on its "
+                     "own: S, or K=S,K=S,... per K (what --backend cuda --explain prints)");
 }
 
 StatusOr<PrecisionConfig> ParsePrecisionConfig(const std::string& precision,
@@ -160,6 +166,15 @@ StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags) {
   choice.model.promotion_interval = flags.promotion_interval;
   FP8_ASSIGN_OR_RETURN(choice.model.rounding,
                        ParseAccumulatorRounding(flags.accumulator_rounding.c_str()));
+  if (flags.accumulator_alignment == "operands") {
+    choice.model.alignment = ProductAlignment::kOperandExponents;
+  } else if (flags.accumulator_alignment == "product") {
+    choice.model.alignment = ProductAlignment::kProductValue;
+  } else {
+    return InvalidArgument("unknown --accumulator-alignment '%s' (expected operands or product)",
+                           flags.accumulator_alignment.c_str());
+  }
+  FP8_ASSIGN_OR_RETURN(choice.split_k, ParseSplitKChoice(flags.split_k));
   FP8_RETURN_IF_ERROR(choice.model.Validate());
   return choice;
 }

@@ -34,6 +34,8 @@ struct DotFlags {
   std::string accumulator_rounding = "truncate";
   int accumulator_group = Fp8AccumulatorModel().group_size;
   int promotion_interval = Fp8AccumulatorModel().promotion_interval;
+  std::string accumulator_alignment = "operands";
+  std::string split_k = "1";
 };
 
 // Registers the options on `command`.

@@ -2,7 +2,7 @@
 // many mantissa bits survive, truncation or rounding, how products are grouped — run on a
 // backend next to the CPU emulation's prediction and the exact value.
 //
-// Every case is a = [row of K FP8 values], b = [K ones] (so the products are the a values):
+// Every case is a row a and a column b of K FP8 values (b = ones unless said otherwise):
 //   swamp_jN      a = [256, 2^-N x (K-1)]: the small terms survive the fast accumulator only
 //                 while 2^-N >= its quantum at 256, i.e. N <= mantissa_bits - 8.
 //   position_pP   a[P] = 256, every other a = 2^-7: small terms in groups before the one holding
@@ -10,6 +10,14 @@
 //                 reveals the group size.
 //   round_half    a = [256, 3 x 2^-6 x (K-1)]: 1.5 quanta each; truncation keeps 1, rounding 2.
 //   cancel        a = [256, -256, 2^-9 x (K-2)]: the accumulator empties and must renormalise.
+//   carry_alignment     a = [30, 2^-5 ...], b = [28, 1 ...]: 30 x 28 = 840 has exponent 9, but
+//                 its operands' exponents sum to 8. Aligned at 8 the first group keeps its 2^-5
+//                 products (quantum 2^-5); aligned at 9 it drops them (quantum 2^-4).
+//   subnormal_lhs a = [2^-9, 2^-6 ...], b = [256, 2^-6 ...]: the e4m3 subnormal 2^-9 times 256
+//                 is 0.5 (exponent -1) but aligns at -6 + 8 = 2 if subnormals count as the
+//                 smallest normal exponent; the first group's 2^-12 products show which.
+//   subnormal_rhs (e5m2 b only) a = [256, 2^-6 ...], b = [2^-16, 2^-14 ...]: the same for an e5m2
+//                 subnormal (2^-16 aligns at -14); the 2^-20 products show it.
 #include <cmath>
 #include <cstdio>
 
@@ -30,56 +38,75 @@ struct ProbeFlags {
 
 struct CraftedCase {
   std::string name;
-  std::vector<double> a;
+  std::vector<double> a, b;
 };
 
-std::vector<CraftedCase> CraftedCases(int64_t k) {
+std::vector<CraftedCase> CraftedCases(int64_t k, DType rhs_type) {
   std::vector<CraftedCase> cases;
   auto row = [k](double first, double rest) {
     std::vector<double> a(static_cast<size_t>(k), rest);
     a[0] = first;
     return a;
   };
+  const std::vector<double> ones(static_cast<size_t>(k), 1.0);
   for (int j = 4; j <= 9; ++j)
-    cases.push_back({"swamp_j" + std::to_string(j), row(256, std::ldexp(1.0, -j))});
+    cases.push_back({"swamp_j" + std::to_string(j), row(256, std::ldexp(1.0, -j)), ones});
   for (int64_t p : {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129}) {
     if (p >= k) continue;
     std::vector<double> a(static_cast<size_t>(k), std::ldexp(1.0, -7));
     a[static_cast<size_t>(p)] = 256;
-    cases.push_back({"position_p" + std::to_string(p), a});
+    cases.push_back({"position_p" + std::to_string(p), a, ones});
   }
-  cases.push_back({"round_half", row(256, 3 * std::ldexp(1.0, -6))});
+  cases.push_back({"round_half", row(256, 3 * std::ldexp(1.0, -6)), ones});
   std::vector<double> cancel = row(256, std::ldexp(1.0, -9));
   if (k > 1) cancel[1] = -256;
-  cases.push_back({"cancel", cancel});
+  cases.push_back({"cancel", cancel, ones});
+  cases.push_back({"carry_alignment", row(30, std::ldexp(1.0, -5)), row(28, 1.0)});
+  cases.push_back({"subnormal_lhs", row(std::ldexp(1.0, -9), std::ldexp(1.0, -6)),
+                   row(256, std::ldexp(1.0, -6))});
+  if (rhs_type == DType::kF8E5M2) {
+    cases.push_back({"subnormal_rhs", row(256, std::ldexp(1.0, -6)),
+                     row(std::ldexp(1.0, -16), std::ldexp(1.0, -14))});
+  }
   return cases;
 }
 
-StatusOr<DotProblem> CaseProblem(const CraftedCase& crafted, Precision precision) {
-  const auto k = static_cast<int64_t>(crafted.a.size());
-  FP8_ASSIGN_OR_RETURN(HostTensor lhs, HostTensor::Create(DType::kF8E4M3FN, {1, k}));
-  FP8_ASSIGN_OR_RETURN(HostTensor rhs, HostTensor::Create(DType::kF8E4M3FN, {k, 1}));
-  for (int64_t i = 0; i < k; ++i) {
-    lhs.SetPhysical(i, crafted.a[static_cast<size_t>(i)]);
-    if (lhs.GetPhysical(i) != crafted.a[static_cast<size_t>(i)]) {
-      return Internal("probe %s: %g is not an e4m3 value", crafted.name.c_str(),
-                      crafted.a[static_cast<size_t>(i)]);
+// A [1, K] or [K, 1] tensor of `type` holding `values` exactly.
+StatusOr<HostTensor> ExactTensor(const std::string& name, const char* operand, DType type,
+                                 const Dims& dims, const std::vector<double>& values) {
+  FP8_ASSIGN_OR_RETURN(HostTensor tensor, HostTensor::Create(type, dims));
+  for (size_t i = 0; i < values.size(); ++i) {
+    tensor.SetPhysical(static_cast<int64_t>(i), values[i]);
+    if (tensor.GetPhysical(static_cast<int64_t>(i)) != values[i]) {
+      return InvalidArgument("probe %s: %s value %g is not a %s value", name.c_str(), operand,
+                             values[i], DTypeName(type));
     }
-    rhs.SetPhysical(i, 1.0);
   }
+  return tensor;
+}
+
+StatusOr<DotProblem> CaseProblem(const CraftedCase& crafted, DType lhs_type, DType rhs_type,
+                                 Precision precision) {
+  const auto k = static_cast<int64_t>(crafted.a.size());
   DotProblemOptions options;
-  options.lhs = lhs;
-  options.rhs = rhs;
+  FP8_ASSIGN_OR_RETURN(options.lhs, ExactTensor(crafted.name, "lhs", lhs_type, {1, k}, crafted.a));
+  FP8_ASSIGN_OR_RETURN(options.rhs, ExactTensor(crafted.name, "rhs", rhs_type, {k, 1}, crafted.b));
   options.precision_config.operand_precision = {precision, precision};
   return MakeDotProblem(options);
 }
 
 Status RunProbeCommand(const ProbeFlags& flags) {
   FP8_ASSIGN_OR_RETURN(BackendChoice choice, ToBackendChoice(flags.dot));
+  FP8_ASSIGN_OR_RETURN(DotProblemOptions types, ToProblemOptions(flags.dot));
+  if (!IsFp8(types.lhs_type) || !IsFp8(types.rhs_type)) {
+    return InvalidArgument("probe crafts FP8 dot products: --lhs-type/--rhs-type must be FP8");
+  }
+  const std::vector<CraftedCase> cases = CraftedCases(flags.k, types.rhs_type);
   std::printf(
-      "probe: crafted e4m3 dot products, K=%lld, backend %s vs the emulation (%d fraction "
+      "probe: crafted %s x %s dot products, K=%lld, backend %s vs the emulation (%d fraction "
       "bits, %s, groups of %d, promotion every %d)\n\n",
-      static_cast<long long>(flags.k), flags.dot.backend.c_str(), choice.model.mantissa_bits,
+      DTypeName(types.lhs_type), DTypeName(types.rhs_type), static_cast<long long>(flags.k),
+      flags.dot.backend.c_str(), choice.model.mantissa_bits,
       AccumulatorRoundingName(choice.model.rounding), choice.model.group_size,
       choice.model.promotion_interval);
   std::printf(
@@ -87,12 +114,13 @@ Status RunProbeCommand(const ProbeFlags& flags) {
       "|\n");
   std::printf("|---|---|---|---|---|---|\n");
   int disagreements = 0;
-  for (const CraftedCase& crafted : CraftedCases(flags.k)) {
+  for (const CraftedCase& crafted : cases) {
     double exact = 0;
     double backend[2], emulated[2];
     for (int mode = 0; mode < 2; ++mode) {
       const Precision precision = mode == 0 ? Precision::kDefault : Precision::kHighest;
-      FP8_ASSIGN_OR_RETURN(DotProblem problem, CaseProblem(crafted, precision));
+      FP8_ASSIGN_OR_RETURN(DotProblem problem,
+                           CaseProblem(crafted, types.lhs_type, types.rhs_type, precision));
       FP8_ASSIGN_OR_RETURN(TimedResult run, RunOnBackend(problem, choice));
       FP8_ASSIGN_OR_RETURN(DotResult emulation,
                            EmulatedDot(problem.spec, problem.arguments(), choice.model));
@@ -102,7 +130,9 @@ Status RunProbeCommand(const ProbeFlags& flags) {
       exact = reference.output.GetPhysical(0);
       disagreements += backend[mode] != emulated[mode];
       if (!flags.record_dir.empty()) {
-        const std::string prefix = flags.record_dir + "/probe_" + crafted.name;
+        const std::string prefix = flags.record_dir + "/probe_k" + std::to_string(flags.k) + "_" +
+                                   DTypeName(types.lhs_type) + "x" + DTypeName(types.rhs_type) +
+                                   "_" + crafted.name;
         FP8_RETURN_IF_ERROR(WriteNpy(prefix + ".lhs.npy", problem.lhs));
         FP8_RETURN_IF_ERROR(WriteNpy(prefix + ".rhs.npy", problem.rhs));
         FP8_RETURN_IF_ERROR(
@@ -113,7 +143,7 @@ Status RunProbeCommand(const ProbeFlags& flags) {
                 backend[0], emulated[0], backend[1], emulated[1]);
   }
   std::printf("\n%d of %zu results differ from the emulation\n", disagreements,
-              2 * CraftedCases(flags.k).size());
+              2 * cases.size());
   return OkStatus();
 }
 

@@ -1,7 +1,7 @@
 // GPU benchmark: TFLOP/s of fp8dot's CUDA plans against cuBLASLt called directly with the same
 // settings (a minimal hand-written cublasLtMatmul loop below), over the shape suite.
 //
-//   gpu_bench [shapes.txt] [--csv out.csv] [--quick]
+//   gpu_bench [shapes.txt] [--csv out.csv] [--quick] [--configs NAME,NAME,...]
 //
 // Per shape and configuration (bf16; FP8 fast and promoted, each also autotuned over the
 // heuristic's top 8; per-row/column scales; 1x128 blocks; the 1x128 x 128x128 recipe;
@@ -404,6 +404,9 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   }
   if (!plan->info().fused_epilogue) r.note += " [fp8dot epilogue kernel]";
   if (padded) r.note += " [padded]";
+  if (c.autotune > 0 || plan->info().k_split.slices > 1) {
+    r.note += " [" + plan->info().algorithm + "]";
+  }
   return r;
 }
 
@@ -419,9 +422,13 @@ int main(int argc, char** argv) {
   using namespace fp8dot;
   std::string shapes_path = "bench/shapes.txt", csv_path;
   bool quick = false;
+  std::vector<std::string> configs;  // empty: all (--configs "fp8 fast,fp8 fast tuned")
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
       csv_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--configs") == 0 && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string name; std::getline(list, name, ',');) configs.push_back(name);
     } else if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
     } else {
@@ -460,6 +467,9 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   for (const Shape& s : *shapes) {
     for (const Config& c : kConfigs) {
+      if (!configs.empty() && std::find(configs.begin(), configs.end(), c.name) == configs.end()) {
+        continue;
+      }
       StatusOr<Result> r = Measure(handle, s, c, l2, stream);
       const std::string shape = StrFormat("%lld,%lld,%lld", static_cast<long long>(s.m),
                                           static_cast<long long>(s.n), static_cast<long long>(s.k));

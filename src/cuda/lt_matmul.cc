@@ -149,7 +149,40 @@ StatusOr<std::unique_ptr<LtMatmul>> LtMatmul::Create(const LtMatmulConfig& confi
                          context.c_str());
   }
   matmul->candidates_.resize(static_cast<size_t>(returned));
+  if (max_candidates > 1) matmul->AddSplitKVariants(handle, workspace_bytes);
   return matmul;
+}
+
+void LtMatmul::AddSplitKVariants(cublasLtHandle_t handle, size_t workspace_bytes) {
+  constexpr int kSplitKVariants[] = {2, 3, 4, 6, 8};
+  int device = 0, sm_count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;  // no variants; the heuristic's candidates stand
+  }
+  const int64_t output_tiles = ((config_.m + 127) / 128) * ((config_.n + 127) / 128) * config_.batch;
+  if (output_tiles >= 2 * static_cast<int64_t>(sm_count)) return;
+  const size_t heuristic_count = candidates_.size();
+  for (size_t i = 0; i < heuristic_count; ++i) {
+    if (ReadAlgoConfig<int32_t>(candidates_[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) > 1) continue;
+    for (const int32_t slices : kSplitKVariants) {
+      if (config_.k < 128 * slices) break;
+      cublasLtMatmulHeuristicResult_t variant = candidates_[i];
+      const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      if (cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                               &slices, sizeof(slices)) != CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoConfigSetAttribute(&variant.algo,
+                                               CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction,
+                                               sizeof(reduction)) != CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoCheck(handle, desc_, a_, b_, c_, d_, &variant.algo, &variant) !=
+              CUBLAS_STATUS_SUCCESS ||
+          variant.workspaceSize > workspace_bytes) {
+        continue;  // this algorithm does not split K (or not this way): not a candidate
+      }
+      candidates_.push_back(variant);
+    }
+  }
 }
 
 LtMatmul::~LtMatmul() {

@@ -56,6 +56,9 @@ class LtMatmul {
   // Creates the descriptors and asks the heuristic for up to `max_candidates` algorithms that fit
   // `workspace_bytes`, assuming 16-byte aligned pointers. `placeholder` is any valid device
   // pointer: the heuristic sees it wherever a pointer attribute will be set at run time.
+  // With max_candidates > 1 and an output too small to give every SM two 128x128 tiles, each
+  // unsplit candidate also comes in split-K variants (2, 3, 4, 6, 8 slices, f32 reduction) that
+  // cuBLASLt accepts: the heuristic rarely splits K for M <= 128, which leaves most SMs idle.
   // Fails (with cuBLASLt's status) when cuBLASLt has no algorithm for the configuration.
   static StatusOr<std::unique_ptr<LtMatmul>> Create(const LtMatmulConfig& config,
                                                     size_t workspace_bytes, int max_candidates,
@@ -88,6 +91,7 @@ class LtMatmul {
 
  private:
   LtMatmul() = default;
+  void AddSplitKVariants(cublasLtHandle_t handle, size_t workspace_bytes);
   LtMatmulConfig config_;
   std::string context_;
   cublasLtMatmulDesc_t desc_ = nullptr;

@@ -79,7 +79,7 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
                         spec.compute_amax ? ", amax" : ""));
     Line(out, "  (not fused because: " + plan.fused_rejection + ")");
   }
-  Line(out, StrFormat("algorithm: %s (%s of %d heuristic candidates)%s",
+  Line(out, StrFormat("algorithm: %s (%s of %d candidates)%s",
                       plan.gemm->AlgorithmDescription(plan.gemm->chosen()).c_str(),
                       plan.gemm->chosen() == 0 ? "first" : "autotuned pick",
                       plan.gemm->candidate_count(),

@@ -103,6 +103,52 @@ TEST(CudaDotPrecisionTest, FastAccumulationIsTenTimesWorseOnPositiveDataAtK4096)
   EXPECT_LT(promoted_error, 2e-3);  // promoted stays accurate even here
 }
 
+// The CPU emulation (docs/accumulation-model.md) given the plan's split of K reproduces the GPU's
+// FP8 output bit for bit, on fresh random data, for the heuristic's algorithm (split-K at
+// M=N=64, K=16384 on the H200) and for autotuned plans, which may pick a split-K variant.
+TEST(CudaDotPrecisionTest, EmulationWithThePlansSplitKIsBitIdentical) {
+  FP8_SKIP_WITHOUT_GPU();
+  struct Case {
+    int64_t m, n, k;
+    Distribution distribution;
+    int autotune;
+  };
+  for (const Case& c : {Case{64, 64, 16384, Distribution::kSymmetric, 0},
+                        Case{64, 64, 16384, Distribution::kMixedMagnitude, 0},
+                        Case{128, 512, 4096, Distribution::kPositive, 8},
+                        Case{64, 256, 7168, Distribution::kHeavyTailed, 8}}) {
+    for (Precision precision : {Precision::kDefault, Precision::kHighest}) {
+      DotProblemOptions o;
+      o.m = c.m;
+      o.n = c.n;
+      o.k = c.k;
+      o.output_type = DType::kF32;
+      o.distribution = c.distribution;
+      o.seed = static_cast<uint64_t>(c.k + c.m + c.autotune);
+      o.precision_config.operand_precision = {precision, precision};
+      DotProblem p = *MakeDotProblem(o);
+      CudaDotOptions options;
+      options.autotune_candidates = c.autotune;
+      StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
+      FP8_ASSERT_OK(run.status());
+      Fp8AccumulatorModel model;
+      model.split = run->info.k_split;
+      DotResult emulated = *EmulatedDot(p.spec, p.arguments(), model);
+      int64_t identical = 0;
+      const int64_t total = emulated.output.element_count();
+      for (int64_t i = 0; i < total; ++i) {
+        identical += run->result.output.GetPhysical(i) == emulated.output.GetPhysical(i);
+      }
+      std::printf("M=%lld N=%lld K=%lld %s: split-K %d (%s): %lld of %lld identical\n",
+                  static_cast<long long>(c.m), static_cast<long long>(c.n),
+                  static_cast<long long>(c.k), PrecisionName(precision), model.split.slices,
+                  run->info.algorithm.c_str(), static_cast<long long>(identical),
+                  static_cast<long long>(total));
+      EXPECT_EQ(identical, total) << run->explain;
+    }
+  }
+}
+
 TEST(CudaDotPrecisionTest, F32IsTf32ByDefaultAndFp32WithHighest) {
   FP8_SKIP_WITHOUT_GPU();
   DotProblemOptions o;

@@ -46,19 +46,19 @@ constexpr double kTargetBatchMs = 20.0;
 constexpr int kGraphCalls = 20;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
-#define BENCH_CUDA(call)                                                                    \
-  do {                                                                                      \
-    cudaError_t bench_error_ = (call);                                                      \
-    if (bench_error_ != cudaSuccess) {                                                      \
+#define BENCH_CUDA(call)                                                                      \
+  do {                                                                                        \
+    cudaError_t bench_error_ = (call);                                                        \
+    if (bench_error_ != cudaSuccess) {                                                        \
       return Internal("%s: %s (line %d)", #call, cudaGetErrorString(bench_error_), __LINE__); \
-    }                                                                                       \
+    }                                                                                         \
   } while (0)
-#define BENCH_CUBLAS(call)                                                                      \
-  do {                                                                                          \
-    cublasStatus_t bench_status_ = (call);                                                      \
-    if (bench_status_ != CUBLAS_STATUS_SUCCESS) {                                               \
+#define BENCH_CUBLAS(call)                                                                        \
+  do {                                                                                            \
+    cublasStatus_t bench_status_ = (call);                                                        \
+    if (bench_status_ != CUBLAS_STATUS_SUCCESS) {                                                 \
       return Internal("%s: %s (line %d)", #call, cublasLtGetStatusName(bench_status_), __LINE__); \
-    }                                                                                           \
+    }                                                                                             \
   } while (0)
 
 struct Shape {
@@ -90,14 +90,21 @@ const Config kConfigs[] = {
      ScaleMode::kTensor, 8},
     {"row/col scales", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kOuterVector,
      ScaleMode::kOuterVector},
-    {"1x128 blocks", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
-     ScaleMode::kBlock1x128, 0, kCublasLtOrder, {}},
+    {"1x128 blocks",
+     DType::kF8E4M3FN,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kBlock1x128,
+     ScaleMode::kBlock1x128,
+     0,
+     kCublasLtOrder,
+     {}},
     {"1x128 row-major", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
      ScaleMode::kBlock1x128},
     {"1x128 x 128x128", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
      ScaleMode::kBlock128x128, 0, kCublasLtOrder, kCublasLtOrder},
-    {"1x128 x 128x128 row-major", DType::kF8E4M3FN, DType::kF8E4M3FN, false,
-     ScaleMode::kBlock1x128, ScaleMode::kBlock128x128},
+    {"1x128 x 128x128 row-major", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
+     ScaleMode::kBlock128x128},
     {"e4m3 x e5m2 fast", DType::kF8E4M3FN, DType::kF8E5M2, true, ScaleMode::kTensor,
      ScaleMode::kTensor},
 };
@@ -212,12 +219,14 @@ class DirectGemm {
     g->handle_ = handle;
     const bool fp8 = c.lhs != DType::kBF16;
     auto cuda_type = [](DType t) {
-      return t == DType::kF8E4M3FN ? CUDA_R_8F_E4M3 : t == DType::kF8E5M2 ? CUDA_R_8F_E5M2
-                                                                          : CUDA_R_16BF;
+      return t == DType::kF8E4M3FN ? CUDA_R_8F_E4M3
+             : t == DType::kF8E5M2 ? CUDA_R_8F_E5M2
+                                   : CUDA_R_16BF;
     };
     BENCH_CUBLAS(cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
-    BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
+    BENCH_CUBLAS(
+        cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
     BENCH_CUBLAS(
         cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof(nop)));
     if (fp8) {
@@ -298,15 +307,15 @@ struct Result {
 };
 
 StatusOr<DeviceBuffer> Random(int64_t count, DType type, uint64_t seed, float low, float high) {
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(
-                                           static_cast<size_t>(count * DTypeSizeInBytes(type)),
-                                           "bench input"));
+  FP8_ASSIGN_OR_RETURN(
+      DeviceBuffer b,
+      DeviceBuffer::Allocate(static_cast<size_t>(count * DTypeSizeInBytes(type)), "bench input"));
   FP8_RETURN_IF_ERROR(cuda::LaunchFillRandom(b.data(), type, count, seed, low, high, nullptr));
   return b;
 }
 
-StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& c,
-                         int64_t l2_bytes, cudaStream_t stream) {
+StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& c, int64_t l2_bytes,
+                         cudaStream_t stream) {
   Result r;
   const DotSpec spec = MakeSpec(s, c);
   CudaDotOptions options;
@@ -357,8 +366,10 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
       return (*direct)->Run(rhs[static_cast<size_t>(i % sets)].data(),
                             lhs[static_cast<size_t>(i % sets)].data(), output.data(), stream);
     });
-    if (t.ok()) r.direct_ms = *t;
-    else r.note = t.status().message();
+    if (t.ok())
+      r.direct_ms = *t;
+    else
+      r.note = t.status().message();
   } else {
     r.note = direct.status().message();
   }
@@ -371,8 +382,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
         (*unpadded)->SetScales(rhs_scale.data(), lhs_scale.data());
         StatusOr<double> t = TimeCalls(stream, [&](int i) {
           return (*unpadded)->Run(rhs[static_cast<size_t>(i % sets)].data(),
-                                  lhs[static_cast<size_t>(i % sets)].data(), output.data(),
-                                  stream);
+                                  lhs[static_cast<size_t>(i % sets)].data(), output.data(), stream);
         });
         if (t.ok()) r.direct_m_unpadded_ms = *t;
       } else {
@@ -382,10 +392,10 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
     // The user's padding, then the direct call: the unpadded operands (lhs [M,K] row-major,
     // rhs [N,K], i.e. B column-major) are copied into zero-padded [M,K'] and [m,K'] buffers.
     const size_t element = static_cast<size_t>(DTypeSizeInBytes(c.lhs));
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_a, DeviceBuffer::Allocate(
-                                                    static_cast<size_t>(s.m * k) * element, "pad"));
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_b, DeviceBuffer::Allocate(
-                                                    static_cast<size_t>(m * k) * element, "pad"));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_a,
+                         DeviceBuffer::Allocate(static_cast<size_t>(s.m * k) * element, "pad"));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_b,
+                         DeviceBuffer::Allocate(static_cast<size_t>(m * k) * element, "pad"));
     BENCH_CUDA(cudaMemset(padded_a.data(), 0, padded_a.size()));
     BENCH_CUDA(cudaMemset(padded_b.data(), 0, padded_b.size()));
     StatusOr<double> t = TimeCalls(stream, [&](int i) -> Status {
@@ -489,18 +499,17 @@ int main(int argc, char** argv) {
       auto ratio = [](double direct_ms, double ms) {
         return std::isnan(direct_ms) ? std::string() : StrFormat("%.3f", direct_ms / ms);
       };
-      std::printf("| %s | %s | %.0f | %s | %s | %s | %zu | %s | %s | %s | %s |\n", shape.c_str(),
-                  c.name, Tflops(s, r->fp8dot_ms),
-                  std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
-                  ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(),
-                  r->launches, tflops(r->direct_m_unpadded_ms).c_str(),
-                  tflops(r->direct_with_padding_ms).c_str(),
-                  ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
+      std::printf(
+          "| %s | %s | %.0f | %s | %s | %s | %zu | %s | %s | %s | %s |\n", shape.c_str(), c.name,
+          Tflops(s, r->fp8dot_ms), std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
+          ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(), r->launches,
+          tflops(r->direct_m_unpadded_ms).c_str(), tflops(r->direct_with_padding_ms).c_str(),
+          ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
       std::fflush(stdout);
       if (csv) {
         std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%zu,%.6f,%.6f,%s\n", shape.c_str(), c.name,
-                     r->fp8dot_ms, r->direct_ms, r->graph_ms, r->launches,
-                     r->direct_m_unpadded_ms, r->direct_with_padding_ms, r->note.c_str());
+                     r->fp8dot_ms, r->direct_ms, r->graph_ms, r->launches, r->direct_m_unpadded_ms,
+                     r->direct_with_padding_ms, r->note.c_str());
       }
     }
   }

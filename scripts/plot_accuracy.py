@@ -17,8 +17,10 @@ if len(sys.argv) < 3:
 out = sys.argv[1]
 distributions = []
 series = {}  # (label, distribution, mode) -> [(k, error)]
+labels = []
 for argument in sys.argv[2:]:
     label, _, path = argument.partition("=")
+    labels.append(label)
     with open(path or label) as f:
         for row in csv.DictReader(f):
             d = row["distribution"]
@@ -33,8 +35,13 @@ for ax, d in zip(axes[0], distributions):
         if dist != d:
             continue
         points.sort()
-        style = "-" if mode == "fast" else "--"
-        ax.loglog([k for k, _ in points], [e for _, e in points], style, marker="o", markersize=3,
+        # The first file: lines with dots; later files: crosses only, so that agreement shows
+        # as a cross on every dot rather than one line hiding the other.
+        first = label == labels[0]
+        ax.loglog([k for k, _ in points], [e for _, e in points],
+                  ("-" if mode == "fast" else "--") if first else "none",
+                  marker="o" if first else "x", markersize=3 if first else 7,
+                  color="C0" if mode == "fast" else "C1", alpha=1.0 if first else 0.8,
                   label=f"{label} {mode}")
     ax.set_title(d)
     ax.set_xlabel("K")

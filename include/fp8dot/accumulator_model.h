@@ -21,7 +21,6 @@ enum class AccumulatorRounding {
   kNearestEven,
 };
 
-
 // The exponent a product a*b is aligned by.
 enum class ProductAlignment {
   kOperandExponents,  // e(a) + e(b), subnormals at their type's minimum: the H200 (bit-exact)

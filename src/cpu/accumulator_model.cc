@@ -26,7 +26,6 @@ Status Fp8AccumulatorModel::Validate() const {
   return OkStatus();
 }
 
-
 const char* AccumulatorRoundingName(AccumulatorRounding rounding) {
   return rounding == AccumulatorRounding::kTruncate ? "truncate" : "nearest";
 }

@@ -183,9 +183,8 @@ std::vector<double> EmulatedScaledProducts(const cpu::CanonicalOperands& operand
   return cpu::ForEachOutput(
       operands, arguments, [&](const double* a_row, const double* b_row, int64_t m, int64_t n) {
         if (IsFp8Accumulation(mode)) {
-          return static_cast<double>(Fp8DotProduct(operands, model, floors,
-                                                   mode == AccumulationMode::kFp8Promoted, a_row,
-                                                   b_row, m, n));
+          return static_cast<double>(Fp8DotProduct(
+              operands, model, floors, mode == AccumulationMode::kFp8Promoted, a_row, b_row, m, n));
         }
         // Non-FP8 dots take tensor scales only; they multiply the f32 result.
         const double scale = static_cast<float>(operands.LhsScale(m, 0) * operands.RhsScale(n, 0));

@@ -322,8 +322,8 @@ StatusOr<PreparedScale> PrepareScale(const OperandScale& scale, bool is_lhs, int
       break;
     case ScaleMode::kBlock1x128:
       // Wanted: (row, kb) at kb * rows_padded + row ("outer-dim-major").
-      p = {nullptr, nullptr,    rows, k_blocks, rows_padded, k_blocks, source.row, source.block,
-           1,       rows_padded};
+      p = {nullptr,  nullptr,    rows,         k_blocks, rows_padded,
+           k_blocks, source.row, source.block, 1,        rows_padded};
       break;
     case ScaleMode::kBlock128x128: {
       // Wanted: (row block, kb) at rb * round_up(KB, 4) + kb (16-byte aligned rows).
@@ -614,8 +614,8 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     if (plan.scales_in_gemm) {
       FP8_ASSIGN_OR_RETURN(plan.lhs_scale,
                            cuda::PrepareScale(spec.lhs_scale, true, dot.m, dot.m, dot.k, context));
-      FP8_ASSIGN_OR_RETURN(plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale, false, dot.n,
-                                                              gemm_m, dot.k, context));
+      FP8_ASSIGN_OR_RETURN(
+          plan.rhs_scale, cuda::PrepareScale(spec.rhs_scale, false, dot.n, gemm_m, dot.k, context));
     }
     plan.gemm_m = gemm_m;
     return OkStatus();

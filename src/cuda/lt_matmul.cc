@@ -21,9 +21,8 @@ cublasStatus_t SetLayout(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttr
 }
 
 // A column-major rows x cols matrix, strided-batched when batch > 1.
-Status CreateLayout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows,
-                    int64_t cols, int64_t ld, int64_t batch, int64_t stride,
-                    const std::string& context) {
+Status CreateLayout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t batch, int64_t stride, const std::string& context) {
   FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(rows),
                                                         static_cast<uint64_t>(cols), ld),
                              context);
@@ -133,9 +132,9 @@ StatusOr<std::unique_ptr<LtMatmul>> LtMatmul::Create(const LtMatmulConfig& confi
   for (auto attribute :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
-    FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(preference, attribute,
-                                                                    &alignment, sizeof(alignment)),
-                               context);
+    FP8_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof(alignment)),
+        context);
   }
   matmul->candidates_.resize(static_cast<size_t>(std::max(1, max_candidates)));
   int returned = 0;
@@ -145,8 +144,7 @@ StatusOr<std::unique_ptr<LtMatmul>> LtMatmul::Create(const LtMatmulConfig& confi
                                      matmul->candidates_.data(), &returned),
       context);
   if (returned == 0) {
-    return Unimplemented("cuBLASLt has no algorithm for this configuration [%s]",
-                         context.c_str());
+    return Unimplemented("cuBLASLt has no algorithm for this configuration [%s]", context.c_str());
   }
   matmul->candidates_.resize(static_cast<size_t>(returned));
   if (max_candidates > 1) matmul->AddSplitKVariants(handle, workspace_bytes);
@@ -161,7 +159,8 @@ void LtMatmul::AddSplitKVariants(cublasLtHandle_t handle, size_t workspace_bytes
     (void)cudaGetLastError();
     return;  // no variants; the heuristic's candidates stand
   }
-  const int64_t output_tiles = ((config_.m + 127) / 128) * ((config_.n + 127) / 128) * config_.batch;
+  const int64_t output_tiles =
+      ((config_.m + 127) / 128) * ((config_.n + 127) / 128) * config_.batch;
   if (output_tiles >= 2 * static_cast<int64_t>(sm_count)) return;
   const size_t heuristic_count = candidates_.size();
   for (size_t i = 0; i < heuristic_count; ++i) {
@@ -172,8 +171,8 @@ void LtMatmul::AddSplitKVariants(cublasLtHandle_t handle, size_t workspace_bytes
       const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
       if (cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
                                                &slices, sizeof(slices)) != CUBLAS_STATUS_SUCCESS ||
-          cublasLtMatmulAlgoConfigSetAttribute(&variant.algo,
-                                               CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction,
+          cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                               &reduction,
                                                sizeof(reduction)) != CUBLAS_STATUS_SUCCESS ||
           cublasLtMatmulAlgoCheck(handle, desc_, a_, b_, c_, d_, &variant.algo, &variant) !=
               CUBLAS_STATUS_SUCCESS ||
@@ -211,8 +210,7 @@ Status LtMatmul::SetPointers(const LtPointers& p) {
                                context_);
   }
   if (config_.bias_type.has_value()) {
-    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias),
-                               context_);
+    FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias), context_);
   }
   return OkStatus();
 }
@@ -225,10 +223,10 @@ Status LtMatmul::Run(float alpha, float beta, const void* a, const void* b, cons
     return Internal("algorithm needs %zu workspace bytes, the plan has %zu [%s]",
                     candidate.workspaceSize, workspace_bytes, context_.c_str());
   }
-  FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, c, c_, d,
-                                            d_, &candidate.algo, workspace, workspace_bytes,
-                                            stream),
-                             context_);
+  FP8_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, c, c_, d, d_, &candidate.algo,
+                     workspace, workspace_bytes, stream),
+      context_);
   return OkStatus();
 }
 

@@ -24,8 +24,7 @@ StatusOr<cublasLtHandle_t> LtHandle();
 
 // cuBLASLt's view of the problem: op(A)[m,k] . op(B)[k,n] -> D[m,n], all column-major.
 struct LtMatmulConfig {
-  cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F, c_type = CUDA_R_32F,
-                 d_type = CUDA_R_32F;
+  cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F, c_type = CUDA_R_32F, d_type = CUDA_R_32F;
   cublasComputeType_t compute_type = CUBLAS_COMPUTE_32F;
   cudaDataType_t scale_type = CUDA_R_32F;
   cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
@@ -33,7 +32,7 @@ struct LtMatmulConfig {
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;  // elements
-  std::optional<int8_t> fast_accum;  // FP8 GEMMs only
+  std::optional<int8_t> fast_accum;                                // FP8 GEMMs only
   // Scale modes (cublasLtMatmulMatrixScale_t); set when the A/B scale pointers will be.
   std::optional<int32_t> a_scale_mode, b_scale_mode;
   bool d_scale = false;  // D_SCALE_POINTER will be set

@@ -19,31 +19,32 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
                       PrecisionName(spec.precision_config.operand_precision[1]),
                       AlgorithmName(spec.precision_config.algorithm)));
   if (plan.upcast) {
-    Line(out, "type pair: e5m2 x e5m2 has no cuBLASLt FP8 GEMM -> upcast GEMM (" +
-                  std::string(plan.scales_in_gather ? "f32, block scales folded in" : "f16, exact") +
-                  "), not FP8 speed");
+    Line(out,
+         "type pair: e5m2 x e5m2 has no cuBLASLt FP8 GEMM -> upcast GEMM (" +
+             std::string(plan.scales_in_gather ? "f32, block scales folded in" : "f16, exact") +
+             "), not FP8 speed");
   } else if (plan.info.native_fp8) {
     Line(out, "type pair: native cuBLASLt FP8 GEMM");
   }
-  Line(out, StrFormat("GEMM: D^T[N,M] = B^T . A^T column-major: cuBLASLt A = rhs, B = lhs; "
-                      "m=%lld n=%lld k=%lld%s batch=%lld",
-                      static_cast<long long>(config.m), static_cast<long long>(config.n),
-                      static_cast<long long>(config.k),
-                      plan.k_padded != dot.k
-                          ? StrFormat(" (K padded from %lld)", static_cast<long long>(dot.k)).c_str()
-                          : "",
-                      static_cast<long long>(config.batch)));
+  Line(out,
+       StrFormat("GEMM: D^T[N,M] = B^T . A^T column-major: cuBLASLt A = rhs, B = lhs; "
+                 "m=%lld n=%lld k=%lld%s batch=%lld",
+                 static_cast<long long>(config.m), static_cast<long long>(config.n),
+                 static_cast<long long>(config.k),
+                 plan.k_padded != dot.k
+                     ? StrFormat(" (K padded from %lld)", static_cast<long long>(dot.k)).c_str()
+                     : "",
+                 static_cast<long long>(config.batch)));
   Line(out, StrFormat("transa=%s transb=%s%s, lda=%lld ldb=%lld ldd=%lld%s",
                       config.trans_a == CUBLAS_OP_T ? "T" : "N",
                       config.trans_b == CUBLAS_OP_T ? "T" : "N",
                       config.trans_a == CUBLAS_OP_T && config.trans_b == CUBLAS_OP_N ? " (TN)" : "",
                       static_cast<long long>(config.lda), static_cast<long long>(config.ldb),
                       static_cast<long long>(config.ldd),
-                      plan.n_padded != dot.n
-                          ? StrFormat(" (N padded from %lld, sliced back)",
-                                      static_cast<long long>(dot.n))
-                                .c_str()
-                          : ""));
+                      plan.n_padded != dot.n ? StrFormat(" (N padded from %lld, sliced back)",
+                                                         static_cast<long long>(dot.n))
+                                                   .c_str()
+                                             : ""));
   Line(out, plan.lhs.how);
   Line(out, plan.rhs.how);
   Line(out, StrFormat("types: A %s, B %s, C %s, D %s; compute %s, scale type %s",

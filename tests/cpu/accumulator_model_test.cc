@@ -65,23 +65,23 @@ TEST(AccumulatorModelTest, ProductsAlignByTheSumOfTheirOperandsExponents) {
        {ProductAlignment::kOperandExponents, ProductAlignment::kProductValue}) {
     int exponents[4];
     exponents[0] = ProductAlignmentExponent(1.875, -6, 1.875, -6, alignment);
-    for (int i = 1; i < 4; ++i) exponents[i] = ProductAlignmentExponent(small, -6, 1.0, -6, alignment);
+    for (int i = 1; i < 4; ++i)
+      exponents[i] = ProductAlignmentExponent(small, -6, 1.0, -6, alignment);
     Fp8AccumulatorModel model;
     model.alignment = alignment;
     Fp8Accumulator accumulator(model);
     accumulator.AddGroup(products, exponents, 4);
-    EXPECT_EQ(accumulator.value(), alignment == ProductAlignment::kOperandExponents
-                                       ? big + std::ldexp(1.0, -12)
-                                       : big);
+    EXPECT_EQ(accumulator.value(),
+              alignment == ProductAlignment::kOperandExponents ? big + std::ldexp(1.0, -12) : big);
   }
   // Subnormal operands align as if they had the type's smallest normal exponent: 2^-9 (an e4m3
   // subnormal) times 2^8 aligns at -6 + 8 = 2, not at -1.
   EXPECT_EQ(ProductAlignmentExponent(std::ldexp(1.0, -9), -6, 256.0, -6,
                                      ProductAlignment::kOperandExponents),
             2);
-  EXPECT_EQ(ProductAlignmentExponent(std::ldexp(1.0, -9), -6, 256.0, -6,
-                                     ProductAlignment::kProductValue),
-            -1);
+  EXPECT_EQ(
+      ProductAlignmentExponent(std::ldexp(1.0, -9), -6, 256.0, -6, ProductAlignment::kProductValue),
+      -1);
 }
 
 TEST(AccumulatorModelTest, KSliceEndsCutWholeTilesEvenly) {

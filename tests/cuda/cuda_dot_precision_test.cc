@@ -186,9 +186,9 @@ TEST(CudaDotPrecisionTest, Bf16AndF16Dots) {
         o.output_type = out;
         o.epilogue = epilogue;
         o.seed = ++seed;
-        ExpectMatchesReference(*MakeDotProblem(o),
-                               StrFormat("%s dot -> %s %s", DTypeName(type), DTypeName(out),
-                                         EpilogueName(epilogue)));
+        ExpectMatchesReference(
+            *MakeDotProblem(o),
+            StrFormat("%s dot -> %s %s", DTypeName(type), DTypeName(out), EpilogueName(epilogue)));
       }
     }
     // A tensor scale on a non-FP8 dot is applied by fp8dot's epilogue.

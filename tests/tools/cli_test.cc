@@ -139,15 +139,17 @@ TEST(CliTest, AccuracySplitKPerKChangesOnlyThatK) {
   // drops (the H200 at M=N=16: 4.73e-2 split vs 2.5e-1 in one run, docs/accuracy.md).
   const std::string record = TempPath("split_record");
   std::filesystem::create_directories(record);
-  CliRun run = RunCli("accuracy --k-values 64,16384 --distributions positive --m 2 --n 2 "
-                      "--backend cpu --split-k 16384=6 --record " +
-                      record);
+  CliRun run = RunCli(
+      "accuracy --k-values 64,16384 --distributions positive --m 2 --n 2 "
+      "--backend cpu --split-k 16384=6 --record " +
+      record);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("| 64 | positive | "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("| 1, 1 |"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("| 6, 6 |"), std::string::npos) << run.out;
-  CliRun one_run = RunCli("accuracy --k-values 16384 --distributions positive --m 2 --n 2 "
-                          "--backend cpu");
+  CliRun one_run = RunCli(
+      "accuracy --k-values 16384 --distributions positive --m 2 --n 2 "
+      "--backend cpu");
   ASSERT_EQ(one_run.exit_code, 0) << one_run.err;
   double split_fast = 0, whole_fast = 0;
   ASSERT_EQ(std::sscanf(run.out.c_str() + run.out.find("| 16384 | positive | "),

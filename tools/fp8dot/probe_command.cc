@@ -142,8 +142,7 @@ Status RunProbeCommand(const ProbeFlags& flags) {
     std::printf("| %s | %.9g | %.9g | %.9g | %.9g | %.9g |\n", crafted.name.c_str(), exact,
                 backend[0], emulated[0], backend[1], emulated[1]);
   }
-  std::printf("\n%d of %zu results differ from the emulation\n", disagreements,
-              2 * cases.size());
+  std::printf("\n%d of %zu results differ from the emulation\n", disagreements, 2 * cases.size());
   return OkStatus();
 }
 

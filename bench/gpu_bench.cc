@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "cuda/kernels/fill_random.h"
+#include "cuda/lt_matmul.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
 #include "fp8dot/cuda_device.h"
@@ -213,6 +214,7 @@ StatusOr<size_t> CountLaunches(cudaStream_t stream, const Call& call) {
 // Scales are given in cuBLASLt's own layout (no relayout), dims already padded as cuBLASLt needs.
 class DirectGemm {
  public:
+  std::string algorithm() const { return cuda::DescribeAlgorithm(heuristic_); }
   static StatusOr<std::unique_ptr<DirectGemm>> Create(cublasLtHandle_t handle, const Config& c,
                                                       int64_t m, int64_t n, int64_t k) {
     auto g = std::unique_ptr<DirectGemm>(new DirectGemm());
@@ -370,6 +372,10 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
       r.direct_ms = *t;
     else
       r.note = t.status().message();
+    if ((*direct)->algorithm() != plan->info().algorithm && c.autotune == 0) {
+      r.note += " [algorithm differs: fp8dot " + plan->info().algorithm + "; direct " +
+                (*direct)->algorithm() + "]";
+    }
   } else {
     r.note = direct.status().message();
   }

@@ -8,6 +8,10 @@
 namespace fp8dot::cuda {
 namespace {
 
+bool IsAligned(const void* pointer, uint32_t alignment) {
+  return reinterpret_cast<uintptr_t>(pointer) % alignment == 0;
+}
+
 template <typename T>
 cublasStatus_t SetDesc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
                        const T& value) {
@@ -127,26 +131,42 @@ StatusOr<std::unique_ptr<LtMatmul>> LtMatmul::Create(const LtMatmulConfig& confi
       cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                            &workspace, sizeof(workspace)),
       context);
-  // Callers may pass any 16-byte aligned pointer (the FP8 rule); the plan checks it at run time.
-  const uint32_t alignment = 16;
-  for (auto attribute :
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+  // The heuristic's top `count` algorithms for pointers aligned to `alignment` bytes.
+  auto heuristic = [&](uint32_t alignment,
+                       int count) -> StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> {
+    for (auto attribute :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+      FP8_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
+                                     preference, attribute, &alignment, sizeof(alignment)),
+                                 context);
+    }
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
+    int returned = 0;
     FP8_CUBLAS_RETURN_IF_ERROR(
-        cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof(alignment)),
+        cublasLtMatmulAlgoGetHeuristic(handle, desc, matmul->a_, matmul->b_, matmul->c_, matmul->d_,
+                                       preference, count, results.data(), &returned),
         context);
+    results.resize(static_cast<size_t>(returned));
+    return results;
+  };
+  // NOTE: what the heuristic may pick depends on the alignment it is promised. Buffers from
+  // cudaMalloc are 256-byte aligned, and with that promise cuBLASLt (like a direct call or torch,
+  // which promise nothing and so get the default of 256) may pick kernels it would not for
+  // 16-byte aligned pointers, the FP8 minimum callers are allowed. So the candidates assume 256,
+  // and Run() falls back to the best 16-byte algorithm for pointers that are not.
+  FP8_ASSIGN_OR_RETURN(matmul->candidates_,
+                       heuristic(kPreferredAlignment, std::max(1, max_candidates)));
+  FP8_ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> unaligned, heuristic(16, 1));
+  if (matmul->candidates_.empty()) {
+    if (unaligned.empty()) {
+      return Unimplemented("cuBLASLt has no algorithm for this configuration [%s]",
+                           context.c_str());
+    }
+    matmul->candidates_ = unaligned;
+    matmul->candidates_alignment_ = 16;
   }
-  matmul->candidates_.resize(static_cast<size_t>(std::max(1, max_candidates)));
-  int returned = 0;
-  FP8_CUBLAS_RETURN_IF_ERROR(
-      cublasLtMatmulAlgoGetHeuristic(handle, desc, matmul->a_, matmul->b_, matmul->c_, matmul->d_,
-                                     preference, static_cast<int>(matmul->candidates_.size()),
-                                     matmul->candidates_.data(), &returned),
-      context);
-  if (returned == 0) {
-    return Unimplemented("cuBLASLt has no algorithm for this configuration [%s]", context.c_str());
-  }
-  matmul->candidates_.resize(static_cast<size_t>(returned));
+  if (!unaligned.empty()) matmul->unaligned_candidate_ = unaligned.front();
   if (max_candidates > 1) matmul->AddSplitKVariants(handle, workspace_bytes);
   return matmul;
 }
@@ -218,7 +238,15 @@ Status LtMatmul::SetPointers(const LtPointers& p) {
 Status LtMatmul::Run(float alpha, float beta, const void* a, const void* b, const void* c, void* d,
                      void* workspace, size_t workspace_bytes, cudaStream_t stream) const {
   FP8_ASSIGN_OR_RETURN(cublasLtHandle_t handle, LtHandle());
-  const cublasLtMatmulHeuristicResult_t& candidate = candidates_[static_cast<size_t>(chosen_)];
+  const bool aligned = IsAligned(a, candidates_alignment_) && IsAligned(b, candidates_alignment_) &&
+                       IsAligned(c, candidates_alignment_) && IsAligned(d, candidates_alignment_);
+  if (!aligned && !unaligned_candidate_.has_value()) {
+    return InvalidArgument(
+        "cuBLASLt has no algorithm for pointers that are not %u-byte aligned [%s]",
+        candidates_alignment_, context_.c_str());
+  }
+  const cublasLtMatmulHeuristicResult_t& candidate =
+      aligned ? candidates_[static_cast<size_t>(chosen_)] : *unaligned_candidate_;
   if (candidate.workspaceSize > workspace_bytes) {
     return Internal("algorithm needs %zu workspace bytes, the plan has %zu [%s]",
                     candidate.workspaceSize, workspace_bytes, context_.c_str());
@@ -231,7 +259,14 @@ Status LtMatmul::Run(float alpha, float beta, const void* a, const void* b, cons
 }
 
 std::string LtMatmul::AlgorithmDescription(int index) const {
-  const cublasLtMatmulHeuristicResult_t& r = candidates_[static_cast<size_t>(index)];
+  return DescribeAlgorithm(candidates_[static_cast<size_t>(index)]);
+}
+
+std::string LtMatmul::UnalignedAlgorithmDescription() const {
+  return unaligned_candidate_.has_value() ? DescribeAlgorithm(*unaligned_candidate_) : "none";
+}
+
+std::string DescribeAlgorithm(const cublasLtMatmulHeuristicResult_t& r) {
   const cublasLtMatmulAlgo_t& algo = r.algo;
   return StrFormat(
       "id=%d tile=%u stages=%u splitK=%d reduction=%u swizzle=%u custom=%u cluster=%u "

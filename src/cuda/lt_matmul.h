@@ -22,6 +22,9 @@ namespace fp8dot::cuda {
 // The process-wide cuBLASLt handle (created on first use).
 StatusOr<cublasLtHandle_t> LtHandle();
 
+// Pointer alignment the candidates assume (cudaMalloc's); 16 bytes is the FP8 minimum.
+inline constexpr uint32_t kPreferredAlignment = 256;
+
 // cuBLASLt's view of the problem: op(A)[m,k] . op(B)[k,n] -> D[m,n], all column-major.
 struct LtMatmulConfig {
   cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F, c_type = CUDA_R_32F, d_type = CUDA_R_32F;
@@ -79,6 +82,10 @@ class LtMatmul {
   // Stable text for a candidate ("id=66 tile=... stages=... splitK=1 ..."), used in Explain()
   // and as the key of the autotuning cache.
   std::string AlgorithmDescription(int index) const;
+  // The candidates assume pointers aligned to this many bytes (kPreferredAlignment unless the
+  // heuristic had nothing for it); Run() takes this algorithm for pointers that are not.
+  uint32_t candidates_alignment() const { return candidates_alignment_; }
+  std::string UnalignedAlgorithmDescription() const;
   // How candidate `index` cuts K: CUBLASLT_ALGO_CONFIG_SPLITK_NUM slices of whole K-tiles (the
   // tile's K from CUBLASLT_ALGO_CONFIG_STAGES_ID, e.g. 128 for MATMUL_STAGES_128xAUTO; 0 when
   // the stages ID does not say), and the reduction scheme's name ("none", "compute type", ...).
@@ -97,8 +104,12 @@ class LtMatmul {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
   int chosen_ = 0;
+  uint32_t candidates_alignment_ = kPreferredAlignment;
+  std::optional<cublasLtMatmulHeuristicResult_t> unaligned_candidate_;  // for 16-byte pointers
 };
 
+// "id=66 tile=... stages=... splitK=1 ... workspace=..." for one heuristic result.
+std::string DescribeAlgorithm(const cublasLtMatmulHeuristicResult_t& result);
 const char* ComputeTypeName(cublasComputeType_t type);
 const char* CudaDataTypeName(cudaDataType_t type);
 const char* ScaleModeEnumName(int32_t mode);

@@ -85,6 +85,11 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
                       plan.gemm->chosen() == 0 ? "first" : "autotuned pick",
                       plan.gemm->candidate_count(),
                       plan.autotune_note.empty() ? "" : ("; " + plan.autotune_note).c_str()));
+  const std::string unaligned = plan.gemm->UnalignedAlgorithmDescription();
+  if (unaligned != plan.gemm->AlgorithmDescription(plan.gemm->chosen())) {
+    Line(out, StrFormat("  for pointers not %u-byte aligned: %s", plan.gemm->candidates_alignment(),
+                        unaligned.c_str()));
+  }
   const KSplit& split = plan.info.k_split;
   if (split.slices > 1 && split.tile <= 0) {
     Line(out, StrFormat("split-K: %d slices (the algorithm's tile K is unknown), reduced %s",

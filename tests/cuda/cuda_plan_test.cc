@@ -60,6 +60,57 @@ TEST(CudaPlanTest, MissingAndMisalignedBuffersAreClearErrors) {
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
 }
 
+// Plans pick their algorithm for 256-byte aligned pointers (cudaMalloc's); pointers that are only
+// 16-byte aligned run the heuristic's 16-byte algorithm instead, with the same result quality.
+TEST(CudaPlanTest, SixteenByteAlignedPointersRunCorrectly) {
+  FP8_SKIP_WITHOUT_GPU();
+  DotProblemOptions o;
+  o.m = 128;
+  o.n = 256;
+  o.k = 1024;
+  o.output_type = DType::kBF16;
+  o.seed = 16;
+  DotProblem p = *MakeDotProblem(o);
+  p.rhs = testing::WithLayout(p.rhs, {0, 1});  // TN: both operands read in place
+  p.spec.rhs = TensorSpec::Of(p.rhs);
+  const CanonicalDot dot = *ValidateDotSpec(p.spec);
+  StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec);
+  FP8_ASSERT_OK(plan.status());
+  std::printf("%s", (*plan)->Explain().c_str());
+  constexpr size_t kOffset = 16;
+  const size_t out_bytes = static_cast<size_t>(dot.m * dot.n * 2);
+  StatusOr<DeviceBuffer> lhs = DeviceBuffer::Allocate(p.lhs.size_in_bytes() + kOffset, "lhs");
+  StatusOr<DeviceBuffer> rhs = DeviceBuffer::Allocate(p.rhs.size_in_bytes() + kOffset, "rhs");
+  StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(out_bytes + kOffset, "out");
+  FP8_ASSERT_OK(lhs.status());
+  FP8_ASSERT_OK(rhs.status());
+  FP8_ASSERT_OK(out.status());
+  uint8_t* lhs_at = lhs->as<uint8_t>() + kOffset;
+  uint8_t* rhs_at = rhs->as<uint8_t>() + kOffset;
+  uint8_t* out_at = out->as<uint8_t>() + kOffset;
+  ASSERT_EQ(cudaMemcpy(lhs_at, p.lhs.data(), static_cast<size_t>(p.lhs.size_in_bytes()),
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(rhs_at, p.rhs.data(), static_cast<size_t>(p.rhs.size_in_bytes()),
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemset(out_at, 0xFF, out_bytes), cudaSuccess);  // poison: NaN in bf16
+  CudaDotBuffers buffers;
+  buffers.lhs = lhs_at;
+  buffers.rhs = rhs_at;
+  buffers.output = out_at;
+  FP8_ASSERT_OK((*plan)->Run(buffers, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  HostTensor d = *HostTensor::Create(DType::kBF16, dot.output_dims);
+  ASSERT_EQ(cudaMemcpy(d.data(), out_at, out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  const HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
+  const ErrorStats error = *CompareToReference(d, exact);
+  EXPECT_EQ(error.nan_count, 0);
+  EXPECT_LT(error.relative_frobenius,
+            testing::AccumulationTolerance(AccumulationMode::kFp8Fast, dot.k) +
+                1.1 * std::ldexp(1.0, -8));
+}
+
 TEST(CudaPlanTest, OutOfDeviceMemoryIsResourceExhausted) {
   FP8_SKIP_WITHOUT_GPU();
   DotProblemOptions o;

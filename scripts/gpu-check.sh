@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fp8dot-gpu-check}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH="$PWD/$BUILD/lib:$PWD/$BUILD:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 TESTS="$BUILD/tests/cuda/cuda_test"
 BENCH="$BUILD/gpu_bench"
@@ -44,13 +44,16 @@ for run in $(seq 1 "${GPU_CHECK_REPEATS:-1}"); do
   mkdir -p "$csv_dir"
   if [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then
     echo "== gpu_bench (run $run)" | tee -a "$OUT/bench.log"
-    timeout 240 "$BENCH" bench/shapes.txt --csv "$csv_dir/bench.csv" >> "$OUT/bench.log" 2>&1
+    timeout 400 "$BENCH" bench/shapes.txt --csv "$csv_dir/bench.csv" >> "$OUT/bench.log" 2>&1
     echo "gpu_bench rc=$?"
   fi
   if [ -z "${GPU_CHECK_SKIP_TORCH:-}" ]; then
     echo "== compare_torch.py (run $run)" | tee -a "$OUT/torch.log"
-    timeout 150 python3 bench/compare_torch.py bench/shapes.txt --csv "$csv_dir/torch.csv" \
-      >> "$OUT/torch.log" 2>&1
+    # With libfp8dot_c.so carried along, fp8dot is also timed inside the torch process.
+    library=()
+    [ -f "$BUILD/libfp8dot_c.so" ] && library=(--fp8dot-library "$BUILD/libfp8dot_c.so")
+    timeout 240 python3 bench/compare_torch.py bench/shapes.txt --csv "$csv_dir/torch.csv" \
+      "${library[@]}" >> "$OUT/torch.log" 2>&1
     echo "compare_torch rc=$?"
   fi
 done
@@ -108,8 +111,9 @@ if shapes:
     print()
     print("fp8dot TFLOP/s (D=bf16); min ratio = worst fp8dot/cuBLASLt-direct speed over the untuned configs")
     print("with scales in cuBLASLt's layout (the next column adds the row-major scale variants); torch = _scaled_mm")
-    print("| M,N,K | " + " | ".join(configs) + " | min ratio | min ratio incl. row-major scales | torch fast | torch promoted | fast graph | torch fast graph |")
-    print("|---" * (len(configs) + 7) + "|")
+    print("in-process = fp8dot (ctypes) / torch._scaled_mm timed in interleaved batches in one process")
+    print("| M,N,K | " + " | ".join(configs) + " | min ratio | min ratio incl. row-major scales | torch fast | torch promoted | fast graph | torch fast graph | in-process fast | in-process promoted | fp8dot graph / torch eager |")
+    print("|---" * (len(configs) + 10) + "|")
     padded_lines = []
     for s in shapes:
         cells, ratios, all_ratios = [], [], []
@@ -133,7 +137,9 @@ if shapes:
         row.append(f"{min(ratios):.3f}" if ratios else "n/a")
         row.append(f"{min(all_ratios):.3f}" if all_ratios else "n/a")
         row += [tr.get("fp8_fast") or "n/a", tr.get("fp8_promoted") or "n/a",
-                f"{graph:.0f}" if graph else "", tr.get("fast_graph") or ""]
+                f"{graph:.0f}" if graph else "", tr.get("fast_graph") or "",
+                tr.get("fp8dot_torch_fast") or "n/a", tr.get("fp8dot_torch_promoted") or "n/a",
+                tr.get("fp8dot_graph___torch_eager") or ""]
         print("| " + " | ".join(row) + " |")
         # Shapes that need padding: against the direct call plus the user's own padding copies.
         padded = []

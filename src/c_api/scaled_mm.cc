@@ -1,0 +1,59 @@
+#include <cstring>
+
+#include "fp8dot/c_api.h"
+#include "fp8dot/cuda_backend.h"
+#include "fp8dot/precision.h"
+
+namespace fp8dot {
+namespace {
+
+StatusOr<DotSpec> ScaledMmSpec(int64_t m, int64_t n, int64_t k, const char* a_type,
+                               const char* b_type, const char* out_type, const char* precision) {
+  if (a_type == nullptr || b_type == nullptr || out_type == nullptr || precision == nullptr) {
+    return InvalidArgument("fp8dot_scaled_mm: a type, b type, out type and precision are required");
+  }
+  if (m < 1 || n < 1 || k < 1) {
+    return InvalidArgument("fp8dot_scaled_mm: m, n, k must be >= 1, got %lld, %lld, %lld",
+                           static_cast<long long>(m), static_cast<long long>(n),
+                           static_cast<long long>(k));
+  }
+  DotSpec spec;
+  FP8_ASSIGN_OR_RETURN(DType lhs, ParseDType(a_type));
+  FP8_ASSIGN_OR_RETURN(DType rhs, ParseDType(b_type));
+  FP8_ASSIGN_OR_RETURN(spec.output_type, ParseDType(out_type));
+  FP8_ASSIGN_OR_RETURN(Precision p, ParsePrecision(precision));
+  spec.lhs = TensorSpec{lhs, {m, k}, {1, 0}};
+  spec.rhs = TensorSpec{rhs, {k, n}, {0, 1}};  // column-major: K contiguous
+  spec.precision_config.operand_precision = {p, p};
+  spec.lhs_scale = {ScaleMode::kTensor, {}, {}};
+  spec.rhs_scale = {ScaleMode::kTensor, {}, {}};
+  return spec;
+}
+
+}  // namespace
+}  // namespace fp8dot
+
+extern "C" int fp8dot_scaled_mm(const void* a, const void* b, const float* scale_a,
+                                const float* scale_b, void* d, int64_t m, int64_t n, int64_t k,
+                                const char* a_type, const char* b_type, const char* out_type,
+                                const char* precision, void* cuda_stream, char* error,
+                                size_t error_capacity) {
+  using namespace fp8dot;
+  Status status = [&]() -> Status {
+    FP8_ASSIGN_OR_RETURN(DotSpec spec, ScaledMmSpec(m, n, k, a_type, b_type, out_type, precision));
+    FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec));
+    CudaDotBuffers buffers;
+    buffers.lhs = a;
+    buffers.rhs = b;
+    buffers.lhs_scale = scale_a;
+    buffers.rhs_scale = scale_b;
+    buffers.output = d;
+    return plan->Run(buffers, static_cast<CudaStream>(cuda_stream));
+  }();
+  if (status.ok()) return 0;
+  if (error != nullptr && error_capacity > 0) {
+    std::strncpy(error, status.ToString().c_str(), error_capacity - 1);
+    error[error_capacity - 1] = '\0';
+  }
+  return 1;
+}

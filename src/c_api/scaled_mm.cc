@@ -1,4 +1,8 @@
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 
 #include "fp8dot/c_api.h"
 #include "fp8dot/cuda_backend.h"
@@ -9,9 +13,6 @@ namespace {
 
 StatusOr<DotSpec> ScaledMmSpec(int64_t m, int64_t n, int64_t k, const char* a_type,
                                const char* b_type, const char* out_type, const char* precision) {
-  if (a_type == nullptr || b_type == nullptr || out_type == nullptr || precision == nullptr) {
-    return InvalidArgument("fp8dot_scaled_mm: a type, b type, out type and precision are required");
-  }
   if (m < 1 || n < 1 || k < 1) {
     return InvalidArgument("fp8dot_scaled_mm: m, n, k must be >= 1, got %lld, %lld, %lld",
                            static_cast<long long>(m), static_cast<long long>(n),
@@ -30,6 +31,31 @@ StatusOr<DotSpec> ScaledMmSpec(int64_t m, int64_t n, int64_t k, const char* a_ty
   return spec;
 }
 
+// The plan for a call, found without building a DotSpec: a call from Python is launch-bound at
+// small M, and GetCachedCudaDotPlan's string key costs microseconds (the plans are the same
+// cached CudaDotPlans either way).
+StatusOr<CudaDotPlan*> PlanFor(int64_t m, int64_t n, int64_t k, const char* a_type,
+                               const char* b_type, const char* out_type, const char* precision) {
+  using Key =
+      std::tuple<int64_t, int64_t, int64_t, std::string, std::string, std::string, std::string>;
+  static std::mutex mutex;
+  static auto* plans = new std::map<Key, CudaDotPlan*>();
+  if (a_type == nullptr || b_type == nullptr || out_type == nullptr || precision == nullptr) {
+    return InvalidArgument("fp8dot_scaled_mm: a type, b type, out type and precision are required");
+  }
+  Key key{m, n, k, a_type, b_type, out_type, precision};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = plans->find(key);
+    if (it != plans->end()) return it->second;
+  }
+  FP8_ASSIGN_OR_RETURN(DotSpec spec, ScaledMmSpec(m, n, k, a_type, b_type, out_type, precision));
+  FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec));
+  std::lock_guard<std::mutex> lock(mutex);
+  (*plans)[std::move(key)] = plan;
+  return plan;
+}
+
 }  // namespace
 }  // namespace fp8dot
 
@@ -40,8 +66,7 @@ extern "C" int fp8dot_scaled_mm(const void* a, const void* b, const float* scale
                                 size_t error_capacity) {
   using namespace fp8dot;
   Status status = [&]() -> Status {
-    FP8_ASSIGN_OR_RETURN(DotSpec spec, ScaledMmSpec(m, n, k, a_type, b_type, out_type, precision));
-    FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec));
+    FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, PlanFor(m, n, k, a_type, b_type, out_type, precision));
     CudaDotBuffers buffers;
     buffers.lhs = a;
     buffers.rhs = b;

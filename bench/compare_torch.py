@@ -239,12 +239,14 @@ def main():
                   + "\n")
     for m, n, k in read_shapes(args.shapes):
         r = measure(m, n, k, l2, fp8dot)
-        cells = [(f"{r[c]:.3f}" if "/" in c else f"{r[c]:.0f}") if r.get(c)
+        cells = [(f"{r[c]:.3f}" if c.startswith("fp8dot/") or " / " in c else f"{r[c]:.0f}")
+                 if r.get(c)
                  else ("" if "graph" in c else "n/a") for c in columns]
         print(f"| {m},{n},{k} | " + " | ".join(cells) + f" | {r.get('note', '')} |", flush=True)
         if csv:
             csv.write(f"{m},{n},{k}," + ",".join(
-                (f"{r[c]:.3f}" if "/" in c else f"{r[c]:.1f}") if r.get(c) else ""
+                (f"{r[c]:.3f}" if c.startswith("fp8dot/") or " / " in c else f"{r[c]:.1f}")
+                if r.get(c) else ""
                 for c in columns) + "\n")
         torch.cuda.empty_cache()
     if csv:

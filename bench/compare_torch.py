@@ -39,46 +39,44 @@ def read_shapes(path):
     return shapes
 
 
+class Batches:
+    """Times batches of back-to-back calls with CUDA events; call(i) gets a count of all calls
+    so far (for rotating inputs)."""
+
+    def __init__(self):
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+        self.counter = 0
+
+    def __call__(self, call, calls):
+        """Milliseconds per call over `calls` back-to-back calls."""
+        self.start.record()
+        for _ in range(calls):
+            call(self.counter)
+            self.counter += 1
+        self.stop.record()
+        self.stop.synchronize()
+        return self.start.elapsed_time(self.stop) / calls
+
+    def calls_per_batch(self, call):
+        """Warms `call` up; how many calls make a batch of about TARGET_BATCH_MS."""
+        self(call, WARMUP)
+        estimate = self(call, 3)
+        return int(min(500, max(5, TARGET_BATCH_MS / max(estimate, 1e-4))))
+
+
 def time_calls(call):
     """Median milliseconds per call of call(i)."""
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    counter = [0]
-
-    def batch(calls):
-        start.record()
-        for _ in range(calls):
-            call(counter[0])
-            counter[0] += 1
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) / calls
-
-    batch(WARMUP)
-    estimate = batch(3)
-    calls = int(min(500, max(5, TARGET_BATCH_MS / max(estimate, 1e-4))))
-    return statistics.median(batch(calls) for _ in range(BATCHES))
+    batch = Batches()
+    calls = batch.calls_per_batch(call)
+    return statistics.median(batch(call, calls) for _ in range(BATCHES))
 
 
 def time_interleaved(call_a, call_b, batches=12):
     """Median milliseconds per call of call_a(i) and call_b(i), in interleaved batches."""
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    counter = [0]
-
-    def batch(call, calls):
-        start.record()
-        for _ in range(calls):
-            call(counter[0])
-            counter[0] += 1
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) / calls
-
-    batch(call_a, WARMUP)
+    batch = Batches()
     batch(call_b, WARMUP)
-    estimate = batch(call_a, 3)
-    calls = int(min(500, max(5, TARGET_BATCH_MS / max(estimate, 1e-4))))
+    calls = batch.calls_per_batch(call_a)
     for _ in range(3):
         batch(call_a, calls)
         batch(call_b, calls)
@@ -129,17 +127,7 @@ class Fp8dot:
 
 
 def time_graph(call):
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for i in range(3):  # warm up on the side stream before capture, as torch requires
-            call(i)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(GRAPH_CALLS):
-            call(i)
-    return time_calls(lambda i: graph.replay()) / GRAPH_CALLS
+    return time_calls(graph_of(call)) / GRAPH_CALLS
 
 
 def tflops(m, n, k, ms):

@@ -147,34 +147,62 @@ DotSpec MakeSpec(const Shape& s, const Config& c) {
 
 // ---- Timing ----------------------------------------------------------------------------------
 
-// Median milliseconds per call of call(i) (i counts calls, for rotating inputs).
+// Times batches of back-to-back calls on a stream with CUDA events. call(i) gets a count of all
+// calls so far (for rotating inputs). Owns its events.
+class BatchTimer {
+ public:
+  explicit BatchTimer(cudaStream_t stream) : stream_(stream) {}
+  ~BatchTimer() {
+    if (start_ != nullptr) cudaEventDestroy(start_);
+    if (stop_ != nullptr) cudaEventDestroy(stop_);
+  }
+  BatchTimer(const BatchTimer&) = delete;
+  BatchTimer& operator=(const BatchTimer&) = delete;
+
+  // Milliseconds per call over `calls` back-to-back calls.
+  template <typename Call>
+  StatusOr<double> Batch(const Call& call, int calls) {
+    if (start_ == nullptr) BENCH_CUDA(cudaEventCreate(&start_));
+    if (stop_ == nullptr) BENCH_CUDA(cudaEventCreate(&stop_));
+    BENCH_CUDA(cudaEventRecord(start_, stream_));
+    for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter_++));
+    BENCH_CUDA(cudaEventRecord(stop_, stream_));
+    BENCH_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return static_cast<double>(ms) / calls;
+  }
+
+  // Warms `call` up and returns how many calls make a batch of about kTargetBatchMs.
+  template <typename Call>
+  StatusOr<int> CallsPerBatch(const Call& call) {
+    FP8_RETURN_IF_ERROR(Batch(call, kWarmupCalls).status());
+    FP8_ASSIGN_OR_RETURN(double estimate, Batch(call, 3));
+    return std::clamp(static_cast<int>(kTargetBatchMs / std::max(estimate, 1e-4)), 5, 500);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  int counter_ = 0;
+};
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// Median milliseconds per call of call(i), over kBatches batches.
 template <typename Call>
 StatusOr<double> TimeCalls(cudaStream_t stream, const Call& call) {
-  cudaEvent_t start, stop;
-  BENCH_CUDA(cudaEventCreate(&start));
-  BENCH_CUDA(cudaEventCreate(&stop));
-  int counter = 0;
-  auto batch = [&](int calls) -> StatusOr<double> {
-    BENCH_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter++));
-    BENCH_CUDA(cudaEventRecord(stop, stream));
-    BENCH_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    return static_cast<double>(ms) / calls;
-  };
-  FP8_RETURN_IF_ERROR(batch(kWarmupCalls).status());
-  FP8_ASSIGN_OR_RETURN(double estimate, batch(3));
-  const int calls = std::clamp(static_cast<int>(kTargetBatchMs / std::max(estimate, 1e-4)), 5, 500);
+  BatchTimer timer(stream);
+  FP8_ASSIGN_OR_RETURN(const int calls, timer.CallsPerBatch(call));
   std::vector<double> times;
   for (int b = 0; b < kBatches; ++b) {
-    FP8_ASSIGN_OR_RETURN(double t, batch(calls));
+    FP8_ASSIGN_OR_RETURN(double t, timer.Batch(call, calls));
     times.push_back(t);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return Median(times);
 }
 
 // Median milliseconds per call of call_a(i) and of call_b(i), timed in interleaved batches
@@ -184,45 +212,27 @@ StatusOr<double> TimeCalls(cudaStream_t stream, const Call& call) {
 template <typename CallA, typename CallB>
 StatusOr<std::pair<double, double>> TimeInterleaved(cudaStream_t stream, const CallA& call_a,
                                                     const CallB& call_b) {
-  cudaEvent_t start, stop;
-  BENCH_CUDA(cudaEventCreate(&start));
-  BENCH_CUDA(cudaEventCreate(&stop));
-  int counter = 0;
-  auto batch = [&](auto& call, int calls) -> StatusOr<double> {
-    BENCH_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter++));
-    BENCH_CUDA(cudaEventRecord(stop, stream));
-    BENCH_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    return static_cast<double>(ms) / calls;
-  };
-  FP8_RETURN_IF_ERROR(batch(call_a, kWarmupCalls).status());
-  FP8_RETURN_IF_ERROR(batch(call_b, kWarmupCalls).status());
-  FP8_ASSIGN_OR_RETURN(double estimate, batch(call_a, 3));
-  const int calls = std::clamp(static_cast<int>(kTargetBatchMs / std::max(estimate, 1e-4)), 5, 500);
+  BatchTimer timer(stream);
+  FP8_RETURN_IF_ERROR(timer.Batch(call_b, kWarmupCalls).status());
+  FP8_ASSIGN_OR_RETURN(const int calls, timer.CallsPerBatch(call_a));
   for (int w = 0; w < kInterleavedWarmupBatches; ++w) {
-    FP8_RETURN_IF_ERROR(batch(call_a, calls).status());
-    FP8_RETURN_IF_ERROR(batch(call_b, calls).status());
+    FP8_RETURN_IF_ERROR(timer.Batch(call_a, calls).status());
+    FP8_RETURN_IF_ERROR(timer.Batch(call_b, calls).status());
   }
   std::vector<double> a_times, b_times;
   for (int b = 0; b < kInterleavedBatches; ++b) {
     const bool a_first = b % 4 == 0 || b % 4 == 3;  // A B B A: linear drift cancels
     for (int half = 0; half < 2; ++half) {
       if ((half == 0) == a_first) {
-        FP8_ASSIGN_OR_RETURN(double t, batch(call_a, calls));
+        FP8_ASSIGN_OR_RETURN(double t, timer.Batch(call_a, calls));
         a_times.push_back(t);
       } else {
-        FP8_ASSIGN_OR_RETURN(double t, batch(call_b, calls));
+        FP8_ASSIGN_OR_RETURN(double t, timer.Batch(call_b, calls));
         b_times.push_back(t);
       }
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(a_times.begin(), a_times.end());
-  std::sort(b_times.begin(), b_times.end());
-  return std::make_pair(a_times[a_times.size() / 2], b_times[b_times.size() / 2]);
+  return std::make_pair(Median(a_times), Median(b_times));
 }
 
 // The same, for kGraphCalls calls captured once into a CUDA graph and replayed.

@@ -30,10 +30,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/memory_floor.h"
 #include "cuda/kernels/fill_random.h"
 #include "cuda/lt_matmul.h"
 #include "fp8dot/cuda_backend.h"
@@ -235,23 +237,46 @@ StatusOr<std::pair<double, double>> TimeInterleaved(cudaStream_t stream, const C
   return std::make_pair(Median(a_times), Median(b_times));
 }
 
-// The same, for kGraphCalls calls captured once into a CUDA graph and replayed.
+// kGraphCalls calls of call(i) captured once into an executable CUDA graph; owns it.
+class CallGraph {
+ public:
+  template <typename Call>
+  static StatusOr<CallGraph> Capture(cudaStream_t stream, const Call& call) {
+    CallGraph result;
+    cudaGraph_t graph = nullptr;
+    BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    Status captured = OkStatus();
+    for (int i = 0; i < kGraphCalls && captured.ok(); ++i) captured = call(i);
+    BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
+    const cudaError_t instantiated =
+        captured.ok() ? cudaGraphInstantiate(&result.exec_, graph, 0) : cudaSuccess;
+    cudaGraphDestroy(graph);
+    FP8_RETURN_IF_ERROR(captured);
+    BENCH_CUDA(instantiated);
+    return result;
+  }
+  CallGraph(CallGraph&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
+  CallGraph& operator=(CallGraph&&) = delete;
+  ~CallGraph() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  }
+  // One replay: kGraphCalls calls.
+  Status Replay(cudaStream_t stream) const {
+    BENCH_CUDA(cudaGraphLaunch(exec_, stream));
+    return OkStatus();
+  }
+
+ private:
+  CallGraph() = default;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Milliseconds per call of call(i) from replays of a CUDA graph of kGraphCalls calls.
 template <typename Call>
 StatusOr<double> TimeGraph(cudaStream_t stream, const Call& call) {
-  cudaGraph_t graph = nullptr;
-  BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  Status captured = OkStatus();
-  for (int i = 0; i < kGraphCalls && captured.ok(); ++i) captured = call(i);
-  BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
-  FP8_RETURN_IF_ERROR(captured);
-  cudaGraphExec_t exec = nullptr;
-  BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  FP8_ASSIGN_OR_RETURN(double per_replay, TimeCalls(stream, [&](int) -> Status {
-                         BENCH_CUDA(cudaGraphLaunch(exec, stream));
-                         return OkStatus();
-                       }));
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  FP8_ASSIGN_OR_RETURN(CallGraph graph, CallGraph::Capture(stream, call));
+  FP8_ASSIGN_OR_RETURN(double per_replay,
+                       TimeCalls(stream, [&](int) { return graph.Replay(stream); }));
   return per_replay / kGraphCalls;
 }
 
@@ -362,7 +387,8 @@ class DirectGemm {
 // ---- One measurement ---------------------------------------------------------------------------
 
 struct Result {
-  double fp8dot_ms = NAN, direct_ms = NAN, graph_ms = NAN;
+  double fp8dot_ms = NAN, direct_ms = NAN;
+  double graph_ms = NAN, direct_graph_ms = NAN;  // M <= 128: CUDA graphs, interleaved
   // Padded shapes only: the direct call with cuBLASLt's m = N unpadded, and the direct call
   // after the user's own padding copies (see the header).
   double direct_m_unpadded_ms = NAN, direct_with_padding_ms = NAN;
@@ -418,17 +444,27 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
     return plan->Run(b, stream);
   };
   FP8_ASSIGN_OR_RETURN(r.launches, CountLaunches(stream, plan_call));
-  if (s.m <= 128) {
-    FP8_ASSIGN_OR_RETURN(r.graph_ms, TimeGraph(stream, plan_call));
-  }
 
   StatusOr<std::unique_ptr<DirectGemm>> direct = DirectGemm::Create(handle, c, m, s.m, k);
+  auto direct_call = [&](int i) {
+    return (*direct)->Run(rhs[static_cast<size_t>(i % sets)].data(),
+                          lhs[static_cast<size_t>(i % sets)].data(), output.data(), stream);
+  };
+  if (direct.ok()) (*direct)->SetScales(rhs_scale.data(), lhs_scale.data());
+  if (s.m <= 128 && direct.ok()) {
+    // A loop of calls at small M times the host (cublasLtMatmul's own cost); graphs time the GPU.
+    FP8_ASSIGN_OR_RETURN(CallGraph plan_graph, CallGraph::Capture(stream, plan_call));
+    FP8_ASSIGN_OR_RETURN(CallGraph direct_graph, CallGraph::Capture(stream, direct_call));
+    FP8_ASSIGN_OR_RETURN(auto t, TimeInterleaved(
+                                     stream, [&](int) { return plan_graph.Replay(stream); },
+                                     [&](int) { return direct_graph.Replay(stream); }));
+    r.graph_ms = t.first / kGraphCalls;
+    r.direct_graph_ms = t.second / kGraphCalls;
+  } else if (s.m <= 128) {
+    FP8_ASSIGN_OR_RETURN(r.graph_ms, TimeGraph(stream, plan_call));
+  }
   if (direct.ok()) {
-    (*direct)->SetScales(rhs_scale.data(), lhs_scale.data());
-    StatusOr<std::pair<double, double>> t = TimeInterleaved(stream, plan_call, [&](int i) {
-      return (*direct)->Run(rhs[static_cast<size_t>(i % sets)].data(),
-                            lhs[static_cast<size_t>(i % sets)].data(), output.data(), stream);
-    });
+    StatusOr<std::pair<double, double>> t = TimeInterleaved(stream, plan_call, direct_call);
     if (t.ok()) {
       r.fp8dot_ms = t->first;
       r.direct_ms = t->second;
@@ -488,7 +524,47 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   if (c.autotune > 0 || plan->info().k_split.slices > 1) {
     r.note += " [" + plan->info().algorithm + "]";
   }
+  if (c.autotune > 0) {  // what tuning measured: "autotuning: 8 candidates timed, first ..."
+    const std::string explained = plan->Explain();
+    const size_t at = explained.find("autotuning:");
+    if (at != std::string::npos) {
+      r.note += " [" + explained.substr(at, explained.find('\n', at) - at) + "]";
+    }
+  }
   return r;
+}
+
+// The memory floor (memory_floor.h) of FP8 operands and a bf16 D for shape `s`: the fastest of a
+// few launch shapes, timed like the plans' graph column (rotating inputs, CUDA graph of 20).
+StatusOr<double> MeasureMemoryFloor(const Shape& s, int64_t l2_bytes, int multiprocessors,
+                                    cudaStream_t stream) {
+  const int64_t a_bytes = RoundUp(s.m * s.k, 16), b_bytes = RoundUp(s.n * s.k, 16);
+  const int64_t d_bytes = RoundUp(s.m * s.n * 2, 16);
+  const int sets =
+      static_cast<int>(std::clamp<int64_t>(3 * l2_bytes / (a_bytes + b_bytes) + 1, 1, 32));
+  std::vector<DeviceBuffer> a, b;
+  for (int i = 0; i < sets; ++i) {
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer x, Random(a_bytes, DType::kF8E4M3FN, 10 + i, -2.0f, 2.0f));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer y, Random(b_bytes, DType::kF8E4M3FN, 100 + i, -2.0f, 2.0f));
+    a.push_back(std::move(x));
+    b.push_back(std::move(y));
+  }
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer d, DeviceBuffer::Allocate(static_cast<size_t>(d_bytes), "D"));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer sink, DeviceBuffer::Allocate(size_t{1} << 20, "sink"));
+  double best = std::numeric_limits<double>::infinity();
+  for (int blocks_per_sm : {2, 4, 8}) {
+    for (int threads : {256, 512, 1024}) {
+      FP8_ASSIGN_OR_RETURN(double ms, TimeGraph(stream, [&](int i) {
+                             const size_t set = static_cast<size_t>(i % sets);
+                             return bench::LaunchMemoryFloor(
+                                 a[set].data(), a_bytes, b[set].data(), b_bytes, d.data(), d_bytes,
+                                 sink.as<unsigned>(), multiprocessors * blocks_per_sm, threads,
+                                 stream);
+                           }));
+      best = std::min(best, ms);
+    }
+  }
+  return best;
 }
 
 double Tflops(const Shape& s, double ms) {
@@ -535,18 +611,33 @@ int main(int argc, char** argv) {
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv) {
-    std::fprintf(csv,
-                 "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,launches,direct_m_unpadded_ms,"
-                 "direct_with_padding_ms,note\n");
+    std::fprintf(
+        csv,
+        "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,direct_graph_ms,launches,direct_m_unpadded_ms,"
+        "direct_with_padding_ms,note\n");
   }
   std::printf("# gpu_bench on %s (%d SMs, L2 %d MiB), TFLOP/s, D = bf16, TN\n",
               device->name.c_str(), device->multiprocessor_count, l2 >> 20);
   std::printf(
-      "| M,N,K | config | fp8dot | cuBLASLt direct | fp8dot/direct | graph (M<=128) | launches "
+      "| M,N,K | config | fp8dot | cuBLASLt direct | fp8dot/direct | graph (M<=128) | direct "
+      "graph | graph fp8dot/direct | launches "
       "| direct, m unpadded | direct + user padding | fp8dot / (direct + padding) | note |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
+  std::vector<std::pair<Shape, double>> floors;  // M <= 128 shapes: their memory floor (ms)
   for (const Shape& s : *shapes) {
+    if (s.m <= 128) {
+      StatusOr<double> floor = MeasureMemoryFloor(s, l2, device->multiprocessor_count, stream);
+      if (!floor.ok()) {
+        std::fprintf(stderr, "gpu_bench: memory floor: %s\n", floor.status().message().c_str());
+        return 1;
+      }
+      floors.emplace_back(s, *floor);
+      if (csv) {
+        std::fprintf(csv, "%lld,%lld,%lld,memory floor,,,%.6f,,1,,,\n", static_cast<long long>(s.m),
+                     static_cast<long long>(s.n), static_cast<long long>(s.k), *floor);
+      }
+    }
     for (const Config& c : kConfigs) {
       if (!configs.empty() && std::find(configs.begin(), configs.end(), c.name) == configs.end()) {
         continue;
@@ -558,9 +649,9 @@ int main(int argc, char** argv) {
         // Invalid combinations (block scales on K=1000) say why and move on.
         std::string message = r.status().message().substr(0, 90);
         std::replace(message.begin(), message.end(), '|', '/');
-        std::printf("| %s | %s | n/a | n/a | | | | | | | %s |\n", shape.c_str(), c.name,
+        std::printf("| %s | %s | n/a | n/a | | | | | | | | | %s |\n", shape.c_str(), c.name,
                     message.c_str());
-        if (csv) std::fprintf(csv, "%s,%s,,,,,,,n/a\n", shape.c_str(), c.name);
+        if (csv) std::fprintf(csv, "%s,%s,,,,,,,,n/a\n", shape.c_str(), c.name);
         (void)cudaGetLastError();
         continue;
       }
@@ -570,18 +661,33 @@ int main(int argc, char** argv) {
       auto ratio = [](double direct_ms, double ms) {
         return std::isnan(direct_ms) ? std::string() : StrFormat("%.3f", direct_ms / ms);
       };
-      std::printf(
-          "| %s | %s | %.0f | %s | %s | %s | %zu | %s | %s | %s | %s |\n", shape.c_str(), c.name,
-          Tflops(s, r->fp8dot_ms), std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
-          ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(), r->launches,
-          tflops(r->direct_m_unpadded_ms).c_str(), tflops(r->direct_with_padding_ms).c_str(),
-          ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
+      std::printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %zu | %s | %s | %s | %s |\n",
+                  shape.c_str(), c.name, Tflops(s, r->fp8dot_ms),
+                  std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
+                  ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(),
+                  tflops(r->direct_graph_ms).c_str(),
+                  ratio(r->direct_graph_ms, r->graph_ms).c_str(), r->launches,
+                  tflops(r->direct_m_unpadded_ms).c_str(),
+                  tflops(r->direct_with_padding_ms).c_str(),
+                  ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
       std::fflush(stdout);
       if (csv) {
-        std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%zu,%.6f,%.6f,%s\n", shape.c_str(), c.name,
-                     r->fp8dot_ms, r->direct_ms, r->graph_ms, r->launches, r->direct_m_unpadded_ms,
-                     r->direct_with_padding_ms, r->note.c_str());
+        std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%.6f,%zu,%.6f,%.6f,%s\n", shape.c_str(), c.name,
+                     r->fp8dot_ms, r->direct_ms, r->graph_ms, r->direct_graph_ms, r->launches,
+                     r->direct_m_unpadded_ms, r->direct_with_padding_ms, r->note.c_str());
       }
+    }
+  }
+  if (!floors.empty()) {
+    std::printf(
+        "\n# Memory floor: reading the FP8 operands once from HBM and writing a bf16 D, nothing "
+        "else (bench/memory_floor.h), timed like the graph column\n"
+        "| M,N,K | MB moved | floor (us) | TB/s | as TFLOP/s |\n|---|---|---|---|---|\n");
+    for (const auto& [s, ms] : floors) {
+      const double bytes = static_cast<double>(s.m * s.k + s.n * s.k + 2 * s.m * s.n);
+      std::printf("| %lld,%lld,%lld | %.1f | %.2f | %.2f | %.0f |\n", static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), bytes * 1e-6, ms * 1e3,
+                  bytes / (ms * 1e9), Tflops(s, ms));
     }
   }
   if (csv) std::fclose(csv);

@@ -111,9 +111,10 @@ if shapes:
     print()
     print("fp8dot TFLOP/s (D=bf16); min ratio = worst fp8dot/cuBLASLt-direct speed over the untuned configs")
     print("with scales in cuBLASLt's layout (the next column adds the row-major scale variants); torch = _scaled_mm")
-    print("in-process = fp8dot (ctypes) / torch._scaled_mm timed in interleaved batches in one process")
-    print("| M,N,K | " + " | ".join(configs) + " | min ratio | min ratio incl. row-major scales | torch fast | torch promoted | fast graph | torch fast graph | in-process fast | in-process promoted | fp8dot graph / torch eager |")
-    print("|---" * (len(configs) + 10) + "|")
+    print("in-process = fp8dot (ctypes) / torch._scaled_mm timed in interleaved batches in one process;")
+    print("memory floor = reading A and B once from HBM and writing D, nothing else (bench/memory_floor.h)")
+    print("| M,N,K | " + " | ".join(configs) + " | min ratio | min ratio incl. row-major scales | torch fast | torch promoted | fast graph | torch fast graph | in-process fast | in-process promoted | fp8dot graph / torch eager | memory floor | floor / torch eager |")
+    print("|---" * (len(configs) + 12) + "|")
     padded_lines = []
     for s in shapes:
         cells, ratios, all_ratios = [], [], []
@@ -140,6 +141,13 @@ if shapes:
                 f"{graph:.0f}" if graph else "", tr.get("fast_graph") or "",
                 tr.get("fp8dot_torch_fast") or "n/a", tr.get("fp8dot_torch_promoted") or "n/a",
                 tr.get("fp8dot_graph___torch_eager") or ""]
+        # The memory floor (M <= 128): no kernel reading A and B from HBM is faster, so
+        # floor / torch eager is the largest speedup over torch any kernel could show.
+        floor_row = bench.get(s + ("memory floor",))
+        floor = tf(s, floor_row["graph_ms"]) if floor_row else None
+        torch_fast = float(tr["fp8_fast"]) if tr.get("fp8_fast") not in (None, "", "n/a") else None
+        row += [f"{floor:.0f}" if floor else "",
+                f"{floor / torch_fast:.2f}" if floor and torch_fast else ""]
         print("| " + " | ".join(row) + " |")
         # Shapes that need padding: against the direct call plus the user's own padding copies.
         padded = []

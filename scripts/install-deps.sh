@@ -25,14 +25,3 @@ if ! python3 -c "import ml_dtypes, numpy, matplotlib" 2>/dev/null; then
     python3 -m pip install --quiet --break-system-packages ml_dtypes numpy matplotlib ||
     echo "install-deps: WARNING: could not install ml_dtypes/matplotlib; their tests will be skipped"
 fi
-
-# CUTLASS headers for fp8dot's own Hopper kernels (src/cuda/kernels/fp8_slice_gemm.cu). Only
-# the CUDA build needs them; the wheel is headers and Python, no compiled code.
-cutlass_version=4.2.0.0
-if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  if [[ $(python3 -m pip show nvidia-cutlass 2>/dev/null | sed -n 's/^Version: //p') != "$cutlass_version" ]]; then
-    echo "install-deps: pip install nvidia-cutlass==$cutlass_version"
-    python3 -m pip install --quiet --no-deps "nvidia-cutlass==$cutlass_version" 2>/dev/null ||
-      python3 -m pip install --quiet --no-deps --break-system-packages "nvidia-cutlass==$cutlass_version"
-  fi
-fi

@@ -46,12 +46,8 @@ __global__ void dot_epilogue_kernel(const EpilogueParams p) {
     float scale = p.alpha;
     if (p.lhs_scale != nullptr) scale *= p.lhs_scale[p.lhs_scale_per_row ? row : 0];
     if (p.rhs_scale != nullptr) scale *= p.rhs_scale[p.rhs_scale_per_column ? col : 0];
-    const int64_t s_index = (b * p.m + row) * p.s_ld + col;
-    float sum = p.s[s_index];
-    for (int slice = 1; slice < p.slices; ++slice) sum += p.s[slice * p.s_slice_stride + s_index];
-    float d = scale * sum;
-    if (p.c != nullptr)
-      d += p.beta * Load(p.c, p.c_type, b * p.c_batch_stride + row * p.c_ld + col);
+    float d = scale * p.s[(b * p.m + row) * p.s_ld + col];
+    if (p.c != nullptr) d += p.beta * Load(p.c, p.c_type, b * p.c_batch_stride + row * p.c_ld + col);
     if (p.bias != nullptr) d += Load(p.bias, p.bias_type, col);
     if (p.activation == Activation::kRelu) d = d > 0.0f ? d : 0.0f;
     if (p.activation == Activation::kGelu) d = GeluTanh(d);
@@ -71,8 +67,7 @@ bool IsLoadable(DType type) {
 }  // namespace
 
 Status LaunchEpilogue(const EpilogueParams& p, cudaStream_t stream, const std::string& context) {
-  if (p.s == nullptr || p.out == nullptr || p.m <= 0 || p.n <= 0 || p.batch <= 0 || p.s_ld < p.n ||
-      p.slices < 1 || (p.slices > 1 && p.s_slice_stride < p.batch * p.m * p.s_ld)) {
+  if (p.s == nullptr || p.out == nullptr || p.m <= 0 || p.n <= 0 || p.batch <= 0 || p.s_ld < p.n) {
     return Internal("epilogue: bad arguments [%s]", context.c_str());
   }
   if ((p.c != nullptr && (!IsLoadable(p.c_type) || p.c_ld < p.n)) ||

@@ -2,7 +2,6 @@
 // rejects, or the upcast GEMM of e5m2 x e5m2): the GEMM writes S = (scaled) A.B in f32, and this
 // kernel computes, per output element,
 //   D = activation(alpha * scale_a[m] * scale_b[n] * S + beta * C + bias[n])
-// (S the sum of `slices` partial products when the GEMM cut K)
 //   out = D, or saturate(D * scale_d) for FP8 outputs;  amax = max |D|
 // exactly as src/cpu/dot_epilogue.cc does (in f32 rather than f64).
 #pragma once
@@ -20,11 +19,8 @@ namespace fp8dot::cuda {
 enum class Activation { kNone, kRelu, kGelu };
 
 struct EpilogueParams {
-  const float* s = nullptr;  // [slices][batch][m][s_ld]
+  const float* s = nullptr;  // [batch][m][s_ld]
   int64_t s_ld = 0;
-  // S in K slices (fp8_slice_gemm.h): S = slice 0 + slice 1 + ..., added in f32 in that order.
-  int slices = 1;
-  int64_t s_slice_stride = 0;  // elements
   int64_t batch = 1, m = 0, n = 0;
   float alpha = 1.0f;
   // Operand scales the GEMM did not apply. Null = 1; per_index: one per row (lhs) / column (rhs).

@@ -552,19 +552,42 @@ StatusOr<double> MeasureMemoryFloor(const Shape& s, int64_t l2_bytes, int multip
   FP8_ASSIGN_OR_RETURN(DeviceBuffer d, DeviceBuffer::Allocate(static_cast<size_t>(d_bytes), "D"));
   FP8_ASSIGN_OR_RETURN(DeviceBuffer sink, DeviceBuffer::Allocate(size_t{1} << 20, "sink"));
   double best = std::numeric_limits<double>::infinity();
-  for (int blocks_per_sm : {2, 4, 8}) {
-    for (int threads : {256, 512, 1024}) {
-      FP8_ASSIGN_OR_RETURN(double ms, TimeGraph(stream, [&](int i) {
-                             const size_t set = static_cast<size_t>(i % sets);
-                             return bench::LaunchMemoryFloor(
-                                 a[set].data(), a_bytes, b[set].data(), b_bytes, d.data(), d_bytes,
-                                 sink.as<unsigned>(), multiprocessors * blocks_per_sm, threads,
-                                 stream);
+  for (int loads_in_flight : {4, 8}) {
+    for (int blocks_per_sm : {2, 4, 8}) {
+      for (int threads : {256, 512, 1024}) {
+        FP8_ASSIGN_OR_RETURN(double ms, TimeGraph(stream, [&](int i) {
+                               const size_t set = static_cast<size_t>(i % sets);
+                               return bench::LaunchMemoryFloor(
+                                   a[set].data(), a_bytes, b[set].data(), b_bytes, d.data(),
+                                   d_bytes, sink.as<unsigned>(), multiprocessors * blocks_per_sm,
+                                   threads, loads_in_flight, stream);
+                             }));
+        best = std::min(best, ms);
+      }
+    }
+  }
+  return best;
+}
+
+// The same kernel's bandwidth on one long read (1 GiB), where launch and ramp-up do not count:
+// the HBM's sustained read rate, in TB/s.
+StatusOr<double> MeasureSustainedRead(int multiprocessors, cudaStream_t stream) {
+  constexpr int64_t kBytes = int64_t{1} << 30;
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer data, Random(kBytes, DType::kF8E4M3FN, 7, -2.0f, 2.0f));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer sink, DeviceBuffer::Allocate(size_t{1} << 20, "sink"));
+  double best = std::numeric_limits<double>::infinity();
+  for (int loads_in_flight : {4, 8}) {
+    for (int blocks_per_sm : {4, 8}) {
+      FP8_ASSIGN_OR_RETURN(double ms, TimeCalls(stream, [&](int) {
+                             return bench::LaunchMemoryFloor(data.data(), kBytes, data.data(), 0,
+                                                             nullptr, 0, sink.as<unsigned>(),
+                                                             multiprocessors * blocks_per_sm, 512,
+                                                             loads_in_flight, stream);
                            }));
       best = std::min(best, ms);
     }
   }
-  return best;
+  return static_cast<double>(kBytes) / (best * 1e9);
 }
 
 double Tflops(const Shape& s, double ms) {
@@ -679,6 +702,12 @@ int main(int argc, char** argv) {
     }
   }
   if (!floors.empty()) {
+    StatusOr<double> sustained = MeasureSustainedRead(device->multiprocessor_count, stream);
+    if (!sustained.ok()) {
+      std::fprintf(stderr, "gpu_bench: sustained read: %s\n", sustained.status().message().c_str());
+      return 1;
+    }
+    std::printf("\n# Sustained HBM read (1 GiB, same kernel): %.2f TB/s\n", *sustained);
     std::printf(
         "\n# Memory floor: reading the FP8 operands once from HBM and writing a bf16 D, nothing "
         "else (bench/memory_floor.h), timed like the graph column\n"

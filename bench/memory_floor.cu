@@ -4,9 +4,9 @@
 namespace fp8dot::bench {
 namespace {
 
-constexpr int kLoadsInFlight = 4;  // independent 16-byte loads per thread: enough to fill HBM
-
-// Reads A then B as one sequence of 16-byte vectors, then writes D; grid-stride.
+// Reads A then B as one sequence of 16-byte vectors, kLoadsInFlight independent loads per
+// thread at a time, then writes D; grid-stride.
+template <int kLoadsInFlight>
 __global__ void memory_floor_kernel(const uint4* a, int64_t a_count, const uint4* b,
                                     int64_t b_count, uint4* d, int64_t d_count, unsigned* sink) {
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
@@ -31,13 +31,14 @@ __global__ void memory_floor_kernel(const uint4* a, int64_t a_count, const uint4
 
 Status LaunchMemoryFloor(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes, void* d,
                          int64_t d_bytes, unsigned* sink, int blocks, int threads,
-                         cudaStream_t stream) {
+                         int loads_in_flight, cudaStream_t stream) {
   if (a_bytes % 16 != 0 || b_bytes % 16 != 0 || d_bytes % 16 != 0) {
     return InvalidArgument("memory floor: byte counts must be multiples of 16");
   }
-  memory_floor_kernel<<<blocks, threads, 0, stream>>>(static_cast<const uint4*>(a), a_bytes / 16,
-                                                      static_cast<const uint4*>(b), b_bytes / 16,
-                                                      static_cast<uint4*>(d), d_bytes / 16, sink);
+  auto* kernel = loads_in_flight >= 8 ? memory_floor_kernel<8> : memory_floor_kernel<4>;
+  kernel<<<blocks, threads, 0, stream>>>(static_cast<const uint4*>(a), a_bytes / 16,
+                                         static_cast<const uint4*>(b), b_bytes / 16,
+                                         static_cast<uint4*>(d), d_bytes / 16, sink);
   const cudaError_t error = cudaGetLastError();
   if (error != cudaSuccess) {
     return Internal("memory_floor_kernel: %s", cudaGetErrorString(error));

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <mutex>
 
@@ -20,7 +21,11 @@ namespace fp8dot::cuda {
 namespace {
 
 constexpr int kWarmupReplays = 1;
-constexpr int kTimedRuns = 20;
+// Runs per timed graph: enough for about kReplayMs at a nominal 1000 TFLOP/s, within these bounds
+// (20 runs of a 16384^3 GEMM would make tuning take seconds per candidate).
+constexpr int kMinTimedRuns = 3;
+constexpr int kMaxTimedRuns = 20;
+constexpr double kReplayMs = 0.5;
 constexpr int kRepeats = 3;
 // A candidate must be this much faster than the heuristic's first choice to replace it: the
 // same configuration timed twice moves by about this much.
@@ -107,6 +112,13 @@ struct Scratch {
   DeviceBuffer c, d, scales, scalar, bias;
 };
 
+int TimedRuns(const LtMatmulConfig& c) {
+  const double nominal_ms = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) *
+                            static_cast<double>(c.n) * static_cast<double>(c.k) / 1e12;
+  return static_cast<int>(
+      std::clamp(std::ceil(kReplayMs / nominal_ms), double{kMinTimedRuns}, double{kMaxTimedRuns}));
+}
+
 // How many copies of A and B rotating through makes the runs read them from HBM: together three
 // times the L2 (one copy when a single one is already larger).
 StatusOr<int> OperandSets(int64_t operand_bytes, const std::string& context) {
@@ -190,13 +202,19 @@ Status Autotune(CudaDotPlan::Impl& plan) {
                                        b_count * DTypeSizeInBytes(DTypeOf(c.b_type)),
                                    plan.context));
   for (int set = 0; set < sets; ++set) {
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer a, RandomBuffer(a_count, DTypeOf(c.a_type), 10 + set, -2.0f,
-                                                      2.0f, "autotune A"));
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer b, RandomBuffer(b_count, DTypeOf(c.b_type), 100 + set, -2.0f,
-                                                      2.0f, "autotune B"));
-    s.a.push_back(std::move(a));
-    s.b.push_back(std::move(b));
+    StatusOr<DeviceBuffer> a =
+        RandomBuffer(a_count, DTypeOf(c.a_type), 10 + set, -2.0f, 2.0f, "autotune A");
+    StatusOr<DeviceBuffer> b =
+        a.ok() ? RandomBuffer(b_count, DTypeOf(c.b_type), 100 + set, -2.0f, 2.0f, "autotune B")
+               : StatusOr<DeviceBuffer>(a.status());
+    if (!b.ok()) {
+      if (set == 0) return b.status();
+      break;  // short of memory: tune on the copies there are (partly from L2)
+    }
+    s.a.push_back(std::move(*a));
+    s.b.push_back(std::move(*b));
   }
+  const int operand_sets = static_cast<int>(s.a.size());
   FP8_ASSIGN_OR_RETURN(s.c, RandomBuffer(Extent(c.batch, c.stride_c, c.n, c.ldc, c.m),
                                          DTypeOf(c.c_type), 3, -1.0f, 1.0f, "autotune C"));
   FP8_ASSIGN_OR_RETURN(
@@ -218,17 +236,18 @@ Status Autotune(CudaDotPlan::Impl& plan) {
   FP8_ASSIGN_OR_RETURN(EventPair events, EventPair::Create(plan.context));
   FP8_ASSIGN_OR_RETURN(OwnedStream stream, OwnedStream::Create(plan.context));
 
-  // Median ms per call of candidate `i`: kTimedRuns runs (rotating operand sets) captured into a
+  // Median ms per call of candidate `i`: timed_runs runs (rotating operand sets) captured into a
   // CUDA graph, replayed kRepeats times; -1 if the candidate cannot run.
+  const int timed_runs = TimedRuns(c);
   auto time_candidate = [&](int i) -> StatusOr<double> {
     gemm.ChooseCandidate(i);
     int64_t runs = 0;
     auto run = [&] {
-      const size_t set = static_cast<size_t>(runs++ % sets);
+      const size_t set = static_cast<size_t>(runs++ % operand_sets);
       return gemm.Run(alpha, beta, s.a[set].data(), s.b[set].data(), s.c.data(), s.d.data(),
                       plan.workspace.data(), plan.workspace.size(), stream.get());
     };
-    StatusOr<RunGraph> graph = RunGraph::Capture(stream.get(), run, kTimedRuns);
+    StatusOr<RunGraph> graph = RunGraph::Capture(stream.get(), run, timed_runs);
     if (!graph.ok()) return -1.0;  // a candidate that cannot run is simply not a candidate
     for (int w = 0; w < kWarmupReplays; ++w) {
       FP8_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph->exec(), stream.get()), plan.context);
@@ -242,7 +261,7 @@ Status Autotune(CudaDotPlan::Impl& plan) {
       float ms = 0;
       FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()),
                                plan.context);
-      repeats.push_back(ms / kTimedRuns);
+      repeats.push_back(ms / timed_runs);
     }
     std::sort(repeats.begin(), repeats.end());
     return repeats[repeats.size() / 2];

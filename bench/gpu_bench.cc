@@ -36,8 +36,10 @@
 #include <vector>
 
 #include "bench/memory_floor.h"
+#include "cuda/captured_graph.h"
 #include "cuda/kernels/fill_random.h"
 #include "cuda/lt_matmul.h"
+#include "cuda/streaming_copies.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
 #include "fp8dot/cuda_device.h"
@@ -237,46 +239,13 @@ StatusOr<std::pair<double, double>> TimeInterleaved(cudaStream_t stream, const C
   return std::make_pair(Median(a_times), Median(b_times));
 }
 
-// kGraphCalls calls of call(i) captured once into an executable CUDA graph; owns it.
-class CallGraph {
- public:
-  template <typename Call>
-  static StatusOr<CallGraph> Capture(cudaStream_t stream, const Call& call) {
-    CallGraph result;
-    cudaGraph_t graph = nullptr;
-    BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    Status captured = OkStatus();
-    for (int i = 0; i < kGraphCalls && captured.ok(); ++i) captured = call(i);
-    BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
-    const cudaError_t instantiated =
-        captured.ok() ? cudaGraphInstantiate(&result.exec_, graph, 0) : cudaSuccess;
-    cudaGraphDestroy(graph);
-    FP8_RETURN_IF_ERROR(captured);
-    BENCH_CUDA(instantiated);
-    return result;
-  }
-  CallGraph(CallGraph&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
-  CallGraph& operator=(CallGraph&&) = delete;
-  ~CallGraph() {
-    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
-  }
-  // One replay: kGraphCalls calls.
-  Status Replay(cudaStream_t stream) const {
-    BENCH_CUDA(cudaGraphLaunch(exec_, stream));
-    return OkStatus();
-  }
-
- private:
-  CallGraph() = default;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
 // Milliseconds per call of call(i) from replays of a CUDA graph of kGraphCalls calls.
 template <typename Call>
 StatusOr<double> TimeGraph(cudaStream_t stream, const Call& call) {
-  FP8_ASSIGN_OR_RETURN(CallGraph graph, CallGraph::Capture(stream, call));
+  FP8_ASSIGN_OR_RETURN(cuda::CapturedGraph graph,
+                       cuda::CapturedGraph::Capture(stream, kGraphCalls, call, "gpu_bench"));
   FP8_ASSIGN_OR_RETURN(double per_replay,
-                       TimeCalls(stream, [&](int) { return graph.Replay(stream); }));
+                       TimeCalls(stream, [&](int) { return graph.Replay(stream, "gpu_bench"); }));
   return per_replay / kGraphCalls;
 }
 
@@ -420,7 +389,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
 
   // Input sets: enough copies that rotating through them streams from HBM, not L2.
   const int64_t set_bytes = (s.m + m) * k * DTypeSizeInBytes(c.lhs);
-  const int sets = static_cast<int>(std::clamp<int64_t>(3 * l2_bytes / set_bytes + 1, 1, 32));
+  const int sets = cuda::StreamingCopies(set_bytes, l2_bytes);
   std::vector<DeviceBuffer> lhs, rhs;
   for (int i = 0; i < sets; ++i) {
     FP8_ASSIGN_OR_RETURN(DeviceBuffer a, Random(s.m * k, c.lhs, 10 + i, -2.0f, 2.0f));
@@ -453,11 +422,15 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   if (direct.ok()) (*direct)->SetScales(rhs_scale.data(), lhs_scale.data());
   if (s.m <= 128 && direct.ok()) {
     // A loop of calls at small M times the host (cublasLtMatmul's own cost); graphs time the GPU.
-    FP8_ASSIGN_OR_RETURN(CallGraph plan_graph, CallGraph::Capture(stream, plan_call));
-    FP8_ASSIGN_OR_RETURN(CallGraph direct_graph, CallGraph::Capture(stream, direct_call));
-    FP8_ASSIGN_OR_RETURN(auto t, TimeInterleaved(
-                                     stream, [&](int) { return plan_graph.Replay(stream); },
-                                     [&](int) { return direct_graph.Replay(stream); }));
+    FP8_ASSIGN_OR_RETURN(cuda::CapturedGraph plan_graph,
+                         cuda::CapturedGraph::Capture(stream, kGraphCalls, plan_call, "fp8dot"));
+    FP8_ASSIGN_OR_RETURN(
+        cuda::CapturedGraph direct_graph,
+        cuda::CapturedGraph::Capture(stream, kGraphCalls, direct_call, "direct call"));
+    FP8_ASSIGN_OR_RETURN(auto t,
+                         TimeInterleaved(
+                             stream, [&](int) { return plan_graph.Replay(stream, "fp8dot"); },
+                             [&](int) { return direct_graph.Replay(stream, "direct call"); }));
     r.graph_ms = t.first / kGraphCalls;
     r.direct_graph_ms = t.second / kGraphCalls;
   } else if (s.m <= 128) {
@@ -540,8 +513,7 @@ StatusOr<double> MeasureMemoryFloor(const Shape& s, int64_t l2_bytes, int multip
                                     cudaStream_t stream) {
   const int64_t a_bytes = RoundUp(s.m * s.k, 16), b_bytes = RoundUp(s.n * s.k, 16);
   const int64_t d_bytes = RoundUp(s.m * s.n * 2, 16);
-  const int sets =
-      static_cast<int>(std::clamp<int64_t>(3 * l2_bytes / (a_bytes + b_bytes) + 1, 1, 32));
+  const int sets = cuda::StreamingCopies(a_bytes + b_bytes, l2_bytes);
   std::vector<DeviceBuffer> a, b;
   for (int i = 0; i < sets; ++i) {
     FP8_ASSIGN_OR_RETURN(DeviceBuffer x, Random(a_bytes, DType::kF8E4M3FN, 10 + i, -2.0f, 2.0f));

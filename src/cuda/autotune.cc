@@ -12,10 +12,12 @@
 #include <fstream>
 #include <mutex>
 
+#include "cuda/captured_graph.h"
 #include "cuda/cuda_events.h"
 #include "cuda/cuda_status.h"
 #include "cuda/dot_plan.h"
 #include "cuda/kernels/fill_random.h"
+#include "cuda/streaming_copies.h"
 
 namespace fp8dot::cuda {
 namespace {
@@ -44,8 +46,6 @@ int64_t OperandExtent(const PreparedTensor& t, int64_t batch, int64_t rows, int6
                            : Extent(batch, t.batch_stride, cols, t.ld, rows);
 }
 
-constexpr int kMaxOperandSets = 32;
-
 // A stream of our own: a graph cannot be captured on the legacy default stream.
 class OwnedStream {
  public:
@@ -67,46 +67,6 @@ class OwnedStream {
   cudaStream_t stream_ = nullptr;
 };
 
-// `count` calls of run(), captured once into an executable CUDA graph. Replaying it times the
-// GPU alone; a loop of calls adds the host's cost at small M (128x7168x2048 on the H200: 8.2 us
-// a call in a loop, 6.6 us in a graph), which is the same for every candidate and hides their
-// differences.
-class RunGraph {
- public:
-  template <typename Run>
-  static StatusOr<RunGraph> Capture(cudaStream_t stream, const Run& run, int count) {
-    RunGraph result;
-    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return Internal("capture failed");
-    }
-    Status status = OkStatus();
-    for (int i = 0; i < count && status.ok(); ++i) status = run();
-    cudaGraph_t graph = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-    cudaError_t error = ended;
-    if (status.ok() && ended == cudaSuccess) {
-      error = cudaGraphInstantiate(&result.exec_, graph, 0);
-    }
-    if (graph != nullptr) cudaGraphDestroy(graph);
-    if (!status.ok() || error != cudaSuccess) {
-      (void)cudaGetLastError();
-      return status.ok() ? Internal("%s", cudaGetErrorString(error)) : status;
-    }
-    return result;
-  }
-  RunGraph(RunGraph&& other) noexcept : exec_(other.exec_) { other.exec_ = nullptr; }
-  RunGraph& operator=(RunGraph&&) = delete;
-  ~RunGraph() {
-    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
-  }
-  cudaGraphExec_t exec() const { return exec_; }
-
- private:
-  RunGraph() = default;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
 struct Scratch {
   std::vector<DeviceBuffer> a, b;  // operand sets, rotated
   DeviceBuffer c, d, scales, scalar, bias;
@@ -119,15 +79,13 @@ int TimedRuns(const LtMatmulConfig& c) {
       std::clamp(std::ceil(kReplayMs / nominal_ms), double{kMinTimedRuns}, double{kMaxTimedRuns}));
 }
 
-// How many copies of A and B rotating through makes the runs read them from HBM: together three
-// times the L2 (one copy when a single one is already larger).
+// How many copies of A and B to rotate through (streaming_copies.h), for this device's L2.
 StatusOr<int> OperandSets(int64_t operand_bytes, const std::string& context) {
   int device = 0, l2_bytes = 0;
   FP8_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), context);
   FP8_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device),
                            context);
-  return static_cast<int>(
-      std::clamp<int64_t>(3 * int64_t{l2_bytes} / operand_bytes + 1, 1, kMaxOperandSets));
+  return StreamingCopies(operand_bytes, l2_bytes);
 }
 
 StatusOr<DeviceBuffer> RandomBuffer(int64_t count, DType type, uint64_t seed, float low, float high,
@@ -241,21 +199,21 @@ Status Autotune(CudaDotPlan::Impl& plan) {
   const int timed_runs = TimedRuns(c);
   auto time_candidate = [&](int i) -> StatusOr<double> {
     gemm.ChooseCandidate(i);
-    int64_t runs = 0;
-    auto run = [&] {
-      const size_t set = static_cast<size_t>(runs++ % operand_sets);
+    auto run = [&](int call) {
+      const size_t set = static_cast<size_t>(call % operand_sets);
       return gemm.Run(alpha, beta, s.a[set].data(), s.b[set].data(), s.c.data(), s.d.data(),
                       plan.workspace.data(), plan.workspace.size(), stream.get());
     };
-    StatusOr<RunGraph> graph = RunGraph::Capture(stream.get(), run, timed_runs);
+    StatusOr<CapturedGraph> graph =
+        CapturedGraph::Capture(stream.get(), timed_runs, run, plan.context);
     if (!graph.ok()) return -1.0;  // a candidate that cannot run is simply not a candidate
     for (int w = 0; w < kWarmupReplays; ++w) {
-      FP8_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph->exec(), stream.get()), plan.context);
+      FP8_RETURN_IF_ERROR(graph->Replay(stream.get(), plan.context));
     }
     std::vector<double> repeats;
     for (int r = 0; r < kRepeats; ++r) {
       FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), stream.get()), plan.context);
-      FP8_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph->exec(), stream.get()), plan.context);
+      FP8_RETURN_IF_ERROR(graph->Replay(stream.get(), plan.context));
       FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), stream.get()), plan.context);
       FP8_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), plan.context);
       float ms = 0;

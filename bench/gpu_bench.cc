@@ -40,6 +40,7 @@
 #include "cuda/kernels/fill_random.h"
 #include "cuda/lt_matmul.h"
 #include "cuda/streaming_copies.h"
+#include "fp8dot/arithmetic.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
 #include "fp8dot/cuda_device.h"
@@ -118,8 +119,6 @@ const Config kConfigs[] = {
      ScaleMode::kTensor},
 };
 
-int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 StatusOr<std::vector<Shape>> ReadShapes(const std::string& path) {
   std::ifstream in(path);
   if (!in) return NotFound("cannot open %s", path.c_str());
@@ -190,11 +189,6 @@ class BatchTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   int counter_ = 0;
 };
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 // Median milliseconds per call of call(i), over kBatches batches.
 template <typename Call>
@@ -498,11 +492,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
     r.note += " [" + plan->info().algorithm + "]";
   }
   if (c.autotune > 0) {  // what tuning measured: "autotuning: 8 candidates timed, first ..."
-    const std::string explained = plan->Explain();
-    const size_t at = explained.find("autotuning:");
-    if (at != std::string::npos) {
-      r.note += " [" + explained.substr(at, explained.find('\n', at) - at) + "]";
-    }
+    r.note += " [" + plan->info().autotune.ToString() + "]";
   }
   return r;
 }

@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "fp8dot/accumulator_model.h"
 #include "fp8dot/dot_arguments.h"
+#include "fp8dot/k_split.h"
 
 struct CUstream_st;
 
@@ -56,6 +56,18 @@ struct CudaDotBuffers {
   float* amax = nullptr;                // one f32, when spec.compute_amax
 };
 
+// What autotuning did for a plan (CudaDotOptions::autotune_candidates > 1).
+struct AutotuneSummary {
+  bool ran = false;         // autotuning was asked for
+  bool from_cache = false;  // the winner came from CudaDotOptions::autotune_cache_path
+  int candidates = 0;       // timed
+  int chosen = 0;           // index among the heuristic's candidates; 0 = its first choice
+  double first_ms = 0;      // per call, in a CUDA graph on operands streaming from HBM
+  double chosen_ms = 0;
+  // "autotuning: 8 candidates timed, first 0.1234 ms, chosen #2 0.1100 ms"
+  std::string ToString() const;
+};
+
 // What a plan decided (all of it is also in Explain()).
 struct CudaPlanInfo {
   CanonicalDot dot;
@@ -68,6 +80,7 @@ struct CudaPlanInfo {
   // added in f32. The CPU emulation reproduces a plan's output given this (accumulator_model.h).
   KSplit k_split;
   int64_t k_padded = 0, n_padded = 0;
+  AutotuneSummary autotune;
 };
 
 class CudaDotPlan {
@@ -104,8 +117,7 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec,
 
 struct CudaDotStats {
   double milliseconds = 0;  // device time of CudaDotPlan::Run (CUDA events), copies excluded
-  std::string plan;         // CudaDotPlan::Explain()
-  KSplit k_split;           // CudaPlanInfo::k_split of the plan that ran
+  const CudaDotPlan* plan = nullptr;  // the cached plan that ran (Explain(), info())
 };
 
 // Copies the arguments to the GPU, runs the cached plan for `spec`, copies D (and amax) back.

@@ -104,6 +104,11 @@ struct CanonicalDot {
   AccumulationMode accumulation = AccumulationMode::kF32;
 };
 
+// Every field of `spec` as text: two specs have the same key exactly when they describe the same
+// dot (a row-major scale layout, given or not, keys the same). The one key plans are cached and
+// tuned by; adding a field to DotSpec fails to compile until the key covers it.
+std::string DotSpecKey(const DotSpec& spec);
+
 // Checks everything DESIGN.md §1.4 lists and resolves the accumulation mode. Every error names
 // the offending part and value, e.g. "lhs contracting dim 1 has size 64 but rhs contracting
 // dim 0 has size 32".

@@ -1,17 +1,28 @@
-// How far a result is from the reference: the numbers the CLI, tests and benchmarks report.
+// How far a result is from a reference: the one error metric the CLI (`dot`, `accuracy`, `run
+// --compare`), the tests and the benchmarks report.
 #pragma once
+
+#include <span>
 
 #include "fp8dot/tensor.h"
 
 namespace fp8dot {
 
 struct ErrorStats {
+  // Over the elements that are finite in both:
   double relative_frobenius = 0;  // ||actual - reference||_F / ||reference||_F
   double max_abs = 0;             // max |actual - reference|
-  double max_relative = 0;        // max |actual - reference| / max(|reference|, tiny)
-  int64_t nan_count = 0;          // NaNs in actual where the reference is finite
-  int64_t count = 0;
+  // max |actual - reference| / max |reference|: relative to the output's magnitude, since an
+  // element-wise relative error is meaningless where the reference is near zero (a relu output).
+  double max_relative = 0;
+  // Elements where either is NaN or inf, and they are not the same (both NaN, or equal infs):
+  // unwritten outputs, overflows. Counted here, left out of the norms above.
+  int64_t nonfinite_mismatches = 0;
+  int64_t count = 0;  // elements compared
 };
+
+// Element i of `actual` against element i of `reference`; the spans must have the same length.
+ErrorStats CompareValues(std::span<const double> actual, std::span<const double> reference);
 
 // `actual` (any type/layout) against `reference` (same dims). `actual_scale` divides actual
 // first (the output scale of an FP8 output). Fails when the dims differ.

@@ -24,6 +24,12 @@ namespace fp8dot {
 std::string SerializeNpy(const HostTensor& tensor);
 Status WriteNpy(const std::string& path, const HostTensor& tensor);
 
+// The one .npy writer's two halves, for element types that have no DType (the HLO
+// interpreter's pred and integer arrays): the file's bytes for row-major `data` of `dims`, with
+// `descr` as the header spells it (e.g. "'<i4'"), and the write of those bytes to `path`.
+std::string SerializeNpyRaw(std::string_view descr, const Dims& dims, std::string_view data);
+Status WriteNpyBytes(const std::string& path, std::string_view bytes);
+
 // Errors name the file (or "<bytes>"), what is malformed, and the expected form.
 StatusOr<HostTensor> ParseNpy(std::string_view bytes, std::optional<DType> type_hint = std::nullopt,
                               const std::string& source_name = "<bytes>");

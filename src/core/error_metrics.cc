@@ -1,8 +1,32 @@
 #include "fp8dot/error_metrics.h"
 
 #include <cmath>
+#include <vector>
 
 namespace fp8dot {
+
+ErrorStats CompareValues(std::span<const double> actual, std::span<const double> reference) {
+  ErrorStats stats;
+  stats.count = static_cast<int64_t>(std::min(actual.size(), reference.size()));
+  double diff_squares = 0, reference_squares = 0, max_reference = 0;
+  for (int64_t i = 0; i < stats.count; ++i) {
+    const double a = actual[static_cast<size_t>(i)], r = reference[static_cast<size_t>(i)];
+    if (!std::isfinite(a) || !std::isfinite(r)) {
+      const bool same = (std::isnan(a) && std::isnan(r)) || a == r;
+      if (!same) ++stats.nonfinite_mismatches;
+      continue;
+    }
+    const double diff = std::fabs(a - r);
+    stats.max_abs = std::fmax(stats.max_abs, diff);
+    max_reference = std::fmax(max_reference, std::fabs(r));
+    diff_squares += diff * diff;
+    reference_squares += r * r;
+  }
+  stats.relative_frobenius =
+      reference_squares > 0 ? std::sqrt(diff_squares / reference_squares) : std::sqrt(diff_squares);
+  stats.max_relative = max_reference > 0 ? stats.max_abs / max_reference : stats.max_abs;
+  return stats;
+}
 
 StatusOr<ErrorStats> CompareToReference(const HostTensor& actual, const HostTensor& reference,
                                         double actual_scale) {
@@ -13,24 +37,13 @@ StatusOr<ErrorStats> CompareToReference(const HostTensor& actual, const HostTens
   }
   const HostTensor a = actual.ToRowMajor();
   const HostTensor r = reference.ToRowMajor();
-  ErrorStats stats;
-  stats.count = a.element_count();
-  double diff_sq = 0, ref_sq = 0;
-  for (int64_t i = 0; i < stats.count; ++i) {
-    const double x = a.GetPhysical(i) / actual_scale;
-    const double y = r.GetPhysical(i);
-    if (std::isnan(x) && !std::isnan(y)) {
-      ++stats.nan_count;
-      continue;
-    }
-    const double diff = x == y ? 0.0 : std::fabs(x - y);  // equal infinities agree
-    diff_sq += diff * diff;
-    ref_sq += y * y;
-    stats.max_abs = std::fmax(stats.max_abs, diff);
-    stats.max_relative = std::fmax(stats.max_relative, diff / std::fmax(std::fabs(y), 1e-30));
+  std::vector<double> actual_values(static_cast<size_t>(a.element_count()));
+  std::vector<double> reference_values(actual_values.size());
+  for (size_t i = 0; i < actual_values.size(); ++i) {
+    actual_values[i] = a.GetPhysical(static_cast<int64_t>(i)) / actual_scale;
+    reference_values[i] = r.GetPhysical(static_cast<int64_t>(i));
   }
-  stats.relative_frobenius = ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq);
-  return stats;
+  return CompareValues(actual_values, reference_values);
 }
 
 }  // namespace fp8dot

@@ -207,16 +207,15 @@ StatusOr<DType> TypeFromDescr(const std::string& descr, std::optional<DType> hin
 
 }  // namespace
 
-std::string SerializeNpy(const HostTensor& tensor) {
-  HostTensor row_major = tensor.ToRowMajor();
+std::string SerializeNpyRaw(std::string_view descr, const Dims& dims, std::string_view data) {
   // numpy writes "()", "(3,)" and "(3, 4)".
   std::string shape = "(";
-  for (int64_t i = 0; i < row_major.rank(); ++i) {
-    shape += (i > 0 ? ", " : "") + std::to_string(row_major.dim(i));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    shape += (i > 0 ? ", " : "") + std::to_string(dims[i]);
   }
-  shape += row_major.rank() == 1 ? ",)" : ")";
-  std::string header = "{'descr': " + DescrFor(row_major.dtype()) +
-                       ", 'fortran_order': False, 'shape': " + shape + ", }";
+  shape += dims.size() == 1 ? ",)" : ")";
+  std::string header =
+      "{'descr': " + std::string(descr) + ", 'fortran_order': False, 'shape': " + shape + ", }";
   // Magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64.
   const size_t unpadded = kMagicSize + 2 + 2 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -227,18 +226,28 @@ std::string SerializeNpy(const HostTensor& tensor) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(static_cast<const char*>(row_major.data()),
-             static_cast<size_t>(row_major.size_in_bytes()));
+  out.append(data);
   return out;
 }
 
-Status WriteNpy(const std::string& path, const HostTensor& tensor) {
+std::string SerializeNpy(const HostTensor& tensor) {
+  const HostTensor row_major = tensor.ToRowMajor();
+  return SerializeNpyRaw(DescrFor(row_major.dtype()), row_major.dims(),
+                         std::string_view(static_cast<const char*>(row_major.data()),
+                                          static_cast<size_t>(row_major.size_in_bytes())));
+}
+
+Status WriteNpyBytes(const std::string& path, std::string_view bytes) {
   std::ofstream file(path, std::ios::binary);
   if (!file) return NotFound("cannot open '%s' for writing", path.c_str());
-  const std::string bytes = SerializeNpy(tensor);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  file.close();
   if (!file) return Internal("writing '%s' failed", path.c_str());
   return OkStatus();
+}
+
+Status WriteNpy(const std::string& path, const HostTensor& tensor) {
+  return WriteNpyBytes(path, SerializeNpy(tensor));
 }
 
 StatusOr<HostTensor> ParseNpy(std::string_view bytes, std::optional<DType> type_hint,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "cuda/captured_graph.h"
 #include "cuda/cuda_events.h"
@@ -18,6 +19,7 @@
 #include "cuda/dot_plan.h"
 #include "cuda/kernels/fill_random.h"
 #include "cuda/streaming_copies.h"
+#include "fp8dot/arithmetic.h"
 
 namespace fp8dot::cuda {
 namespace {
@@ -129,29 +131,29 @@ void Remember(const std::string& path, const std::string& key, const std::string
   out << key << '\t' << algorithm << '\n';
 }
 
-}  // namespace
+// The autotuning cache's key: every field of the problem and of the plan's GEMM path.
+std::string CacheKey(const CudaDotPlan::Impl& plan) {
+  return plan.context + "|" + std::string(plan.fused ? "fused" : "unfused") + "|" +
+         DotSpecKey(plan.spec) + StrFormat("|ws=%zu", plan.options.workspace_bytes);
+}
 
-Status Autotune(CudaDotPlan::Impl& plan) {
-  LtMatmul& gemm = *plan.gemm;
-  const std::string key = plan.context + "|" + std::string(plan.fused ? "fused" : "unfused") + "|" +
-                          DotSpecKey(plan.spec) +
-                          StrFormat("|ws=%zu", plan.options.workspace_bytes);
-  if (!plan.options.autotune_cache_path.empty()) {
-    StatusOr<std::string> remembered = LookUp(plan.options.autotune_cache_path, key);
-    if (remembered.ok()) {
-      for (int i = 0; i < gemm.candidate_count(); ++i) {
-        if (gemm.AlgorithmDescription(i) == *remembered) {
-          gemm.ChooseCandidate(i);
-          plan.autotune_note = "autotuning: taken from " + plan.options.autotune_cache_path;
-          return OkStatus();
-        }
-      }
+// Chooses the candidate the cache file remembers for `key`; false when there is none.
+bool ChooseRemembered(const CudaDotPlan::Impl& plan, const std::string& key, LtMatmul& gemm) {
+  if (plan.options.autotune_cache_path.empty()) return false;
+  StatusOr<std::string> remembered = LookUp(plan.options.autotune_cache_path, key);
+  if (!remembered.ok()) return false;
+  for (int i = 0; i < gemm.candidate_count(); ++i) {
+    if (gemm.AlgorithmDescription(i) == *remembered) {
+      gemm.ChooseCandidate(i);
+      return true;
     }
   }
+  return false;
+}
 
-  // Scratch operands with the plan's exact layouts, filled with random finite values.
-  const LtMatmulConfig& c = gemm.config();
-  const CanonicalDot& dot = plan.info.dot;
+// Scratch operands with the plan's exact layouts, filled with random finite values; as many
+// copies of A and B as stream from HBM (fewer when memory is short).
+StatusOr<Scratch> MakeScratch(const CudaDotPlan::Impl& plan, const LtMatmulConfig& c) {
   Scratch s;
   const int64_t a_count = OperandExtent(plan.rhs, c.batch, c.m, c.k);
   const int64_t b_count = OperandExtent(plan.lhs, c.batch, c.n, c.k);
@@ -172,78 +174,104 @@ Status Autotune(CudaDotPlan::Impl& plan) {
     s.a.push_back(std::move(*a));
     s.b.push_back(std::move(*b));
   }
-  const int operand_sets = static_cast<int>(s.a.size());
   FP8_ASSIGN_OR_RETURN(s.c, RandomBuffer(Extent(c.batch, c.stride_c, c.n, c.ldc, c.m),
                                          DTypeOf(c.c_type), 3, -1.0f, 1.0f, "autotune C"));
   FP8_ASSIGN_OR_RETURN(
       s.d, DeviceBuffer::Allocate(static_cast<size_t>(Extent(c.batch, c.stride_d, c.n, c.ldd, c.m) *
                                                       DTypeSizeInBytes(DTypeOf(c.d_type))),
                                   "autotune D"));
-  const int64_t k_blocks = std::max<int64_t>(1, dot.k / 128);
+  const int64_t k_blocks = std::max<int64_t>(1, plan.info.dot.k / 128);
   const int64_t scale_count = std::max(c.m, c.n) * (k_blocks + 4);
   FP8_ASSIGN_OR_RETURN(s.scales, RandomBuffer(scale_count, DType::kF32, 4, 0.5f, 2.0f, "scales"));
   FP8_ASSIGN_OR_RETURN(s.scalar, RandomBuffer(4, DType::kF32, 5, 0.5f, 1.0f, "scalar"));
   FP8_ASSIGN_OR_RETURN(s.bias, RandomBuffer(c.m, c.bias_type ? DTypeOf(*c.bias_type) : DType::kF32,
                                             6, -1.0f, 1.0f, "autotune bias"));
-  LtPointers pointers{s.scales.data(), s.scales.data(), s.scalar.data(), s.scalar.as<float>() + 1,
-                      s.bias.data()};
-  FP8_RETURN_IF_ERROR(gemm.SetPointers(pointers));
-  const float alpha = static_cast<float>(plan.spec.alpha);
-  const float beta = static_cast<float>(plan.spec.beta);
+  return s;
+}
 
-  FP8_ASSIGN_OR_RETURN(EventPair events, EventPair::Create(plan.context));
-  FP8_ASSIGN_OR_RETURN(OwnedStream stream, OwnedStream::Create(plan.context));
+// Times candidates of one plan's GEMM on scratch data: each candidate's runs (rotating operand
+// sets) captured into a CUDA graph, replayed kRepeats times.
+class CandidateTimer {
+ public:
+  static StatusOr<CandidateTimer> Create(CudaDotPlan::Impl& plan, Scratch scratch) {
+    CandidateTimer timer(plan, std::move(scratch));
+    Scratch& s = timer.scratch_;
+    LtPointers pointers{s.scales.data(), s.scales.data(), s.scalar.data(), s.scalar.as<float>() + 1,
+                        s.bias.data()};
+    FP8_RETURN_IF_ERROR(plan.gemm->SetPointers(pointers));
+    FP8_ASSIGN_OR_RETURN(EventPair events, EventPair::Create(plan.context));
+    FP8_ASSIGN_OR_RETURN(OwnedStream stream, OwnedStream::Create(plan.context));
+    timer.events_.emplace(std::move(events));
+    timer.stream_.emplace(std::move(stream));
+    return timer;
+  }
 
-  // Median ms per call of candidate `i`: timed_runs runs (rotating operand sets) captured into a
-  // CUDA graph, replayed kRepeats times; -1 if the candidate cannot run.
-  const int timed_runs = TimedRuns(c);
-  auto time_candidate = [&](int i) -> StatusOr<double> {
+  // Median ms per call of candidate `i`; -1 if the candidate cannot run.
+  StatusOr<double> Time(int i) {
+    LtMatmul& gemm = *plan_.gemm;
     gemm.ChooseCandidate(i);
+    const int operand_sets = static_cast<int>(scratch_.a.size());
+    const float alpha = static_cast<float>(plan_.spec.alpha);
+    const float beta = static_cast<float>(plan_.spec.beta);
+    cudaStream_t stream = stream_->get();
     auto run = [&](int call) {
       const size_t set = static_cast<size_t>(call % operand_sets);
-      return gemm.Run(alpha, beta, s.a[set].data(), s.b[set].data(), s.c.data(), s.d.data(),
-                      plan.workspace.data(), plan.workspace.size(), stream.get());
+      return gemm.Run(alpha, beta, scratch_.a[set].data(), scratch_.b[set].data(),
+                      scratch_.c.data(), scratch_.d.data(), plan_.workspace.data(),
+                      plan_.workspace.size(), stream);
     };
-    StatusOr<CapturedGraph> graph =
-        CapturedGraph::Capture(stream.get(), timed_runs, run, plan.context);
+    StatusOr<CapturedGraph> graph = CapturedGraph::Capture(stream, timed_runs_, run, plan_.context);
     if (!graph.ok()) return -1.0;  // a candidate that cannot run is simply not a candidate
     for (int w = 0; w < kWarmupReplays; ++w) {
-      FP8_RETURN_IF_ERROR(graph->Replay(stream.get(), plan.context));
+      FP8_RETURN_IF_ERROR(graph->Replay(stream, plan_.context));
     }
     std::vector<double> repeats;
     for (int r = 0; r < kRepeats; ++r) {
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), stream.get()), plan.context);
-      FP8_RETURN_IF_ERROR(graph->Replay(stream.get(), plan.context));
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), stream.get()), plan.context);
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), plan.context);
+      FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_->start(), stream), plan_.context);
+      FP8_RETURN_IF_ERROR(graph->Replay(stream, plan_.context));
+      FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_->stop(), stream), plan_.context);
+      FP8_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events_->stop()), plan_.context);
       float ms = 0;
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()),
-                               plan.context);
-      repeats.push_back(ms / timed_runs);
+      FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events_->start(), events_->stop()),
+                               plan_.context);
+      repeats.push_back(ms / timed_runs_);
     }
-    std::sort(repeats.begin(), repeats.end());
-    return repeats[repeats.size() / 2];
-  };
+    return Median(repeats);
+  }
 
+ private:
+  CandidateTimer(CudaDotPlan::Impl& plan, Scratch scratch)
+      : plan_(plan), scratch_(std::move(scratch)), timed_runs_(TimedRuns(plan.gemm->config())) {}
+  CudaDotPlan::Impl& plan_;
+  Scratch scratch_;
+  int timed_runs_;
+  std::optional<EventPair> events_;
+  std::optional<OwnedStream> stream_;
+};
+
+// The fastest candidate; a challenger replaces the heuristic's first choice only when it is
+// faster by more than the noise margin over kConfirmRounds alternating rounds. Fills `summary`.
+StatusOr<int> PickFastest(CandidateTimer& timer, int candidates, const std::string& context,
+                          AutotuneSummary& summary) {
   // NOTE: the clocks ramp up under load; the first candidate timed on an idle GPU looked up to
   // 8% slower than it is and lost to worse kernels (H200, 2026-11-30). So: warm up first, and
   // confirm a winner against the first choice in alternating rounds before switching.
-  FP8_RETURN_IF_ERROR(time_candidate(0).status());
-  std::vector<double> times(static_cast<size_t>(gemm.candidate_count()), -1.0);
-  for (int i = 0; i < gemm.candidate_count(); ++i) {
-    FP8_ASSIGN_OR_RETURN(times[static_cast<size_t>(i)], time_candidate(i));
+  FP8_RETURN_IF_ERROR(timer.Time(0).status());
+  std::vector<double> times(static_cast<size_t>(candidates), -1.0);
+  for (int i = 0; i < candidates; ++i) {
+    FP8_ASSIGN_OR_RETURN(times[static_cast<size_t>(i)], timer.Time(i));
   }
   int best = -1;
-  for (int i = 0; i < gemm.candidate_count(); ++i) {
+  for (int i = 0; i < candidates; ++i) {
     const double t = times[static_cast<size_t>(i)];
     if (t > 0 && (best < 0 || t < times[static_cast<size_t>(best)])) best = i;
   }
-  if (best < 0) return Internal("autotuning: no candidate ran [%s]", plan.context.c_str());
+  if (best < 0) return Internal("autotuning: no candidate ran [%s]", context.c_str());
   if (best != 0 && times[0] > 0) {
     double first_total = 0, best_total = 0;
     for (int round = 0; round < kConfirmRounds; ++round) {
-      FP8_ASSIGN_OR_RETURN(double first, time_candidate(0));
-      FP8_ASSIGN_OR_RETURN(double challenger, time_candidate(best));
+      FP8_ASSIGN_OR_RETURN(double first, timer.Time(0));
+      FP8_ASSIGN_OR_RETURN(double challenger, timer.Time(best));
       first_total += first;
       best_total += challenger;
     }
@@ -251,10 +279,31 @@ Status Autotune(CudaDotPlan::Impl& plan) {
     times[static_cast<size_t>(best)] = best_total / kConfirmRounds;
     if (best_total > first_total * (1.0 - kNoiseMargin)) best = 0;  // not clearly faster
   }
+  summary.candidates = candidates;
+  summary.chosen = best;
+  summary.first_ms = times[0];
+  summary.chosen_ms = times[static_cast<size_t>(best)];
+  return best;
+}
+
+}  // namespace
+
+Status Autotune(CudaDotPlan::Impl& plan) {
+  LtMatmul& gemm = *plan.gemm;
+  AutotuneSummary& summary = plan.info.autotune;
+  summary = AutotuneSummary();
+  summary.ran = true;
+  const std::string key = CacheKey(plan);
+  if (ChooseRemembered(plan, key, gemm)) {
+    summary.from_cache = true;
+    summary.chosen = gemm.chosen();
+    return OkStatus();
+  }
+  FP8_ASSIGN_OR_RETURN(Scratch scratch, MakeScratch(plan, gemm.config()));
+  FP8_ASSIGN_OR_RETURN(CandidateTimer timer, CandidateTimer::Create(plan, std::move(scratch)));
+  FP8_ASSIGN_OR_RETURN(const int best,
+                       PickFastest(timer, gemm.candidate_count(), plan.context, summary));
   gemm.ChooseCandidate(best);
-  plan.autotune_note =
-      StrFormat("autotuning: %d candidates timed, first %.4f ms, chosen #%d %.4f ms",
-                gemm.candidate_count(), times[0], best, times[static_cast<size_t>(best)]);
   if (!plan.options.autotune_cache_path.empty()) {
     Remember(plan.options.autotune_cache_path, key, gemm.AlgorithmDescription(best));
   }

@@ -95,8 +95,7 @@ StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
     float ms = 0;
     FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start, stop), context);
     stats->milliseconds = ms;
-    stats->plan = plan->Explain();
-    stats->k_split = plan->info().k_split;
+    stats->plan = plan;
   }
   return result;
 }

@@ -6,45 +6,20 @@
 #include <string>
 #include <vector>
 
-#include "cuda/kernels/operand_gather.h"
-#include "cuda/kernels/scale_relayout.h"
 #include "cuda/lt_matmul.h"
-#include "cuda/tensor_index.h"
+#include "cuda/operand_preparation.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
 
 namespace fp8dot::cuda {
 
-// How one tensor (lhs, rhs, C or the bias) reaches cuBLASLt or the epilogue kernel: read in
-// place, or first gathered on the device into [batch][rows][cols_padded] (transposed, padded
-// and/or converted).
-struct PreparedTensor {
-  bool present = false;
-  bool gathered = false;
-  DType source_type = DType::kF32;
-  DType target_type = DType::kF32;  // what cuBLASLt / the epilogue reads
-  bool cols_contiguous = true;      // else rows contiguous (cuBLASLt flips the op)
-  int64_t ld = 0;                   // elements between rows (or between cols)
-  int64_t batch_stride = 0;         // elements
-  GatherParams gather;              // tables and dest fixed at Create; source (and scale) at Run
-  DeviceBuffer tables;              // int64 offsets: batch, rows, cols
-  DeviceBuffer copy;
-  std::string how;  // one line for Explain()
-
-  const void* Resolve(const void* user) const { return gathered ? copy.data() : user; }
-};
-
-// An operand's scale as cuBLASLt reads it (native FP8 GEMMs only).
-struct PreparedScale {
-  ScaleMode mode = ScaleMode::kNone;
-  bool relayout = false;
-  ScaleRelayoutParams params;  // source set at Run
-  DeviceBuffer copy;
-  std::string how;
-
-  const float* Resolve(const float* user) const {
-    return relayout ? copy.as<const float>() : user;
-  }
+// cuBLASLt's view of the problem. fp8dot's row-major D[M,N] = lhs[M,K] . rhs[K,N] is cuBLASLt's
+// column-major D^T[N,M] = rhs^T . lhs^T: cuBLASLt's A is fp8dot's rhs, its B the lhs, its m is
+// fp8dot's N and its n fp8dot's M. Named apart so that the two views cannot be confused.
+struct LtShape {
+  int64_t m = 0;  // fp8dot's N, or N padded to 16 for FP8 kernels that need it (rhs rows)
+  int64_t n = 0;  // fp8dot's M (lhs rows)
+  int64_t k = 0;  // fp8dot's K, zero-padded to 16 bytes of elements
 };
 
 }  // namespace fp8dot::cuda
@@ -56,22 +31,20 @@ struct fp8dot::CudaDotPlan::Impl {
   std::string context;  // "f8e4m3fn x f8e4m3fn -> bf16, batch=1 M=.. N=.. K=.."
 
   // The three ways a plan runs.
-  bool upcast = false;           // e5m2 x e5m2: operands converted (f16, or f32 with block scales)
-  bool fused = false;            // everything in one cuBLASLt call (else S, then our epilogue)
-  bool scales_in_gemm = false;   // cuBLASLt applies the A/B scales (native FP8)
-  bool scales_in_gather = false; // block scales folded into the f32 upcast
-  std::string fused_rejection;   // why the fused path was not taken
+  bool upcast = false;            // e5m2 x e5m2: operands converted (f16, or f32 with block scales)
+  bool fused = false;             // everything in one cuBLASLt call (else S, then our epilogue)
+  bool scales_in_gemm = false;    // cuBLASLt applies the A/B scales (native FP8)
+  bool scales_in_gather = false;  // block scales folded into the f32 upcast
+  std::string fused_rejection;    // why the fused path was not taken
 
   cuda::PreparedTensor lhs, rhs, c, bias;
   cuda::PreparedScale lhs_scale, rhs_scale;
   std::unique_ptr<cuda::LtMatmul> gemm;
   DeviceBuffer workspace;
   DeviceBuffer gemm_output;  // S in f32 (unfused), or the padded D (fused with N padded)
-  int64_t k_padded = 0;
-  int64_t gemm_m = 0;    // cuBLASLt's m: N, or N padded to 16 for FP8 kernels that need it
-  int64_t n_padded = 0;  // D's leading dim (>= gemm_m)
-  std::string compute_note;   // when the compute type is not an exact match for the mode
-  std::string autotune_note;  // what autotuning did
+  cuda::LtShape lt;          // the GEMM as cuBLASLt sees it
+  int64_t n_padded = 0;      // D's leading dim (>= lt.m)
+  std::string compute_note;  // when the compute type is not an exact match for the mode
 };
 
 namespace fp8dot::cuda {
@@ -82,8 +55,5 @@ Status Autotune(CudaDotPlan::Impl& plan);
 
 // plan_explain.cc
 std::string ExplainPlan(const CudaDotPlan::Impl& plan);
-
-// plan_cache.cc: every field of the spec, as text (the plan cache's key).
-std::string DotSpecKey(const DotSpec& spec);
 
 }  // namespace fp8dot::cuda

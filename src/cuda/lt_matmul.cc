@@ -419,4 +419,55 @@ const char* EpilogueEnumName(cublasLtEpilogue_t epilogue) {
   }
 }
 
+cudaDataType_t CudaType(DType type) {
+  switch (type) {
+    case DType::kF8E4M3FN:
+      return CUDA_R_8F_E4M3;
+    case DType::kF8E5M2:
+      return CUDA_R_8F_E5M2;
+    case DType::kBF16:
+      return CUDA_R_16BF;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kF32:
+      return CUDA_R_32F;
+    case DType::kF64:
+      return CUDA_R_64F;
+  }
+  return CUDA_R_32F;
+}
+
+int32_t LtScaleMode(ScaleMode mode) {
+  switch (mode) {
+    case ScaleMode::kOuterVector:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleMode::kBlock1x128:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case ScaleMode::kBlock128x128:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    case ScaleMode::kNone:
+    case ScaleMode::kTensor:
+      break;
+  }
+  return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+}
+
+cublasLtEpilogue_t LtEpilogue(Epilogue epilogue) {
+  switch (epilogue) {
+    case Epilogue::kDefault:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::kBias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::kRelu:
+      return CUBLASLT_EPILOGUE_RELU;
+    case Epilogue::kBiasRelu:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case Epilogue::kGelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::kBiasGelu:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 }  // namespace fp8dot::cuda

@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "fp8dot/accumulator_model.h"
+#include "fp8dot/dot_spec.h"
+#include "fp8dot/k_split.h"
 #include "fp8dot/status.h"
 
 namespace fp8dot::cuda {
@@ -114,5 +115,10 @@ const char* ComputeTypeName(cublasComputeType_t type);
 const char* CudaDataTypeName(cudaDataType_t type);
 const char* ScaleModeEnumName(int32_t mode);
 const char* EpilogueEnumName(cublasLtEpilogue_t epilogue);
+
+// fp8dot's enums in cuBLASLt's terms.
+cudaDataType_t CudaType(DType type);
+int32_t LtScaleMode(ScaleMode mode);  // cublasLtMatmulMatrixScale_t
+cublasLtEpilogue_t LtEpilogue(Epilogue epilogue);
 
 }  // namespace fp8dot::cuda

@@ -31,7 +31,7 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
                  "m=%lld n=%lld k=%lld%s batch=%lld",
                  static_cast<long long>(config.m), static_cast<long long>(config.n),
                  static_cast<long long>(config.k),
-                 plan.k_padded != dot.k
+                 plan.lt.k != dot.k
                      ? StrFormat(" (K padded from %lld)", static_cast<long long>(dot.k)).c_str()
                      : "",
                  static_cast<long long>(config.batch)));
@@ -80,11 +80,11 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
                         spec.compute_amax ? ", amax" : ""));
     Line(out, "  (not fused because: " + plan.fused_rejection + ")");
   }
-  Line(out, StrFormat("algorithm: %s (%s of %d candidates)%s",
-                      plan.gemm->AlgorithmDescription(plan.gemm->chosen()).c_str(),
-                      plan.gemm->chosen() == 0 ? "first" : "autotuned pick",
-                      plan.gemm->candidate_count(),
-                      plan.autotune_note.empty() ? "" : ("; " + plan.autotune_note).c_str()));
+  Line(out, StrFormat(
+                "algorithm: %s (%s of %d candidates)%s",
+                plan.gemm->AlgorithmDescription(plan.gemm->chosen()).c_str(),
+                plan.gemm->chosen() == 0 ? "first" : "autotuned pick", plan.gemm->candidate_count(),
+                plan.info.autotune.ran ? ("; " + plan.info.autotune.ToString()).c_str() : ""));
   const std::string unaligned = plan.gemm->UnalignedAlgorithmDescription();
   if (unaligned != plan.gemm->AlgorithmDescription(plan.gemm->chosen())) {
     Line(out, StrFormat("  for pointers not %u-byte aligned: %s", plan.gemm->candidates_alignment(),
@@ -108,3 +108,14 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
 }
 
 }  // namespace fp8dot::cuda
+
+namespace fp8dot {
+
+std::string AutotuneSummary::ToString() const {
+  if (!ran) return "autotuning: off";
+  if (from_cache) return StrFormat("autotuning: taken from the cache file (candidate #%d)", chosen);
+  return StrFormat("autotuning: %d candidates timed, first %.4f ms, chosen #%d %.4f ms", candidates,
+                   first_ms, chosen, chosen_ms);
+}
+
+}  // namespace fp8dot

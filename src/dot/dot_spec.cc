@@ -338,4 +338,47 @@ StatusOr<CanonicalDot> ValidateDotSpec(const DotSpec& spec) {
   return dot;
 }
 
+namespace {
+
+std::string ListKey(const std::vector<int64_t>& values) { return DimsToString(values); }
+
+std::string OptionalTensorKey(const std::optional<TensorSpec>& t) {
+  return t ? t->ToString() : std::string("-");
+}
+
+// A scale: mode, dims, and layout unless it is row-major.
+std::string ScaleKey(const OperandScale& scale) {
+  const auto& [mode, dims, minor_to_major] = scale;  // every field (fails to compile otherwise)
+  const bool row_major =
+      minor_to_major.empty() || minor_to_major == RowMajorLayout(static_cast<int64_t>(dims.size()));
+  return StrFormat("%s%s%s%s", ScaleModeName(mode), ListKey(dims).c_str(), row_major ? "" : "L",
+                   row_major ? "" : ListKey(minor_to_major).c_str());
+}
+
+}  // namespace
+
+std::string DotSpecKey(const DotSpec& spec) {
+  // Every field, by name: a field added to DotSpec breaks this binding until it is keyed.
+  const auto& [lhs, rhs, dimension_numbers, precision_config, output_type, lhs_scale, rhs_scale,
+               alpha, beta, c, epilogue, bias, output_scale, compute_amax] = spec;
+  const auto& [lhs_batch, rhs_batch, lhs_contracting, rhs_contracting] = dimension_numbers;
+  const auto& [operand_precision, algorithm] = precision_config;
+  std::string key = StrFormat("%sx%s|b%s%s|c%s%s|p", lhs.ToString().c_str(), rhs.ToString().c_str(),
+                              ListKey(lhs_batch).c_str(), ListKey(rhs_batch).c_str(),
+                              ListKey(lhs_contracting).c_str(), ListKey(rhs_contracting).c_str());
+  for (Precision precision : operand_precision) {
+    key.append(PrecisionName(precision)).append(",");
+  }
+  key.append(AlgorithmName(algorithm));
+  key += StrFormat("|o%s|s%s,%s", DTypeName(output_type), ScaleKey(lhs_scale).c_str(),
+                   ScaleKey(rhs_scale).c_str());
+  // alpha and beta are exact in %a; beta's zero-ness changes the plan, the values do not, but
+  // they are cheap to key on and keep one plan per distinct call.
+  key += StrFormat("|a%a,%a", alpha, beta);
+  key += StrFormat("|C%s|e%s|B%s", OptionalTensorKey(c).c_str(), EpilogueName(epilogue),
+                   OptionalTensorKey(bias).c_str());
+  key += StrFormat("|d%d%d", output_scale ? 1 : 0, compute_amax ? 1 : 0);
+  return key;
+}
+
 }  // namespace fp8dot

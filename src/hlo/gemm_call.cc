@@ -1,7 +1,6 @@
 #include "hlo/gemm_call.h"
 
-#include "hlo/passes/fp8_gemm_rewriter.h"
-#include "hlo/passes/gemm_backend_config.h"
+#include "fp8dot/hlo/gemm_backend_config.h"
 
 namespace fp8dot::hlo {
 namespace {

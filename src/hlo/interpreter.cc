@@ -6,8 +6,8 @@
 
 #include <unordered_map>
 
+#include "fp8dot/hlo/gemm_backend_config.h"
 #include "hlo/interpreter_ops.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -81,30 +81,6 @@ bool IsGemmTarget(const std::string& target) {
 }
 
 }  // namespace
-
-const char* DotBackendName(DotBackend backend) {
-  switch (backend) {
-    case DotBackend::kCpuEmulation:
-      return "cpu-emulation";
-    case DotBackend::kCpuBlas:
-      return "cpu-blas";
-    case DotBackend::kCpuReference:
-      return "cpu-reference";
-    case DotBackend::kCuda:
-      return "cuda";
-  }
-  return "unknown";
-}
-
-StatusOr<DotBackend> ParseDotBackend(std::string_view text) {
-  for (DotBackend backend : {DotBackend::kCpuEmulation, DotBackend::kCpuBlas,
-                             DotBackend::kCpuReference, DotBackend::kCuda}) {
-    if (text == DotBackendName(backend)) return backend;
-  }
-  return InvalidArgument(
-      "unknown dot backend '%.*s' (expected cpu-emulation, cpu-blas, cpu-reference or cuda)",
-      static_cast<int>(text.size()), text.data());
-}
 
 StatusOr<Value> HloInterpreter::Evaluate(const HloModule& module,
                                          const std::vector<Value>& arguments) {

@@ -3,12 +3,9 @@
 // ResolveAccumulation decides for the operand types and the PrecisionConfig.
 #include <string>
 
-#include "fp8dot/cpu_backend.h"
-#include "fp8dot/cuda_backend.h"
+#include "fp8dot/hlo/gemm_backend_config.h"
 #include "hlo/gemm_call.h"
 #include "hlo/interpreter_ops.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
-#include "hlo/passes/gemm_backend_config.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -64,28 +61,16 @@ Value Zeros(const Shape& shape) {
 
 StatusOr<DotResult> HloInterpreter::RunDot(const HloInstruction& instruction, const DotSpec& spec,
                                            const DotArguments& arguments) {
-  CudaDotStats stats;
-  stats.milliseconds = -1;
-  StatusOr<DotResult> result = [&]() -> StatusOr<DotResult> {
-    switch (options_.dot_backend) {
-      case DotBackend::kCpuEmulation:
-        return EmulatedDot(spec, arguments, options_.accumulator_model);
-      case DotBackend::kCpuBlas:
-        return BlasDot(spec, arguments);
-      case DotBackend::kCpuReference:
-        return ReferenceDot(spec, arguments);
-      case DotBackend::kCuda:
-        return CudaDot(spec, arguments, &stats);
-    }
-    return Internal("unknown dot backend");
-  }();
+  DotRunInfo run;
+  StatusOr<DotResult> result =
+      fp8dot::RunDot(options_.dot_backend, spec, arguments, options_.dot_options, &run);
   if (!result.ok()) return Prefixed(instruction, result.status());
   GemmRecord record;
   record.instruction = instruction.NameForErrors();
   record.problem =
       spec.lhs.ToString() + " x " + spec.rhs.ToString() + " -> " + DTypeName(spec.output_type);
   record.accumulation = result->accumulation;
-  if (options_.dot_backend == DotBackend::kCuda) record.device_milliseconds = stats.milliseconds;
+  if (run.backend == Backend::kCuda) record.device_milliseconds = run.milliseconds;
   gemm_records_.push_back(std::move(record));
   return result;
 }

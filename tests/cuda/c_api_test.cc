@@ -52,7 +52,7 @@ TEST(CApiTest, ScaledMmMatchesTheReferenceInBothModes) {
     DotResult got = *testing::Download(*g, p.spec, *ValidateDotSpec(p.spec));
     const ErrorStats stats =
         *CompareToReference(got.output, *ReferenceDotExact(p.spec, p.arguments()));
-    EXPECT_EQ(stats.nan_count, 0);
+    EXPECT_EQ(stats.nonfinite_mismatches, 0);
     const AccumulationMode mode = precision == Precision::kDefault ? AccumulationMode::kFp8Fast
                                                                    : AccumulationMode::kFp8Promoted;
     EXPECT_LT(stats.relative_frobenius,

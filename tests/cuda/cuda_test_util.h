@@ -16,11 +16,10 @@
 #include "fp8dot/error_metrics.h"
 
 // GPU tests skip visibly (with the reason) where there is no Hopper GPU, e.g. in CI.
-#define FP8_SKIP_WITHOUT_GPU()                                                 \
-  do {                                                                         \
-    ::fp8dot::StatusOr<::fp8dot::CudaDeviceInfo> fp8_device_ =                 \
-        ::fp8dot::QueryCudaDevice();                                           \
-    if (!fp8_device_.ok()) GTEST_SKIP() << fp8_device_.status().message();     \
+#define FP8_SKIP_WITHOUT_GPU()                                                              \
+  do {                                                                                      \
+    ::fp8dot::StatusOr<::fp8dot::CudaDeviceInfo> fp8_device_ = ::fp8dot::QueryCudaDevice(); \
+    if (!fp8_device_.ok()) GTEST_SKIP() << fp8_device_.status().message();                  \
   } while (0)
 
 #define FP8_ASSERT_OK(expr)                                  \
@@ -75,7 +74,8 @@ inline double Tolerance(const DotSpec& spec, const CanonicalDot& dot) {
   return AccumulationTolerance(mode, dot.k) + OutputRoundingTolerance(spec.output_type);
 }
 
-// ---- Problems ------------------------------------------------------------------------------------
+// ---- Problems
+// ------------------------------------------------------------------------------------
 
 // The same values in another layout (minor_to_major).
 inline HostTensor WithLayout(const HostTensor& tensor, const std::vector<int64_t>& minor_to_major) {
@@ -114,8 +114,9 @@ struct GpuRun {
 
 inline StatusOr<DeviceBuffer> Upload(const HostTensor* tensor) {
   if (tensor == nullptr) return DeviceBuffer();
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer buffer,
-                       DeviceBuffer::Allocate(static_cast<size_t>(tensor->size_in_bytes()), "test"));
+  FP8_ASSIGN_OR_RETURN(
+      DeviceBuffer buffer,
+      DeviceBuffer::Allocate(static_cast<size_t>(tensor->size_in_bytes()), "test"));
   if (cudaMemcpy(buffer.data(), tensor->data(), buffer.size(), cudaMemcpyHostToDevice) !=
       cudaSuccess) {
     return Internal("upload failed");
@@ -147,9 +148,15 @@ inline StatusOr<GpuBuffers> MakeGpuBuffers(const DotProblem& p, const CanonicalD
     FP8_ASSIGN_OR_RETURN(g.amax, DeviceBuffer::Allocate(sizeof(float), "amax"));
     if (cudaMemset(g.amax.data(), 0xFF, sizeof(float)) != cudaSuccess) return Internal("poison");
   }
-  g.pointers = {g.lhs.data(),          g.rhs.data(),   g.lhs_scale.as<const float>(),
-                g.rhs_scale.as<const float>(), g.c.data(), g.bias.data(),
-                g.output_scale.as<const float>(), g.output.data(), g.amax.as<float>()};
+  g.pointers = {g.lhs.data(),
+                g.rhs.data(),
+                g.lhs_scale.as<const float>(),
+                g.rhs_scale.as<const float>(),
+                g.c.data(),
+                g.bias.data(),
+                g.output_scale.as<const float>(),
+                g.output.data(),
+                g.amax.as<float>()};
   return g;
 }
 
@@ -158,8 +165,8 @@ inline StatusOr<DotResult> Download(const GpuBuffers& g, const DotSpec& spec,
   DotResult result;
   result.accumulation = dot.accumulation;
   FP8_ASSIGN_OR_RETURN(result.output, HostTensor::Create(spec.output_type, dot.output_dims));
-  if (cudaMemcpy(result.output.data(), g.output.data(), g.output.size(),
-                 cudaMemcpyDeviceToHost) != cudaSuccess) {
+  if (cudaMemcpy(result.output.data(), g.output.data(), g.output.size(), cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
     return Internal("download failed: %s", cudaGetErrorString(cudaGetLastError()));
   }
   if (spec.compute_amax) {
@@ -208,7 +215,8 @@ inline double ExpectMatchesReference(DotProblem p, const std::string& label, dou
   EXPECT_TRUE(error.ok()) << label;
   if (!error.ok()) return -1;
   const double tolerance = Tolerance(p.spec, *dot) + extra;
-  EXPECT_EQ(error->nan_count, 0) << label << ": unwritten or NaN elements\n" << run->explain;
+  EXPECT_EQ(error->nonfinite_mismatches, 0) << label << ": unwritten or NaN elements\n"
+                                            << run->explain;
   EXPECT_LE(error->relative_frobenius, tolerance)
       << label << ": relative Frobenius error " << error->relative_frobenius << " > tolerance "
       << tolerance << " (max abs " << error->max_abs << ")\n"
@@ -221,8 +229,8 @@ inline double ExpectMatchesReference(DotProblem p, const std::string& label, dou
     // amax is taken from D in f32 before the output conversion: only the accumulation error.
     EXPECT_TRUE(run->result.amax.has_value()) << label;
     if (run->result.amax.has_value()) {
-      EXPECT_NEAR(*run->result.amax, amax, AccumulationTolerance(dot->accumulation, dot->k) * amax * 4 +
-                                               1e-6)
+      EXPECT_NEAR(*run->result.amax, amax,
+                  AccumulationTolerance(dot->accumulation, dot->k) * amax * 4 + 1e-6)
           << label << ": amax";
     }
   }

@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "fp8dot/cuda_device.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/interpreter.h"
 #include "fp8dot/npy.h"
 #include "hlo/hlo_test_util.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -95,7 +95,7 @@ TEST(DeviceExecutorTest, MatchesTheHostInterpreterOnTheGpu) {
   if (!QueryCudaDevice().ok()) GTEST_SKIP() << "no GPU: " << QueryCudaDevice().status().message();
   std::unique_ptr<HloModule> module = Fused(kTwoGemms);
   const std::vector<Value> arguments = RandomArguments(*module);
-  HloInterpreter interpreter({.dot_backend = DotBackend::kCuda});
+  HloInterpreter interpreter({.dot_backend = Backend::kCuda});
   Value expected = *interpreter.Evaluate(*module, arguments);
   StatusOr<std::unique_ptr<DeviceGemmExecutor>> executor =
       DeviceGemmExecutor::Prepare(*module, arguments);

@@ -9,9 +9,9 @@
 #include <limits>
 #include <sstream>
 
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -34,7 +34,7 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
 }
 
 StatusOr<Value> Eval(const std::string& text, const std::vector<Value>& args,
-                     DotBackend backend = DotBackend::kCpuReference) {
+                     Backend backend = Backend::kCpuReference) {
   std::unique_ptr<HloModule> module = Parse(text);
   if (module == nullptr) return InvalidArgument("parse failed");
   HloInterpreter interpreter({.dot_backend = backend});
@@ -603,7 +603,7 @@ TEST(InterpreterTest, Fp8DotRunsWithItsResolvedAccumulation) {
       "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
       "ROOT d = bf16[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
   std::unique_ptr<HloModule> module = Parse(text);
-  HloInterpreter interpreter({.dot_backend = DotBackend::kCpuEmulation});
+  HloInterpreter interpreter({.dot_backend = Backend::kCpuEmulation});
   StatusOr<Value> value = interpreter.Evaluate(
       *module, {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {5, 6, 7, 8})});
   ASSERT_TRUE(value.ok()) << value.status().ToString();
@@ -659,7 +659,7 @@ TEST(InterpreterTest, Fp8GemmCustomCallWithCBiasScaleDAndAmax) {
            {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {5, 6, 7, 8}),
             Arr(P::kBF16, {2, 2}, {1, 1, -100, 0}), Value::Scalar(P::kF32, 2),
             Value::Scalar(P::kF32, 1), Value::Scalar(P::kF32, 2), Arr(P::kBF16, {2}, {0.5, -2})},
-           DotBackend::kCpuReference);
+           Backend::kCpuReference);
   ASSERT_TRUE(value.ok()) << value.status().ToString();
   // D * 2 = [[41, 42], [-113, 96]] in e4m3fn (spacing 8 in [64,128), 4 in [32,64)):
   // 41 -> 40, 42 -> 40 (tie to even mantissa: 40 = 1.25*32, 44 = 1.375*32 -> 40), -113 -> -112,
@@ -699,7 +699,7 @@ TEST(InterpreterTest, PlainCublasLtMatmulCustomCall) {
 
 // Runs `text` before and after Fp8GemmRewriter on the same random inputs; returns the max
 // relative error |rewritten - original| / max|original| over the first output.
-double RewrittenVsOriginal(const std::string& text, DotBackend backend, int64_t* custom_calls) {
+double RewrittenVsOriginal(const std::string& text, Backend backend, int64_t* custom_calls) {
   std::unique_ptr<HloModule> original = Parse(text);
   std::unique_ptr<HloModule> rewritten = Parse(text);
   StatusOr<bool> changed = Fp8GemmRewriter().Run(rewritten.get());
@@ -744,7 +744,7 @@ TEST(InterpreterTest, FusedGemmMatchesThePlainDotExactlyWithTheReferenceBackend)
   // and FP8 x f32 products fit in f32) and of the final bf16 output.
   int64_t custom_calls = 0;
   const double error = RewrittenVsOriginal(ReadFixture("jax_fp8_scaled_dot.hlo"),
-                                           DotBackend::kCpuReference, &custom_calls);
+                                           Backend::kCpuReference, &custom_calls);
   EXPECT_EQ(custom_calls, 1);
   EXPECT_LE(error, 1.0 / 256);  // at most one bf16 rounding apart
 }
@@ -754,7 +754,7 @@ TEST(InterpreterTest, FusedGemmMatchesThePlainDotWithinFastAccumulationError) {
   // dot with TF32 inputs: both within ~1e-2 of each other relative to the largest output.
   int64_t custom_calls = 0;
   const double error = RewrittenVsOriginal(ReadFixture("jax_fp8_scaled_dot.hlo"),
-                                           DotBackend::kCpuEmulation, &custom_calls);
+                                           Backend::kCpuEmulation, &custom_calls);
   EXPECT_EQ(custom_calls, 1);
   EXPECT_LE(error, 2e-2);
 }
@@ -872,13 +872,13 @@ TEST(InterpreterTest, CudaBackendRunsOrSaysUnavailable) {
       "ROOT d = f32[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
   std::vector<Value> arguments = {*RandomValue(Shape::MakeArray(P::kF8E4M3FN, {16, 32}), 1),
                                   *RandomValue(Shape::MakeArray(P::kF8E4M3FN, {32, 16}), 2)};
-  StatusOr<Value> cuda = Eval(text, arguments, DotBackend::kCuda);
+  StatusOr<Value> cuda = Eval(text, arguments, Backend::kCuda);
   if (!cuda.ok()) {
     EXPECT_EQ(cuda.status().code(), StatusCode::kUnavailable) << cuda.status().ToString();
     EXPECT_NE(cuda.status().message().find("%d (line"), std::string::npos);
     return;
   }
-  StatusOr<Value> cpu = Eval(text, arguments, DotBackend::kCpuReference);
+  StatusOr<Value> cpu = Eval(text, arguments, Backend::kCpuReference);
   ASSERT_TRUE(cpu.ok());
   for (size_t i = 0; i < cpu->values.size(); ++i) {
     EXPECT_NEAR(cuda->values[i], cpu->values[i], 1e-2 * (1 + std::fabs(cpu->values[i])));

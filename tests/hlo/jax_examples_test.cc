@@ -8,12 +8,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "fp8dot/hlo/convert_round_trip_remover.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "fp8dot/hlo/interpreter.h"
 #include "fp8dot/npy.h"
-#include "hlo/passes/convert_round_trip_remover.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -28,7 +28,7 @@ struct Comparison {
 };
 
 Comparison RunAgainstXla(const std::string& name, bool xla_excess_precision = false,
-                         DotBackend backend = DotBackend::kCpuEmulation) {
+                         Backend backend = Backend::kCpuEmulation) {
   Comparison comparison;
   StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModuleFile(kDir + name + ".hlo");
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
@@ -124,7 +124,7 @@ TEST(JaxExamplesTest, XlaSplitsKSoItsFastAccumulationLosesNothing) {
     std::stringstream optimized;
     optimized << file.rdbuf();
     EXPECT_NE(optimized.str().find("f32[8,64,128]{2,1,0}, s8["), std::string::npos) << name;
-    Comparison xla_vs_exact = RunAgainstXla(name, false, DotBackend::kCpuReference);
+    Comparison xla_vs_exact = RunAgainstXla(name, false, Backend::kCpuReference);
     Comparison xla_vs_fp8dot = RunAgainstXla(name);
     ASSERT_EQ(xla_vs_exact.relative_errors.size(), 1u);
     // f32 sums of 8 exact slices: ~sqrt(8) * 2^-24 relative per output, far below 1e-4.

@@ -166,7 +166,8 @@ TEST(RunCliTest, CudaWithoutAGpuIsAOneLineError) {
 TEST(RunCliTest, BadInputsExitWithOneLineReasons) {
   ExpectOneLineError(RunCli("run /nonexistent.hlo"), "fp8dot run: error: ");
   ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --backend tpu"),
-                     "--backend must be cpu or cuda, got 'tpu'");
+                     "unknown --backend 'tpu' (expected auto, cpu, cpu-emulation, cpu-blas, "
+                     "cpu-reference or cuda)");
   ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --cpu-path fast"),
                      "fp8dot run: error: ");
   ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --inputs a.npy"),

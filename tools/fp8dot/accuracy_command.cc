@@ -43,14 +43,14 @@ StatusOr<Measurement> MeasureError(DotProblemOptions options, const BackendChoic
     FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".rhs.npy", problem.rhs));
     FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + mode + ".npy", run.result.output));
     std::ofstream json(record_prefix + mode + ".json");
-    json << "{\"backend\": \"" << run.backend_description
-         << "\", \"k_slices\": " << run.k_split.slices << ", \"k_tile\": " << run.k_split.tile
-         << "}\n";
+    json << "{\"backend\": \"" << run.run.description
+         << "\", \"k_slices\": " << run.run.k_split.slices
+         << ", \"k_tile\": " << run.run.k_split.tile << "}\n";
     if (!json) return NotFound("cannot write '%s'", (record_prefix + mode + ".json").c_str());
   }
   FP8_ASSIGN_OR_RETURN(HostTensor reference, ReferenceDotExact(problem.spec, problem.arguments()));
   FP8_ASSIGN_OR_RETURN(ErrorStats error, CompareToReference(run.result.output, reference));
-  return Measurement{error.relative_frobenius, run.k_split};
+  return Measurement{error.relative_frobenius, run.run.k_split};
 }
 
 Status RunAccuracyCommand(const AccuracyFlags& flags) {
@@ -75,8 +75,8 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
       "accuracy: %s x %s, M=%lld N=%lld, f32 output, relative Frobenius error vs the exact "
       "reference, backend %s",
       DTypeName(base.lhs_type), DTypeName(base.rhs_type), static_cast<long long>(base.m),
-      static_cast<long long>(base.n), flags.dot.backend.c_str());
-  if (choice.cpu_path == CpuPath::kEmulation) {
+      static_cast<long long>(base.n), flags.dot.backend.backend.c_str());
+  if (ResolveBackend(choice.backend) == Backend::kCpuEmulation) {
     std::printf(
         " (emulation: %d fraction bits, %s, groups of %d, promotion every %d, products aligned "
         "by %s)",
@@ -120,8 +120,8 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
     csv.close();
     // NOTE: matplotlib draws the plot (scripts/plot_accuracy.py); the arguments are quoted.
     const std::string command = "python3 '" FP8DOT_SOURCE_DIR "/scripts/plot_accuracy.py' '" +
-                                flags.plot_path + "' '" + flags.dot.backend + "=" + flags.csv_path +
-                                "'";
+                                flags.plot_path + "' '" + flags.dot.backend.backend + "=" +
+                                flags.csv_path + "'";
     if (std::system(command.c_str()) != 0) {
       return Internal("plotting failed: %s (is matplotlib installed? pip install matplotlib)",
                       command.c_str());

@@ -1,21 +1,40 @@
 #include "backend_runner.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
-
-#include "fp8dot/cpu_backend.h"
-#include "fp8dot/cuda_backend.h"
-#include "fp8dot/cuda_device.h"
 
 namespace fp8dot::cli {
 
-StatusOr<CpuPath> ParseCpuPath(const std::string& text) {
-  if (text == "emulation") return CpuPath::kEmulation;
-  if (text == "blas") return CpuPath::kBlas;
-  if (text == "reference") return CpuPath::kReference;
-  return InvalidArgument("unknown --cpu-path '%s' (expected emulation, blas or reference)",
-                         text.c_str());
+void AddBackendFlags(CLI::App& command, BackendFlags& flags) {
+  command.add_option("--backend", flags.backend,
+                     "auto (cuda when a Hopper GPU is present, else cpu), cpu (= cpu-emulation), "
+                     "cpu-emulation, cpu-blas, cpu-reference or cuda");
+  command.add_option("--cpu-path", flags.cpu_path,
+                     "With --backend cpu (or auto without a GPU): emulation (models the "
+                     "accumulation), blas (f32, fast) or reference (exact)");
+}
+
+StatusOr<Backend> ToBackend(const BackendFlags& flags) {
+  StatusOr<Backend> backend = ParseBackend(flags.backend);
+  if (!backend.ok()) {
+    return InvalidArgument(
+        "unknown --backend '%s' (expected auto, cpu, cpu-emulation, "
+        "cpu-blas, cpu-reference or cuda)",
+        flags.backend.c_str());
+  }
+  if (flags.cpu_path.empty()) return *backend;
+  StatusOr<Backend> path = ParseBackend("cpu-" + flags.cpu_path);
+  if (!path.ok() || !IsCpuBackend(*path)) {
+    return InvalidArgument("unknown --cpu-path '%s' (expected emulation, blas or reference)",
+                           flags.cpu_path.c_str());
+  }
+  if (flags.backend != "cpu" && flags.backend != "auto") {
+    return InvalidArgument("--cpu-path %s contradicts --backend %s (use --backend cpu)",
+                           flags.cpu_path.c_str(), flags.backend.c_str());
+  }
+  const Backend resolved = ResolveBackend(*backend);
+  return IsCpuBackend(resolved) ? *path : resolved;
 }
 
 int SplitKChoice::SlicesFor(int64_t k) const {
@@ -58,50 +77,13 @@ StatusOr<SplitKChoice> ParseSplitKChoice(const std::string& text) {
 }
 
 StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoice& choice) {
-  std::string backend = choice.backend;
-  if (backend == "auto") backend = QueryCudaDevice().ok() ? "cuda" : "cpu";
-  if (backend == "cuda") {
-    StatusOr<CudaDeviceInfo> device = QueryCudaDevice();
-    if (!device.ok()) return device.status();
-    CudaDotStats stats;  // device time of the plan's run (CUDA events), copies excluded
-    StatusOr<DotResult> result = CudaDot(problem.spec, problem.arguments(), &stats);
-    if (!result.ok()) return result.status();
-    TimedResult timed;
-    timed.result = std::move(result).value();
-    timed.backend_description = "cuda (cuBLASLt on " + device->name + ", kernel time)";
-    timed.milliseconds = stats.milliseconds;
-    timed.k_split = stats.k_split;
-    return timed;
-  }
-  if (backend != "cpu") {
-    return InvalidArgument("unknown --backend '%s' (expected cpu, cuda or auto)", backend.c_str());
-  }
+  RunDotOptions options;
+  options.accumulator_model = choice.model;
+  FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(problem.spec));
+  options.accumulator_model.split.slices = choice.split_k.SlicesFor(dot.k);
   TimedResult timed;
-  const auto start = std::chrono::steady_clock::now();
-  StatusOr<DotResult> result = Internal("unreachable");
-  switch (choice.cpu_path) {
-    case CpuPath::kEmulation: {
-      timed.backend_description = "cpu (emulation of the accumulation)";
-      FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(problem.spec));
-      Fp8AccumulatorModel model = choice.model;
-      model.split.slices = choice.split_k.SlicesFor(dot.k);
-      timed.k_split = model.split;
-      result = EmulatedDot(problem.spec, problem.arguments(), model);
-      break;
-    }
-    case CpuPath::kBlas:
-      timed.backend_description = "cpu (OpenBLAS, f32 accumulation)";
-      result = BlasDot(problem.spec, problem.arguments());
-      break;
-    case CpuPath::kReference:
-      timed.backend_description = "cpu (reference, exact products and f64 sums)";
-      result = ReferenceDot(problem.spec, problem.arguments());
-      break;
-  }
-  const auto stop = std::chrono::steady_clock::now();
-  if (!result.ok()) return result.status();
-  timed.result = std::move(result).value();
-  timed.milliseconds = std::chrono::duration<double, std::milli>(stop - start).count();
+  FP8_ASSIGN_OR_RETURN(
+      timed.result, RunDot(choice.backend, problem.spec, problem.arguments(), options, &timed.run));
   return timed;
 }
 

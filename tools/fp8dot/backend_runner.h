@@ -1,15 +1,28 @@
-// Runs a DotProblem on the backend the user chose and times it.
+// The CLI's backend flags (--backend, --cpu-path, the emulation's --split-k), shared by `dot`,
+// `accuracy`, `probe` and `run`, and one call that runs a DotProblem through RunDot.
 #pragma once
 
 #include <map>
 #include <string>
 
-#include "fp8dot/accumulator_model.h"
 #include "fp8dot/dot_problem.h"
+#include "fp8dot/run_dot.h"
+
+namespace CLI {
+class App;
+}
 
 namespace fp8dot::cli {
 
-enum class CpuPath { kEmulation, kBlas, kReference };
+// --backend NAME (fp8dot::ParseBackend's names) and --cpu-path PATH (emulation, blas,
+// reference), which picks the CPU path when the backend is `cpu`, or `auto` on a machine
+// without a GPU.
+struct BackendFlags {
+  std::string backend;
+  std::string cpu_path;  // empty: the backend's own (emulation for cpu and auto)
+};
+void AddBackendFlags(CLI::App& command, BackendFlags& flags);
+StatusOr<Backend> ToBackend(const BackendFlags& flags);
 
 // The emulation's split-K slices: one count for every K, or one per K ("16384=6,65536=25", as
 // `fp8dot accuracy --backend cuda` prints what cuBLASLt chose); K values not listed get 1.
@@ -21,21 +34,16 @@ struct SplitKChoice {
 StatusOr<SplitKChoice> ParseSplitKChoice(const std::string& text);
 
 struct BackendChoice {
-  std::string backend = "auto";  // auto | cpu | cuda
-  CpuPath cpu_path = CpuPath::kEmulation;
+  Backend backend = Backend::kAuto;
   Fp8AccumulatorModel model;  // model.split.slices comes from split_k for each problem's K
   SplitKChoice split_k;
 };
 
 struct TimedResult {
   DotResult result;
-  std::string backend_description;  // "cpu (emulation)", ...
-  double milliseconds = 0;
-  KSplit k_split;  // how the backend cut K (the CUDA plan's algorithm, or the emulation's)
+  DotRunInfo run;  // the backend that ran, its time, how it cut K, the CUDA plan
 };
 
-StatusOr<CpuPath> ParseCpuPath(const std::string& text);
-// "auto" is cuda when the CUDA backend is built and a Hopper GPU is present, else cpu.
 StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoice& choice);
 
 }  // namespace fp8dot::cli

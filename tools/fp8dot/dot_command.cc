@@ -68,13 +68,10 @@ Status RunDotCommand(const DotCommandFlags& flags) {
 
   FP8_ASSIGN_OR_RETURN(TimedResult run, RunOnBackend(problem, choice));
   const double gflops = 2.0 * static_cast<double>(dot.batch * dot.m) * static_cast<double>(dot.n) *
-                        static_cast<double>(dot.k) / (run.milliseconds * 1e6);
-  std::printf("backend:      %s\n", run.backend_description.c_str());
-  if (flags.explain && run.backend_description.rfind("cuda", 0) == 0) {
-    FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec));  // the plan that ran
-    std::printf("%s", plan->Explain().c_str());
-  }
-  std::printf("time:         %.3f ms (%.2f GFLOP/s)\n", run.milliseconds, gflops);
+                        static_cast<double>(dot.k) / (run.run.milliseconds * 1e6);
+  std::printf("backend:      %s\n", run.run.description.c_str());
+  if (flags.explain && run.run.plan != nullptr) std::printf("%s", run.run.plan->Explain().c_str());
+  std::printf("time:         %.3f ms (%.2f GFLOP/s)\n", run.run.milliseconds, gflops);
   if (run.result.amax.has_value()) std::printf("amax:         %.6g\n", *run.result.amax);
   if (!flags.no_reference) {
     FP8_ASSIGN_OR_RETURN(HostTensor reference, ReferenceDotExact(spec, problem.arguments()));
@@ -82,9 +79,10 @@ Status RunDotCommand(const DotCommandFlags& flags) {
     FP8_ASSIGN_OR_RETURN(ErrorStats error,
                          CompareToReference(run.result.output, reference, output_scale));
     std::printf(
-        "error:        relative Frobenius %.3e, max abs %.3e, NaN %lld "
-        "(vs exact reference)\n",
-        error.relative_frobenius, error.max_abs, static_cast<long long>(error.nan_count));
+        "error:        relative Frobenius %.3e, max abs %.3e, max abs / max |reference| %.3e, "
+        "NaN/inf mismatches %lld (vs exact reference)\n",
+        error.relative_frobenius, error.max_abs, error.max_relative,
+        static_cast<long long>(error.nonfinite_mismatches));
   }
   if (!flags.output_path.empty()) {
     FP8_RETURN_IF_ERROR(WriteNpy(flags.output_path, run.result.output));

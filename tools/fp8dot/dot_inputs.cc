@@ -51,11 +51,7 @@ void AddDotFlags(CLI::App& command, DotFlags& flags) {
   command.add_option("--distribution", flags.distribution,
                      "Random inputs: symmetric, positive, heavy-tailed, mixed");
   command.add_option("--seed", flags.seed, "Random seed");
-  command.add_option("--backend", flags.backend,
-                     "cpu, cuda or auto (cuda when a Hopper GPU is present)");
-  command.add_option(
-      "--cpu-path", flags.cpu_path,
-      "CPU backend: emulation (models the accumulation), blas (f32, fast), reference");
+  AddBackendFlags(command, flags.backend);
   command.add_option("--accumulator-bits", flags.accumulator_bits,
                      "Emulation: fraction bits kept by the FP8 fast accumulator");
   command.add_option("--accumulator-rounding", flags.accumulator_rounding,
@@ -159,8 +155,7 @@ StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags) {
 
 StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags) {
   BackendChoice choice;
-  choice.backend = flags.backend;
-  FP8_ASSIGN_OR_RETURN(choice.cpu_path, ParseCpuPath(flags.cpu_path));
+  FP8_ASSIGN_OR_RETURN(choice.backend, ToBackend(flags.backend));
   choice.model.mantissa_bits = flags.accumulator_bits;
   choice.model.group_size = flags.accumulator_group;
   choice.model.promotion_interval = flags.promotion_interval;

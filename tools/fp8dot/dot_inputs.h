@@ -28,8 +28,7 @@ struct DotFlags {
   bool amax = false;
   std::string distribution = "symmetric";
   uint64_t seed = 1;
-  std::string backend = "auto";
-  std::string cpu_path = "emulation";
+  BackendFlags backend{.backend = "auto"};
   int accumulator_bits = Fp8AccumulatorModel().mantissa_bits;
   std::string accumulator_rounding = "truncate";
   int accumulator_group = Fp8AccumulatorModel().group_size;

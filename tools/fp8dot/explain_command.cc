@@ -4,10 +4,10 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
+#include "fp8dot/hlo/gemm_backend_config.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
-#include "hlo/passes/gemm_backend_config.h"
 
 namespace fp8dot::cli {
 namespace {

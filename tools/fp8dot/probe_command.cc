@@ -106,7 +106,7 @@ Status RunProbeCommand(const ProbeFlags& flags) {
       "probe: crafted %s x %s dot products, K=%lld, backend %s vs the emulation (%d fraction "
       "bits, %s, groups of %d, promotion every %d)\n\n",
       DTypeName(types.lhs_type), DTypeName(types.rhs_type), static_cast<long long>(flags.k),
-      flags.dot.backend.c_str(), choice.model.mantissa_bits,
+      flags.dot.backend.backend.c_str(), choice.model.mantissa_bits,
       AccumulatorRoundingName(choice.model.rounding), choice.model.group_size,
       choice.model.promotion_interval);
   std::printf(

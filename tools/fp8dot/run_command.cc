@@ -16,13 +16,15 @@
 
 #include "backend_runner.h"
 #include "commands.h"
+#include "fp8dot/arithmetic.h"
+#include "fp8dot/error_metrics.h"
+#include "fp8dot/hlo/convert_round_trip_remover.h"
 #include "fp8dot/hlo/device_executor.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "fp8dot/hlo/interpreter.h"
 #include "fp8dot/npy.h"
-#include "hlo/passes/convert_round_trip_remover.h"
-#include "hlo/passes/fp8_gemm_rewriter.h"
 
 namespace fp8dot::cli {
 namespace {
@@ -34,8 +36,7 @@ using hlo::Value;
 
 struct RunCommandFlags {
   std::string module_path;
-  std::string backend = "cpu";
-  std::string cpu_path = "emulation";
+  BackendFlags backend{.backend = "cpu"};
   std::vector<std::string> inputs;
   uint64_t seed = 1;
   std::string outputs_dir;
@@ -58,23 +59,6 @@ StatusOr<std::unique_ptr<HloModule>> LoadModule(const RunCommandFlags& flags) {
                 static_cast<long long>(removed));
   }
   return module;
-}
-
-StatusOr<hlo::DotBackend> ChooseDotBackend(const RunCommandFlags& flags) {
-  if (flags.backend == "cuda") return hlo::DotBackend::kCuda;
-  if (flags.backend != "cpu") {
-    return InvalidArgument("--backend must be cpu or cuda, got '%s'", flags.backend.c_str());
-  }
-  FP8_ASSIGN_OR_RETURN(CpuPath path, ParseCpuPath(flags.cpu_path));
-  switch (path) {
-    case CpuPath::kEmulation:
-      return hlo::DotBackend::kCpuEmulation;
-    case CpuPath::kBlas:
-      return hlo::DotBackend::kCpuBlas;
-    case CpuPath::kReference:
-      return hlo::DotBackend::kCpuReference;
-  }
-  return Internal("unknown cpu path");
 }
 
 // One argument per entry parameter: the --inputs .npy files in order, or random values.
@@ -138,27 +122,27 @@ uint64_t Fnv1a(const std::vector<uint8_t>& bytes) {
   return hash;
 }
 
-// numpy's descr for pred and integer types (npy.h writes the float types).
+// numpy's descr for pred and integer types (npy.h names the float types).
 const char* NumpyIntegerDescr(hlo::PrimitiveType type) {
   switch (type) {
     case hlo::PrimitiveType::kPred:
-      return "|b1";
+      return "'|b1'";
     case hlo::PrimitiveType::kS8:
-      return "|i1";
+      return "'|i1'";
     case hlo::PrimitiveType::kS16:
-      return "<i2";
+      return "'<i2'";
     case hlo::PrimitiveType::kS32:
-      return "<i4";
+      return "'<i4'";
     case hlo::PrimitiveType::kS64:
-      return "<i8";
+      return "'<i8'";
     case hlo::PrimitiveType::kU8:
-      return "|u1";
+      return "'|u1'";
     case hlo::PrimitiveType::kU16:
-      return "<u2";
+      return "'<u2'";
     case hlo::PrimitiveType::kU32:
-      return "<u4";
+      return "'<u4'";
     case hlo::PrimitiveType::kU64:
-      return "<u8";
+      return "'<u8'";
     default:
       return nullptr;
   }
@@ -174,61 +158,11 @@ Status WriteValueNpy(const std::string& path, const Value& value) {
     return InvalidArgument("%s: cannot write %s as .npy", path.c_str(),
                            value.ShapeString().c_str());
   }
-  std::string shape = "(";
-  for (size_t i = 0; i < value.shape.dimensions().size(); ++i) {
-    shape += std::to_string(value.shape.dimensions()[i]) + (i == 0 ? "," : "");
-    if (i + 1 < value.shape.dimensions().size()) shape += " ";
-  }
-  shape += ")";
-  std::string header =
-      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  const size_t unpadded = 10 + header.size() + 1;  // magic(6) version(2) length(2) ... '\n'
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
-  std::string bytes = "\x93NUMPY";
-  bytes += '\x01';
-  bytes += '\x00';
-  bytes += static_cast<char>(header.size() & 0xff);
-  bytes += static_cast<char>(header.size() >> 8);
-  bytes += header;
   const std::vector<uint8_t> data = hlo::EncodeValueBytes(value);
-  bytes.append(reinterpret_cast<const char*>(data.data()), data.size());
-  std::ofstream file(path, std::ios::binary);
-  if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-    return InvalidArgument("cannot write %s", path.c_str());
-  }
-  return OkStatus();
-}
-
-struct OutputError {
-  // max |a - b| / max |b| over elements finite in both: relative to the output's magnitude, so
-  // outputs near zero (a relu, a gelu) do not make it meaningless.
-  double max_relative = 0;
-  double relative_frobenius = 0;  // ||a - b|| / ||b|| over the same elements
-  double max_abs = 0;
-  int64_t nonfinite_mismatches = 0;  // NaN/inf in one and not identically in the other
-};
-
-OutputError CompareOutputs(const Value& actual, const Value& reference) {
-  OutputError error;
-  double diff_squares = 0, reference_squares = 0, max_reference = 0;
-  for (size_t i = 0; i < actual.values.size() && i < reference.values.size(); ++i) {
-    const double a = actual.values[i], b = reference.values[i];
-    if (!std::isfinite(a) || !std::isfinite(b)) {
-      const bool same = (std::isnan(a) && std::isnan(b)) || a == b;
-      if (!same) ++error.nonfinite_mismatches;
-      continue;
-    }
-    const double diff = std::fabs(a - b);
-    error.max_abs = std::fmax(error.max_abs, diff);
-    max_reference = std::fmax(max_reference, std::fabs(b));
-    diff_squares += diff * diff;
-    reference_squares += b * b;
-  }
-  error.relative_frobenius =
-      reference_squares > 0 ? std::sqrt(diff_squares / reference_squares) : std::sqrt(diff_squares);
-  error.max_relative = max_reference > 0 ? error.max_abs / max_reference : error.max_abs;
-  return error;
+  return WriteNpyBytes(
+      path,
+      SerializeNpyRaw(descr, value.shape.dimensions(),
+                      std::string_view(reinterpret_cast<const char*>(data.data()), data.size())));
 }
 
 int64_t CountGemmCustomCalls(const HloModule& module) {
@@ -242,11 +176,6 @@ int64_t CountGemmCustomCalls(const HloModule& module) {
     }
   }
   return count;
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 // One line per GEMM of the module: the first run's numbers, and with repeats the warm median
@@ -270,50 +199,36 @@ void PrintGemmTimes(const hlo::HloInterpreter& interpreter, int repeat, const ch
   }
 }
 
-Status RunRunCommand(const RunCommandFlags& flags) {
-  if (flags.device_resident && flags.backend != "cuda") {
-    return InvalidArgument("--device-resident needs --backend cuda");
-  }
-  if (flags.compare && flags.no_rewrite) {
-    return InvalidArgument(
-        "--compare compares the rewritten module with the original; it cannot "
-        "be combined with --no-rewrite");
-  }
-  FP8_ASSIGN_OR_RETURN(hlo::DotBackend dot_backend, ChooseDotBackend(flags));
+// Loads the module and, unless --no-rewrite, fuses its FP8 GEMMs; prints what the rewrite did.
+StatusOr<std::unique_ptr<HloModule>> LoadAndRewrite(const RunCommandFlags& flags) {
   FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadModule(flags));
   std::printf("module:       %s (%s)\n", module->name().c_str(), flags.module_path.c_str());
-  if (!flags.no_rewrite) {
-    hlo::Fp8GemmRewriter rewriter;
-    FP8_ASSIGN_OR_RETURN(bool changed, rewriter.Run(module.get()));
-    FP8_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
-    std::printf("rewrite:      %s, %lld %s custom call(s)\n", changed ? "changed" : "unchanged",
-                static_cast<long long>(CountGemmCustomCalls(*module)),
-                hlo::kCublasLtMatmulF8Target);
-    for (const std::string& miss : rewriter.near_misses()) {
-      std::printf("not fused:    %s\n", miss.c_str());
-    }
-  } else {
+  if (flags.no_rewrite) {
     std::printf("rewrite:      skipped (--no-rewrite)\n");
+    return module;
   }
-  std::printf("backend:      %s: dots and GEMM custom calls on %s, every other op on the host\n",
-              hlo::DotBackendName(dot_backend),
-              dot_backend == hlo::DotBackend::kCuda ? "the GPU (cuBLASLt)" : "the CPU");
-
-  FP8_ASSIGN_OR_RETURN(std::vector<Value> arguments,
-                       MakeArguments(*module->entry_computation(), flags));
-  if (flags.inputs.empty()) {
-    std::printf("inputs:       random (seed %llu)\n", static_cast<unsigned long long>(flags.seed));
-  } else {
-    std::printf("inputs:       %zu .npy files\n", flags.inputs.size());
+  hlo::Fp8GemmRewriter rewriter;
+  FP8_ASSIGN_OR_RETURN(bool changed, rewriter.Run(module.get()));
+  FP8_RETURN_IF_ERROR(hlo::VerifyHloModule(*module));
+  std::printf("rewrite:      %s, %lld %s custom call(s)\n", changed ? "changed" : "unchanged",
+              static_cast<long long>(CountGemmCustomCalls(*module)), hlo::kCublasLtMatmulF8Target);
+  for (const std::string& miss : rewriter.near_misses()) {
+    std::printf("not fused:    %s\n", miss.c_str());
   }
+  return module;
+}
 
+// Evaluates the module flags.repeat times (on the GPU alone with --device-resident); prints the
+// first run's time and, with repeats, the warm median. Returns the last run's result.
+StatusOr<Value> Evaluate(const HloModule& module, const std::vector<Value>& arguments,
+                         Backend backend, const RunCommandFlags& flags) {
   // The first evaluation pays for plan creation and kernel loading; with --repeat the warm ones
   // are reported separately (median).
   std::vector<double> evaluation_ms;
   Value result;
   if (flags.device_resident) {
     FP8_ASSIGN_OR_RETURN(std::unique_ptr<hlo::DeviceGemmExecutor> executor,
-                         hlo::DeviceGemmExecutor::Prepare(*module, arguments));
+                         hlo::DeviceGemmExecutor::Prepare(module, arguments));
     for (int run = 0; run < flags.repeat; ++run) {
       FP8_ASSIGN_OR_RETURN(double milliseconds, executor->Run());
       evaluation_ms.push_back(milliseconds);
@@ -323,10 +238,10 @@ Status RunRunCommand(const RunCommandFlags& flags) {
                 static_cast<long long>(executor->gemm_count()));
     std::printf("time:         %.3f ms (device time of the whole module)", evaluation_ms[0]);
   } else {
-    hlo::HloInterpreter interpreter({.dot_backend = dot_backend});
+    hlo::HloInterpreter interpreter({.dot_backend = backend});
     for (int run = 0; run < flags.repeat; ++run) {
       const auto start = std::chrono::steady_clock::now();
-      FP8_ASSIGN_OR_RETURN(result, interpreter.Evaluate(*module, arguments));
+      FP8_ASSIGN_OR_RETURN(result, interpreter.Evaluate(module, arguments));
       evaluation_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count());
@@ -339,9 +254,11 @@ Status RunRunCommand(const RunCommandFlags& flags) {
                 Median({evaluation_ms.begin() + 1, evaluation_ms.end()}), flags.repeat - 1);
   }
   std::printf("\n");
+  return result;
+}
 
-  std::vector<Value> outputs;
-  Flatten(result, &outputs);
+// One line per output (shape, dtype, checksums); with --outputs also DIR/outN.npy.
+Status ReportOutputs(const std::vector<Value>& outputs, const RunCommandFlags& flags) {
   if (!flags.outputs_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(flags.outputs_dir, error);
@@ -372,32 +289,62 @@ Status RunRunCommand(const RunCommandFlags& flags) {
   if (!flags.outputs_dir.empty()) {
     std::printf("outputs:      %zu .npy files in %s\n", outputs.size(), flags.outputs_dir.c_str());
   }
+  return OkStatus();
+}
 
-  if (flags.compare) {
-    FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> original, LoadModule(flags));
-    hlo::HloInterpreter original_interpreter({.dot_backend = dot_backend});
-    FP8_ASSIGN_OR_RETURN(Value original_result,
-                         original_interpreter.Evaluate(*original, arguments));
-    PrintGemmTimes(original_interpreter, 1, "original:");
-    std::vector<Value> original_outputs;
-    Flatten(original_result, &original_outputs);
-    if (original_outputs.size() != outputs.size()) {
-      return Internal("the rewritten module has %zu outputs, the original %zu", outputs.size(),
-                      original_outputs.size());
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const OutputError error = CompareOutputs(outputs[i], original_outputs[i]);
-      std::printf(
-          "compare out%zu: max abs error / max |original| %.3e, relative Frobenius %.3e, max abs "
-          "%.3e",
-          i, error.max_relative, error.relative_frobenius, error.max_abs);
-      if (error.nonfinite_mismatches > 0) {
-        std::printf(", %lld NaN/inf mismatches",
-                    static_cast<long long>(error.nonfinite_mismatches));
-      }
-      std::printf(" (rewritten vs original)\n");
-    }
+// --compare: evaluates the module as written and prints each output's error against it.
+Status CompareWithOriginal(const std::vector<Value>& outputs, const std::vector<Value>& arguments,
+                           Backend backend, const RunCommandFlags& flags) {
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> original, LoadModule(flags));
+  hlo::HloInterpreter original_interpreter({.dot_backend = backend});
+  FP8_ASSIGN_OR_RETURN(Value original_result, original_interpreter.Evaluate(*original, arguments));
+  PrintGemmTimes(original_interpreter, 1, "original:");
+  std::vector<Value> original_outputs;
+  Flatten(original_result, &original_outputs);
+  if (original_outputs.size() != outputs.size()) {
+    return Internal("the rewritten module has %zu outputs, the original %zu", outputs.size(),
+                    original_outputs.size());
   }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const ErrorStats error = CompareValues(outputs[i].values, original_outputs[i].values);
+    std::printf(
+        "compare out%zu: max abs error / max |original| %.3e, relative Frobenius %.3e, max abs "
+        "%.3e",
+        i, error.max_relative, error.relative_frobenius, error.max_abs);
+    if (error.nonfinite_mismatches > 0) {
+      std::printf(", %lld NaN/inf mismatches", static_cast<long long>(error.nonfinite_mismatches));
+    }
+    std::printf(" (rewritten vs original)\n");
+  }
+  return OkStatus();
+}
+
+Status RunRunCommand(const RunCommandFlags& flags) {
+  FP8_ASSIGN_OR_RETURN(const Backend backend, ToBackend(flags.backend));
+  if (flags.device_resident && ResolveBackend(backend) != Backend::kCuda) {
+    return InvalidArgument("--device-resident needs --backend cuda");
+  }
+  if (flags.compare && flags.no_rewrite) {
+    return InvalidArgument(
+        "--compare compares the rewritten module with the original; it cannot "
+        "be combined with --no-rewrite");
+  }
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadAndRewrite(flags));
+  const Backend resolved = ResolveBackend(backend);
+  std::printf("backend:      %s: dots and GEMM custom calls on %s, every other op on the host\n",
+              BackendName(resolved), resolved == Backend::kCuda ? "the GPU (cuBLASLt)" : "the CPU");
+  FP8_ASSIGN_OR_RETURN(std::vector<Value> arguments,
+                       MakeArguments(*module->entry_computation(), flags));
+  if (flags.inputs.empty()) {
+    std::printf("inputs:       random (seed %llu)\n", static_cast<unsigned long long>(flags.seed));
+  } else {
+    std::printf("inputs:       %zu .npy files\n", flags.inputs.size());
+  }
+  FP8_ASSIGN_OR_RETURN(Value result, Evaluate(*module, arguments, resolved, flags));
+  std::vector<Value> outputs;
+  Flatten(result, &outputs);
+  FP8_RETURN_IF_ERROR(ReportOutputs(outputs, flags));
+  if (flags.compare) FP8_RETURN_IF_ERROR(CompareWithOriginal(outputs, arguments, resolved, flags));
   return OkStatus();
 }
 
@@ -410,11 +357,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       "Run an HLO module: parse, verify, fuse FP8 GEMMs, evaluate (GEMMs on the chosen backend, "
       "other ops on the host) and print each output's shape, dtype and checksum");
   command->add_option("module", flags->module_path, "HLO text file")->required();
-  command->add_option("--backend", flags->backend,
-                      "cpu or cuda: where dots and GEMM custom calls run (default cpu)");
-  command->add_option("--cpu-path", flags->cpu_path,
-                      "With --backend cpu: emulation (default; models the resolved accumulation), "
-                      "blas (f32 accumulation, fast) or reference (exact products, f64 sums)");
+  AddBackendFlags(*command, flags->backend);  // where dots and GEMM custom calls run (default cpu)
   command
       ->add_option("--inputs", flags->inputs,
                    "Comma-separated .npy files, one per entry parameter (default: random)")

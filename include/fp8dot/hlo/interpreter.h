@@ -3,7 +3,7 @@
 // Usage:
 //
 //   FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModuleFile("m.hlo"));
-//   HloInterpreter interpreter({.dot_backend = DotBackend::kCpuEmulation});
+//   HloInterpreter interpreter({.dot_backend = Backend::kCpuEmulation});
 //   std::vector<Value> arguments = ...;   // one per entry parameter (RandomValue, npy, ...)
 //   FP8_ASSIGN_OR_RETURN(Value result, interpreter.Evaluate(*module, arguments));
 //   for (const GemmRecord& gemm : interpreter.gemm_records()) ...  // what each dot/GEMM ran as
@@ -32,22 +32,17 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fp8dot/accumulator_model.h"
 #include "fp8dot/dot_arguments.h"
 #include "fp8dot/hlo/hlo_ir.h"
 #include "fp8dot/hlo/interpreter_value.h"
+#include "fp8dot/run_dot.h"
 #include "fp8dot/status.h"
 
 namespace fp8dot::hlo {
 
-enum class DotBackend { kCpuEmulation, kCpuBlas, kCpuReference, kCuda };
-// "cpu-emulation", "cpu-blas", "cpu-reference", "cuda".
-const char* DotBackendName(DotBackend backend);
-StatusOr<DotBackend> ParseDotBackend(std::string_view text);
-
 struct InterpreterOptions {
-  DotBackend dot_backend = DotBackend::kCpuEmulation;
-  Fp8AccumulatorModel accumulator_model;  // for kCpuEmulation
+  Backend dot_backend = Backend::kCpuEmulation;  // where dots and GEMM custom calls run (RunDot)
+  RunDotOptions dot_options;
 };
 
 // One dot or GEMM custom call the interpreter ran.
@@ -55,7 +50,7 @@ struct GemmRecord {
   std::string instruction;  // NameForErrors() of the dot / custom call
   std::string problem;      // "f8e4m3fn[16,32]{1,0} x f8e4m3fn[32,64]{1,0} -> bf16"
   AccumulationMode accumulation = AccumulationMode::kF32;
-  double device_milliseconds = -1;  // CudaDot's device time; -1 for the CPU backends
+  double device_milliseconds = -1;  // the GPU's device time (cuda); -1 for the CPU backends
 };
 
 class HloInterpreter {

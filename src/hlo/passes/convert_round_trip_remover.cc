@@ -1,4 +1,4 @@
-#include "hlo/passes/convert_round_trip_remover.h"
+#include "fp8dot/hlo/convert_round_trip_remover.h"
 
 namespace fp8dot::hlo {
 

@@ -1,6 +1,6 @@
-#include "hlo/passes/fp8_gemm_rewriter.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 
-#include "hlo/passes/gemm_backend_config.h"
+#include "fp8dot/hlo/gemm_backend_config.h"
 #include "hlo/passes/patterns.h"
 
 namespace fp8dot::hlo {

@@ -1,16 +1,16 @@
 // HLO text in, rewritten HLO out: one test per pattern the FP8 GEMM rewriter fuses, and the
 // near misses it must leave alone. Numerics against the interpreter: interpreter tests.
-#include "hlo/passes/fp8_gemm_rewriter.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "fp8dot/hlo/gemm_backend_config.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "hlo/hlo_test_util.h"
-#include "hlo/passes/gemm_backend_config.h"
 
 namespace fp8dot::hlo {
 namespace {

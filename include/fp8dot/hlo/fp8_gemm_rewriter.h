@@ -37,12 +37,10 @@
 #include <string>
 #include <vector>
 
+#include "fp8dot/hlo/gemm_backend_config.h"  // kCublasLtMatmulF8Target
 #include "fp8dot/hlo/hlo_ir.h"
 
 namespace fp8dot::hlo {
-
-inline constexpr char kCublasLtMatmulF8Target[] = "__cublas$lt$matmul$f8";
-inline constexpr char kCublasLtMatmulTarget[] = "__cublas$lt$matmul";
 
 class Fp8GemmRewriter {
  public:

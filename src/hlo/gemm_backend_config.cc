@@ -1,4 +1,4 @@
-#include "hlo/passes/gemm_backend_config.h"
+#include "fp8dot/hlo/gemm_backend_config.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,5 @@
-// The backend_config of a fused GEMM custom call, in XLA's JSON form:
+// A fused GEMM custom call as XLA writes it: its target names, and its backend_config in XLA's
+// JSON form:
 //   {"operation_queue_id":"0","wait_on_operation_queues":[],
 //    "gemm_backend_config":{"alpha_real":1,"alpha_imag":0,"beta":0,
 //      "dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],...},
@@ -16,6 +17,10 @@
 #include "fp8dot/status.h"
 
 namespace fp8dot::hlo {
+
+// custom_call_target of a fused FP8 GEMM, and of a non-FP8 one (XLA's names).
+inline constexpr char kCublasLtMatmulF8Target[] = "__cublas$lt$matmul$f8";
+inline constexpr char kCublasLtMatmulTarget[] = "__cublas$lt$matmul";
 
 struct GemmBackendConfig {
   double alpha_real = 1.0;

@@ -270,11 +270,6 @@ class DirectGemm {
     auto g = std::unique_ptr<DirectGemm>(new DirectGemm());
     g->handle_ = handle;
     const bool fp8 = c.lhs != DType::kBF16;
-    auto cuda_type = [](DType t) {
-      return t == DType::kF8E4M3FN ? CUDA_R_8F_E4M3
-             : t == DType::kF8E5M2 ? CUDA_R_8F_E5M2
-                                   : CUDA_R_16BF;
-    };
     BENCH_CUBLAS(cublasLtMatmulDescCreate(&g->desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
     BENCH_CUBLAS(
@@ -285,21 +280,16 @@ class DirectGemm {
       const int8_t fast = c.fast ? 1 : 0;
       BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
                                                   sizeof(fast)));
-      auto mode = [](ScaleMode s) -> int32_t {
-        return s == ScaleMode::kOuterVector    ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
-               : s == ScaleMode::kBlock1x128   ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
-               : s == ScaleMode::kBlock128x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
-                                               : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
-      };
-      const int32_t a_mode = mode(c.rhs_scale), b_mode = mode(c.lhs_scale);
+      const int32_t a_mode = cuda::LtScaleMode(c.rhs_scale);
+      const int32_t b_mode = cuda::LtScaleMode(c.lhs_scale);
       BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
                                                   &a_mode, sizeof(a_mode)));
       BENCH_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
                                                   &b_mode, sizeof(b_mode)));
       g->scaled_ = true;
     }
-    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, cuda_type(c.rhs), k, m, k));
-    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, cuda_type(c.lhs), k, n, k));
+    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, cuda::CudaType(c.rhs), k, m, k));
+    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, cuda::CudaType(c.lhs), k, n, k));
     BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->d_, CUDA_R_16BF, m, n, m));
     cublasLtMatmulPreference_t preference;
     BENCH_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
@@ -367,6 +357,97 @@ StatusOr<DeviceBuffer> Random(int64_t count, DType type, uint64_t seed, float lo
   return b;
 }
 
+// The operands fp8dot and the direct call read: `sets` copies that stream from HBM, and scales
+// large enough for every scale mode and layout.
+struct Inputs {
+  int sets = 0;
+  std::vector<DeviceBuffer> lhs, rhs;
+  DeviceBuffer lhs_scale, rhs_scale, output;
+};
+
+// cuBLASLt's m and k for this shape (N padded to 16 for FP8, K as fp8dot pads it).
+struct LtDims {
+  int64_t m = 0, k = 0;
+};
+
+StatusOr<Inputs> MakeInputs(const Shape& s, const Config& c, LtDims lt, int64_t l2_bytes) {
+  Inputs in;
+  const int64_t k_blocks = std::max<int64_t>(1, s.k / 128);
+  const int64_t scale_count = (std::max(lt.m, s.m) + 128) * (RoundUp(k_blocks, 4) + 1);
+  const int64_t set_bytes = (s.m + lt.m) * lt.k * DTypeSizeInBytes(c.lhs);
+  in.sets = cuda::StreamingCopies(set_bytes, l2_bytes);
+  for (int i = 0; i < in.sets; ++i) {
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer a, Random(s.m * lt.k, c.lhs, 10 + i, -2.0f, 2.0f));
+    FP8_ASSIGN_OR_RETURN(DeviceBuffer b, Random(lt.m * lt.k, c.rhs, 100 + i, -2.0f, 2.0f));
+    in.lhs.push_back(std::move(a));
+    in.rhs.push_back(std::move(b));
+  }
+  FP8_ASSIGN_OR_RETURN(in.lhs_scale, Random(scale_count, DType::kF32, 7, 0.5f, 2.0f));
+  FP8_ASSIGN_OR_RETURN(in.rhs_scale, Random(scale_count, DType::kF32, 8, 0.5f, 2.0f));
+  FP8_ASSIGN_OR_RETURN(in.output, DeviceBuffer::Allocate(static_cast<size_t>(s.m * lt.m * 2), "D"));
+  BENCH_CUDA(cudaDeviceSynchronize());
+  return in;
+}
+
+// Padded shapes: the direct call with cuBLASLt's m = N unpadded, and the direct call after the
+// user's own padding copies.
+Status TimePaddingBaselines(cublasLtHandle_t handle, const Shape& s, const Config& c, LtDims lt,
+                            const Inputs& in, DirectGemm& direct, cudaStream_t stream, Result& r) {
+  const int64_t m = lt.m, k = lt.k;
+  const int sets = in.sets;
+  const std::vector<DeviceBuffer>& lhs = in.lhs;
+  const std::vector<DeviceBuffer>& rhs = in.rhs;
+  // The direct call on the GEMM fp8dot runs: cuBLASLt's m = N as it is (K still padded).
+  if (m != s.n) {
+    StatusOr<std::unique_ptr<DirectGemm>> unpadded = DirectGemm::Create(handle, c, s.n, s.m, k);
+    if (unpadded.ok()) {
+      (*unpadded)->SetScales(in.rhs_scale.data(), in.lhs_scale.data());
+      StatusOr<double> t = TimeCalls(stream, [&](int i) {
+        return (*unpadded)->Run(rhs[static_cast<size_t>(i % sets)].data(),
+                                lhs[static_cast<size_t>(i % sets)].data(), in.output.data(),
+                                stream);
+      });
+      if (t.ok()) r.direct_m_unpadded_ms = *t;
+    } else {
+      r.note += " [direct m unpadded: " + unpadded.status().message() + "]";
+    }
+  }
+  // The user's padding, then the direct call: the unpadded operands (lhs [M,K] row-major,
+  // rhs [N,K], i.e. B column-major) are copied into zero-padded [M,K'] and [m,K'] buffers.
+  const size_t element = static_cast<size_t>(DTypeSizeInBytes(c.lhs));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_a,
+                       DeviceBuffer::Allocate(static_cast<size_t>(s.m * k) * element, "pad"));
+  FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_b,
+                       DeviceBuffer::Allocate(static_cast<size_t>(m * k) * element, "pad"));
+  BENCH_CUDA(cudaMemset(padded_a.data(), 0, padded_a.size()));
+  BENCH_CUDA(cudaMemset(padded_b.data(), 0, padded_b.size()));
+  StatusOr<double> t = TimeCalls(stream, [&](int i) -> Status {
+    const size_t set = static_cast<size_t>(i % sets);
+    BENCH_CUDA(cudaMemcpy2DAsync(padded_a.data(), static_cast<size_t>(k) * element, lhs[set].data(),
+                                 static_cast<size_t>(s.k) * element,
+                                 static_cast<size_t>(s.k) * element, static_cast<size_t>(s.m),
+                                 cudaMemcpyDeviceToDevice, stream));
+    BENCH_CUDA(cudaMemcpy2DAsync(padded_b.data(), static_cast<size_t>(k) * element, rhs[set].data(),
+                                 static_cast<size_t>(s.k) * element,
+                                 static_cast<size_t>(s.k) * element, static_cast<size_t>(s.n),
+                                 cudaMemcpyDeviceToDevice, stream));
+    return direct.Run(padded_b.data(), padded_a.data(), in.output.data(), stream);
+  });
+  if (t.ok()) r.direct_with_padding_ms = *t;
+  return OkStatus();
+}
+
+// What the table's note column says about fp8dot's plan.
+std::string PlanNotes(const CudaDotPlan& plan, const Config& c, bool padded) {
+  std::string note;
+  if (!plan.info().fused_epilogue) note += " [fp8dot epilogue kernel]";
+  if (padded) note += " [padded]";
+  if (c.autotune > 0 || plan.info().k_split.slices > 1) note += " [" + plan.info().algorithm + "]";
+  // What tuning measured: "autotuning: 8 candidates timed, first ...".
+  if (c.autotune > 0) note += " [" + plan.info().autotune.ToString() + "]";
+  return note;
+}
+
 StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& c, int64_t l2_bytes,
                          cudaStream_t stream) {
   Result r;
@@ -378,24 +459,14 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   // What cuBLASLt itself gets: K padded to 16 bytes, N (its m) to 16 for FP8.
   const int64_t k = plan->info().k_padded;
   const int64_t m = fp8 ? RoundUp(s.n, 16) : s.n;
-  const int64_t k_blocks = std::max<int64_t>(1, s.k / 128);
-  const int64_t scale_count = (std::max(m, s.m) + 128) * (RoundUp(k_blocks, 4) + 1);
-
   // Input sets: enough copies that rotating through them streams from HBM, not L2.
-  const int64_t set_bytes = (s.m + m) * k * DTypeSizeInBytes(c.lhs);
-  const int sets = cuda::StreamingCopies(set_bytes, l2_bytes);
-  std::vector<DeviceBuffer> lhs, rhs;
-  for (int i = 0; i < sets; ++i) {
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer a, Random(s.m * k, c.lhs, 10 + i, -2.0f, 2.0f));
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer b, Random(m * k, c.rhs, 100 + i, -2.0f, 2.0f));
-    lhs.push_back(std::move(a));
-    rhs.push_back(std::move(b));
-  }
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer lhs_scale, Random(scale_count, DType::kF32, 7, 0.5f, 2.0f));
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer rhs_scale, Random(scale_count, DType::kF32, 8, 0.5f, 2.0f));
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer output,
-                       DeviceBuffer::Allocate(static_cast<size_t>(s.m * m * 2), "D"));
-  BENCH_CUDA(cudaDeviceSynchronize());
+  FP8_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(s, c, {m, k}, l2_bytes));
+  const int sets = inputs.sets;
+  const std::vector<DeviceBuffer>& lhs = inputs.lhs;
+  const std::vector<DeviceBuffer>& rhs = inputs.rhs;
+  const DeviceBuffer& lhs_scale = inputs.lhs_scale;
+  const DeviceBuffer& rhs_scale = inputs.rhs_scale;
+  DeviceBuffer& output = inputs.output;
 
   auto plan_call = [&](int i) {
     CudaDotBuffers b;
@@ -449,51 +520,9 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   }
   const bool padded = s.k != k || (fp8 && m != s.n);
   if (padded && direct.ok()) {
-    // The direct call on the GEMM fp8dot runs: cuBLASLt's m = N as it is (K still padded).
-    if (m != s.n) {
-      StatusOr<std::unique_ptr<DirectGemm>> unpadded = DirectGemm::Create(handle, c, s.n, s.m, k);
-      if (unpadded.ok()) {
-        (*unpadded)->SetScales(rhs_scale.data(), lhs_scale.data());
-        StatusOr<double> t = TimeCalls(stream, [&](int i) {
-          return (*unpadded)->Run(rhs[static_cast<size_t>(i % sets)].data(),
-                                  lhs[static_cast<size_t>(i % sets)].data(), output.data(), stream);
-        });
-        if (t.ok()) r.direct_m_unpadded_ms = *t;
-      } else {
-        r.note += " [direct m unpadded: " + unpadded.status().message() + "]";
-      }
-    }
-    // The user's padding, then the direct call: the unpadded operands (lhs [M,K] row-major,
-    // rhs [N,K], i.e. B column-major) are copied into zero-padded [M,K'] and [m,K'] buffers.
-    const size_t element = static_cast<size_t>(DTypeSizeInBytes(c.lhs));
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_a,
-                         DeviceBuffer::Allocate(static_cast<size_t>(s.m * k) * element, "pad"));
-    FP8_ASSIGN_OR_RETURN(DeviceBuffer padded_b,
-                         DeviceBuffer::Allocate(static_cast<size_t>(m * k) * element, "pad"));
-    BENCH_CUDA(cudaMemset(padded_a.data(), 0, padded_a.size()));
-    BENCH_CUDA(cudaMemset(padded_b.data(), 0, padded_b.size()));
-    StatusOr<double> t = TimeCalls(stream, [&](int i) -> Status {
-      const size_t set = static_cast<size_t>(i % sets);
-      BENCH_CUDA(cudaMemcpy2DAsync(padded_a.data(), static_cast<size_t>(k) * element,
-                                   lhs[set].data(), static_cast<size_t>(s.k) * element,
-                                   static_cast<size_t>(s.k) * element, static_cast<size_t>(s.m),
-                                   cudaMemcpyDeviceToDevice, stream));
-      BENCH_CUDA(cudaMemcpy2DAsync(padded_b.data(), static_cast<size_t>(k) * element,
-                                   rhs[set].data(), static_cast<size_t>(s.k) * element,
-                                   static_cast<size_t>(s.k) * element, static_cast<size_t>(s.n),
-                                   cudaMemcpyDeviceToDevice, stream));
-      return (*direct)->Run(padded_b.data(), padded_a.data(), output.data(), stream);
-    });
-    if (t.ok()) r.direct_with_padding_ms = *t;
+    FP8_RETURN_IF_ERROR(TimePaddingBaselines(handle, s, c, {m, k}, inputs, **direct, stream, r));
   }
-  if (!plan->info().fused_epilogue) r.note += " [fp8dot epilogue kernel]";
-  if (padded) r.note += " [padded]";
-  if (c.autotune > 0 || plan->info().k_split.slices > 1) {
-    r.note += " [" + plan->info().algorithm + "]";
-  }
-  if (c.autotune > 0) {  // what tuning measured: "autotuning: 8 candidates timed, first ..."
-    r.note += " [" + plan->info().autotune.ToString() + "]";
-  }
+  r.note += PlanNotes(*plan, c, padded);
   return r;
 }
 
@@ -557,44 +586,106 @@ double Tflops(const Shape& s, double ms) {
          (ms * 1e9);
 }
 
+struct Flags {
+  std::string shapes_path = "bench/shapes.txt", csv_path;
+  bool quick = false;
+  std::vector<std::string> configs;  // empty: all (--configs "fp8 fast,fp8 fast tuned")
+};
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      flags.csv_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--configs") == 0 && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string name; std::getline(list, name, ',');) flags.configs.push_back(name);
+    } else if (std::strcmp(argv[i], "--quick") == 0) {
+      flags.quick = true;
+    } else {
+      flags.shapes_path = argv[i];
+    }
+  }
+  return flags;
+}
+
+// One table row (and CSV line) for shape `s` and config `c`.
+void PrintRow(const Shape& s, const Config& c, const StatusOr<Result>& r, std::FILE* csv) {
+  const std::string shape = StrFormat("%lld,%lld,%lld", static_cast<long long>(s.m),
+                                      static_cast<long long>(s.n), static_cast<long long>(s.k));
+  if (!r.ok()) {
+    // Invalid combinations (block scales on K=1000) say why and move on.
+    std::string message = r.status().message().substr(0, 90);
+    std::replace(message.begin(), message.end(), '|', '/');
+    std::printf("| %s | %s | n/a | n/a | | | | | | | | | %s |\n", shape.c_str(), c.name,
+                message.c_str());
+    if (csv) std::fprintf(csv, "%s,%s,,,,,,,,n/a\n", shape.c_str(), c.name);
+    return;
+  }
+  auto tflops = [&](double ms) {
+    return std::isnan(ms) ? std::string() : StrFormat("%.0f", Tflops(s, ms));
+  };
+  auto ratio = [](double direct_ms, double ms) {
+    return std::isnan(direct_ms) ? std::string() : StrFormat("%.3f", direct_ms / ms);
+  };
+  std::printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %zu | %s | %s | %s | %s |\n",
+              shape.c_str(), c.name, Tflops(s, r->fp8dot_ms),
+              std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
+              ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(),
+              tflops(r->direct_graph_ms).c_str(), ratio(r->direct_graph_ms, r->graph_ms).c_str(),
+              r->launches, tflops(r->direct_m_unpadded_ms).c_str(),
+              tflops(r->direct_with_padding_ms).c_str(),
+              ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
+  std::fflush(stdout);
+  if (csv) {
+    std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%.6f,%zu,%.6f,%.6f,%s\n", shape.c_str(), c.name,
+                 r->fp8dot_ms, r->direct_ms, r->graph_ms, r->direct_graph_ms, r->launches,
+                 r->direct_m_unpadded_ms, r->direct_with_padding_ms, r->note.c_str());
+  }
+}
+
+// The sustained read rate and the memory floor of each M <= 128 shape.
+Status PrintMemoryFloors(const std::vector<std::pair<Shape, double>>& floors, int multiprocessors,
+                         cudaStream_t stream) {
+  FP8_ASSIGN_OR_RETURN(double sustained, MeasureSustainedRead(multiprocessors, stream));
+  std::printf("\n# Sustained HBM read (1 GiB, same kernel): %.2f TB/s\n", sustained);
+  std::printf(
+      "\n# Memory floor: reading the FP8 operands once from HBM and writing a bf16 D, nothing "
+      "else (bench/memory_floor.h), timed like the graph column\n"
+      "| M,N,K | MB moved | floor (us) | TB/s | as TFLOP/s |\n|---|---|---|---|---|\n");
+  for (const auto& [s, ms] : floors) {
+    const double bytes = static_cast<double>(s.m * s.k + s.n * s.k + 2 * s.m * s.n);
+    std::printf("| %lld,%lld,%lld | %.1f | %.2f | %.2f | %.0f |\n", static_cast<long long>(s.m),
+                static_cast<long long>(s.n), static_cast<long long>(s.k), bytes * 1e-6, ms * 1e3,
+                bytes / (ms * 1e9), Tflops(s, ms));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 }  // namespace fp8dot
 
 int main(int argc, char** argv) {
   using namespace fp8dot;
-  std::string shapes_path = "bench/shapes.txt", csv_path;
-  bool quick = false;
-  std::vector<std::string> configs;  // empty: all (--configs "fp8 fast,fp8 fast tuned")
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (std::strcmp(argv[i], "--configs") == 0 && i + 1 < argc) {
-      std::stringstream list(argv[++i]);
-      for (std::string name; std::getline(list, name, ',');) configs.push_back(name);
-    } else if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      shapes_path = argv[i];
-    }
-  }
+  const Flags flags = ParseFlags(argc, argv);
   StatusOr<CudaDeviceInfo> device = QueryCudaDevice();
   if (!device.ok()) {
     std::fprintf(stderr, "gpu_bench: %s\n", device.status().message().c_str());
     return 77;
   }
-  StatusOr<std::vector<Shape>> shapes = ReadShapes(shapes_path);
+  StatusOr<std::vector<Shape>> shapes = ReadShapes(flags.shapes_path);
   if (!shapes.ok()) {
     std::fprintf(stderr, "gpu_bench: %s\n", shapes.status().message().c_str());
     return 1;
   }
-  if (quick) shapes->resize(std::min<size_t>(shapes->size(), 2));
+  if (flags.quick) shapes->resize(std::min<size_t>(shapes->size(), 2));
   cublasLtHandle_t handle;
   if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   int l2 = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
-  std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  std::FILE* csv = flags.csv_path.empty() ? nullptr : std::fopen(flags.csv_path.c_str(), "w");
   if (csv) {
     std::fprintf(
         csv,
@@ -624,61 +715,18 @@ int main(int argc, char** argv) {
       }
     }
     for (const Config& c : kConfigs) {
-      if (!configs.empty() && std::find(configs.begin(), configs.end(), c.name) == configs.end()) {
-        continue;
-      }
-      StatusOr<Result> r = Measure(handle, s, c, l2, stream);
-      const std::string shape = StrFormat("%lld,%lld,%lld", static_cast<long long>(s.m),
-                                          static_cast<long long>(s.n), static_cast<long long>(s.k));
-      if (!r.ok()) {
-        // Invalid combinations (block scales on K=1000) say why and move on.
-        std::string message = r.status().message().substr(0, 90);
-        std::replace(message.begin(), message.end(), '|', '/');
-        std::printf("| %s | %s | n/a | n/a | | | | | | | | | %s |\n", shape.c_str(), c.name,
-                    message.c_str());
-        if (csv) std::fprintf(csv, "%s,%s,,,,,,,,n/a\n", shape.c_str(), c.name);
-        (void)cudaGetLastError();
-        continue;
-      }
-      auto tflops = [&](double ms) {
-        return std::isnan(ms) ? std::string() : StrFormat("%.0f", Tflops(s, ms));
-      };
-      auto ratio = [](double direct_ms, double ms) {
-        return std::isnan(direct_ms) ? std::string() : StrFormat("%.3f", direct_ms / ms);
-      };
-      std::printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %zu | %s | %s | %s | %s |\n",
-                  shape.c_str(), c.name, Tflops(s, r->fp8dot_ms),
-                  std::isnan(r->direct_ms) ? "n/a" : tflops(r->direct_ms).c_str(),
-                  ratio(r->direct_ms, r->fp8dot_ms).c_str(), tflops(r->graph_ms).c_str(),
-                  tflops(r->direct_graph_ms).c_str(),
-                  ratio(r->direct_graph_ms, r->graph_ms).c_str(), r->launches,
-                  tflops(r->direct_m_unpadded_ms).c_str(),
-                  tflops(r->direct_with_padding_ms).c_str(),
-                  ratio(r->direct_with_padding_ms, r->fp8dot_ms).c_str(), r->note.c_str());
-      std::fflush(stdout);
-      if (csv) {
-        std::fprintf(csv, "%s,%s,%.6f,%.6f,%.6f,%.6f,%zu,%.6f,%.6f,%s\n", shape.c_str(), c.name,
-                     r->fp8dot_ms, r->direct_ms, r->graph_ms, r->direct_graph_ms, r->launches,
-                     r->direct_m_unpadded_ms, r->direct_with_padding_ms, r->note.c_str());
-      }
+      const std::vector<std::string>& only = flags.configs;
+      if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
+      const StatusOr<Result> r = Measure(handle, s, c, l2, stream);
+      PrintRow(s, c, r, csv);
+      if (!r.ok()) (void)cudaGetLastError();
     }
   }
   if (!floors.empty()) {
-    StatusOr<double> sustained = MeasureSustainedRead(device->multiprocessor_count, stream);
-    if (!sustained.ok()) {
-      std::fprintf(stderr, "gpu_bench: sustained read: %s\n", sustained.status().message().c_str());
+    const Status printed = PrintMemoryFloors(floors, device->multiprocessor_count, stream);
+    if (!printed.ok()) {
+      std::fprintf(stderr, "gpu_bench: sustained read: %s\n", printed.message().c_str());
       return 1;
-    }
-    std::printf("\n# Sustained HBM read (1 GiB, same kernel): %.2f TB/s\n", *sustained);
-    std::printf(
-        "\n# Memory floor: reading the FP8 operands once from HBM and writing a bf16 D, nothing "
-        "else (bench/memory_floor.h), timed like the graph column\n"
-        "| M,N,K | MB moved | floor (us) | TB/s | as TFLOP/s |\n|---|---|---|---|---|\n");
-    for (const auto& [s, ms] : floors) {
-      const double bytes = static_cast<double>(s.m * s.k + s.n * s.k + 2 * s.m * s.n);
-      std::printf("| %lld,%lld,%lld | %.1f | %.2f | %.2f | %.0f |\n", static_cast<long long>(s.m),
-                  static_cast<long long>(s.n), static_cast<long long>(s.k), bytes * 1e-6, ms * 1e3,
-                  bytes / (ms * 1e9), Tflops(s, ms));
     }
   }
   if (csv) std::fclose(csv);

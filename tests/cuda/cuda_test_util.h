@@ -14,19 +14,13 @@
 #include "fp8dot/cuda_device.h"
 #include "fp8dot/dot_problem.h"
 #include "fp8dot/error_metrics.h"
+#include "status_matchers.h"
 
 // GPU tests skip visibly (with the reason) where there is no Hopper GPU, e.g. in CI.
-#define FP8_SKIP_WITHOUT_GPU()                                                 \
-  do {                                                                         \
-    ::fp8dot::StatusOr<::fp8dot::CudaDeviceInfo> fp8_device_ =                 \
-        ::fp8dot::QueryCudaDevice();                                           \
-    if (!fp8_device_.ok()) GTEST_SKIP() << fp8_device_.status().message();     \
-  } while (0)
-
-#define FP8_ASSERT_OK(expr)                                  \
-  do {                                                       \
-    const ::fp8dot::Status fp8_status_ = (expr);             \
-    ASSERT_TRUE(fp8_status_.ok()) << fp8_status_.ToString(); \
+#define FP8_SKIP_WITHOUT_GPU()                                                              \
+  do {                                                                                      \
+    ::fp8dot::StatusOr<::fp8dot::CudaDeviceInfo> fp8_device_ = ::fp8dot::QueryCudaDevice(); \
+    if (!fp8_device_.ok()) GTEST_SKIP() << fp8_device_.status().message();                  \
   } while (0)
 
 namespace fp8dot::testing {
@@ -75,11 +69,13 @@ inline double Tolerance(const DotSpec& spec, const CanonicalDot& dot) {
   return AccumulationTolerance(mode, dot.k) + OutputRoundingTolerance(spec.output_type);
 }
 
-// ---- Problems ------------------------------------------------------------------------------------
+// ---- Problems -----------------------------------------------------------------------------------
 
 // The same values in another layout (minor_to_major).
-inline HostTensor WithLayout(const HostTensor& tensor, const std::vector<int64_t>& minor_to_major) {
-  HostTensor out = *HostTensor::Create(tensor.dtype(), tensor.dims(), minor_to_major);
+inline StatusOr<HostTensor> WithLayout(const HostTensor& tensor,
+                                       const std::vector<int64_t>& minor_to_major) {
+  FP8_ASSIGN_OR_RETURN(HostTensor out,
+                       HostTensor::Create(tensor.dtype(), tensor.dims(), minor_to_major));
   const HostTensor row_major = tensor.ToRowMajor();
   std::vector<int64_t> index(static_cast<size_t>(tensor.rank()), 0);
   for (int64_t i = 0; i < row_major.element_count(); ++i) {
@@ -114,8 +110,9 @@ struct GpuRun {
 
 inline StatusOr<DeviceBuffer> Upload(const HostTensor* tensor) {
   if (tensor == nullptr) return DeviceBuffer();
-  FP8_ASSIGN_OR_RETURN(DeviceBuffer buffer,
-                       DeviceBuffer::Allocate(static_cast<size_t>(tensor->size_in_bytes()), "test"));
+  FP8_ASSIGN_OR_RETURN(
+      DeviceBuffer buffer,
+      DeviceBuffer::Allocate(static_cast<size_t>(tensor->size_in_bytes()), "test"));
   if (cudaMemcpy(buffer.data(), tensor->data(), buffer.size(), cudaMemcpyHostToDevice) !=
       cudaSuccess) {
     return Internal("upload failed");
@@ -147,9 +144,15 @@ inline StatusOr<GpuBuffers> MakeGpuBuffers(const DotProblem& p, const CanonicalD
     FP8_ASSIGN_OR_RETURN(g.amax, DeviceBuffer::Allocate(sizeof(float), "amax"));
     if (cudaMemset(g.amax.data(), 0xFF, sizeof(float)) != cudaSuccess) return Internal("poison");
   }
-  g.pointers = {g.lhs.data(),          g.rhs.data(),   g.lhs_scale.as<const float>(),
-                g.rhs_scale.as<const float>(), g.c.data(), g.bias.data(),
-                g.output_scale.as<const float>(), g.output.data(), g.amax.as<float>()};
+  g.pointers = {g.lhs.data(),
+                g.rhs.data(),
+                g.lhs_scale.as<const float>(),
+                g.rhs_scale.as<const float>(),
+                g.c.data(),
+                g.bias.data(),
+                g.output_scale.as<const float>(),
+                g.output.data(),
+                g.amax.as<float>()};
   return g;
 }
 
@@ -158,8 +161,8 @@ inline StatusOr<DotResult> Download(const GpuBuffers& g, const DotSpec& spec,
   DotResult result;
   result.accumulation = dot.accumulation;
   FP8_ASSIGN_OR_RETURN(result.output, HostTensor::Create(spec.output_type, dot.output_dims));
-  if (cudaMemcpy(result.output.data(), g.output.data(), g.output.size(),
-                 cudaMemcpyDeviceToHost) != cudaSuccess) {
+  if (cudaMemcpy(result.output.data(), g.output.data(), g.output.size(), cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
     return Internal("download failed: %s", cudaGetErrorString(cudaGetLastError()));
   }
   if (spec.compute_amax) {
@@ -221,8 +224,8 @@ inline double ExpectMatchesReference(DotProblem p, const std::string& label, dou
     // amax is taken from D in f32 before the output conversion: only the accumulation error.
     EXPECT_TRUE(run->result.amax.has_value()) << label;
     if (run->result.amax.has_value()) {
-      EXPECT_NEAR(*run->result.amax, amax, AccumulationTolerance(dot->accumulation, dot->k) * amax * 4 +
-                                               1e-6)
+      EXPECT_NEAR(*run->result.amax, amax,
+                  AccumulationTolerance(dot->accumulation, dot->k) * amax * 4 + 1e-6)
           << label << ": amax";
     }
   }

@@ -58,7 +58,7 @@ template <typename T, typename U>
 // else moves the value into `lhs`, which may be a declaration ("HostTensor t") or an lvalue.
 #define FP8_ASSERT_OK_AND_ASSIGN(lhs, expr) \
   FP8_ASSERT_OK_AND_ASSIGN_IMPL(FP8_STATUS_CONCAT(fp8_test_statusor_, __LINE__), lhs, expr)
-#define FP8_ASSERT_OK_AND_ASSIGN_IMPL(statusor, lhs, expr)                               \
-  auto statusor = (expr);                                                                \
-  ASSERT_TRUE(statusor.ok()) << #expr << " is not OK: " << statusor.status().ToString(); \
+#define FP8_ASSERT_OK_AND_ASSIGN_IMPL(statusor, lhs, expr)                                     \
+  auto statusor = (expr);                                                                      \
+  if (!statusor.ok()) GTEST_FAIL() << #expr << " is not OK: " << statusor.status().ToString(); \
   lhs = std::move(statusor).value()

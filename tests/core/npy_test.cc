@@ -106,7 +106,6 @@ TEST(NpyTest, FuzzedFilesNeverCrash) {
                              RandomTensor(type, {2, 3}, Distribution::kSymmetric, 1));
     seeds.push_back(SerializeNpy(seed));
   }
-
   int parsed = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string bytes = seeds[engine() % seeds.size()];

@@ -52,7 +52,6 @@ TEST(RandomTest, ParsesDistributionNames) {
     FP8_ASSERT_OK_AND_ASSIGN(Distribution parsed, ParseDistribution(DistributionName(d)));
     EXPECT_EQ(parsed, d);
   }
-
   EXPECT_EQ(
       ParseDistribution("gaussian").status().message(),
       "unknown distribution 'gaussian' (expected symmetric, positive, heavy-tailed or mixed)");

@@ -43,7 +43,6 @@ inline ::testing::AssertionResult WithinSummationBound(const DotProblem& problem
   }
   const HostTensor& exact = *exact_or;
   const HostTensor& scale = *scale_or;
-
   HostTensor got = actual.ToRowMajor();
   for (int64_t i = 0; i < exact.element_count(); ++i) {
     const double error = std::fabs(got.GetPhysical(i) - exact.GetPhysical(i));

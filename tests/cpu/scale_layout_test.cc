@@ -97,7 +97,6 @@ TEST(ScaleLayoutTest, SpecFromArgumentsTakesTheScaleLayout) {
   FP8_ASSERT_OK_AND_ASSIGN(const DotProblem source,
                            MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 3));
   FP8_ASSERT_OK_AND_ASSIGN(const DotProblem problem, ColumnMajorScales(source));
-
   DotSpec spec = problem.spec;
   spec.lhs_scale.minor_to_major.clear();
   spec.rhs_scale.minor_to_major.clear();

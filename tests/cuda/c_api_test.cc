@@ -55,7 +55,6 @@ TEST(CApiTest, ScaledMmMatchesTheReferenceInBothModes) {
     FP8_ASSERT_OK_AND_ASSIGN(DotResult got, testing::Download(*g, p.spec, dot));
     FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
     FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats stats, CompareToReference(got.output, exact));
-
     EXPECT_EQ(stats.nan_count, 0);
     const AccumulationMode mode = precision == Precision::kDefault ? AccumulationMode::kFp8Fast
                                                                    : AccumulationMode::kFp8Promoted;

@@ -123,7 +123,10 @@ TEST(CudaDotTypesTest, BlockScaleOrderIsNotTransposed) {
     o.lhs_scale_mode = lhs_mode;
     o.rhs_scale_mode = rhs_mode;
     o.precision_config = Promoted();
-    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+    // (Held in the StatusOr: moving it out makes GCC 12 warn maybe-uninitialized on the scales.)
+    StatusOr<DotProblem> problem = MakeDotProblem(o);
+    FP8_ASSERT_OK(problem);
+    DotProblem& p = *problem;
     // Scale (i, j) = 2^((3i + 5j) % 7 - 3): every row and every K-block different.
     for (std::optional<HostTensor>* scale : {&p.lhs_scale, &p.rhs_scale}) {
       HostTensor& s = **scale;

@@ -159,7 +159,6 @@ TEST(CudaPlanTest, HostApiMatchesTheReferenceAndCachesPlans) {
   FP8_ASSERT_OK(first.status());
   FP8_ASSERT_OK(second.status());
   EXPECT_EQ(*first, *second);
-
   // Wrong arguments for the spec: a clear error, not a crash.
   DotArguments wrong = p.arguments();
   wrong.bias = nullptr;

@@ -137,7 +137,6 @@ TEST(CudaScaleLayoutTest, PlanCacheKeysOnTheScaleLayout) {
   FP8_SKIP_WITHOUT_GPU();
   const LayoutCase& c = kCases[0];
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem column_major, StructuredProblem(c, kE4M3, kE4M3, 990));
-
   DotSpec row_major = column_major.spec;
   row_major.lhs_scale.minor_to_major.clear();
   DotSpec explicit_row_major = row_major;

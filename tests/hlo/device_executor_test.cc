@@ -108,7 +108,6 @@ TEST(DeviceExecutorTest, MatchesTheHostInterpreterOnTheGpu) {
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
   FP8_ASSERT_OK((*executor)->Run());
   FP8_ASSERT_OK_AND_ASSIGN(Value got, (*executor)->Result());
-
   // The same cuBLASLt plans on the same bytes: the same bits.
   EXPECT_EQ(EncodeValueBytes(got), EncodeValueBytes(expected));
 }

@@ -76,7 +76,6 @@ std::string Mutate(const std::string& text, std::mt19937_64& rng) {
   if (!read_number(':', &line) || !read_number(':', &col)) return fail("no line:col");
   if (message.compare(pos, 8, " error: ") != 0) return fail("no ' error: ' after line:col");
   pos += 8;
-
   std::vector<std::string> lines(1);
   for (char c : text) {
     if (c == '\n') {
@@ -116,7 +115,6 @@ TEST(HloFuzzTest, MutatedModulesNeverCrash) {
         EXPECT_EQ(module.status().code(), StatusCode::kInvalidArgument);
         EXPECT_EQ(module.status().message().rfind("fuzz.hlo:", 0), 0u) << module.status().message();
         EXPECT_TRUE(IsLocatedParseError(module.status(), text, "fuzz.hlo"));
-
         continue;
       }
       ++parsed;

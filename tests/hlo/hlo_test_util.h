@@ -82,7 +82,6 @@ inline std::string Substitute(
 }
 
 // The status message of parsing `text` ("" if it parsed).
-
 inline std::string ParseError(const std::string& text) {
   StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text, "bad.hlo");
   return module.ok() ? "" : module.status().message();

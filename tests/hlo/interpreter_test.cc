@@ -892,7 +892,6 @@ TEST(InterpreterTest, CudaBackendRunsOrSaysUnavailable) {
   FP8_ASSERT_OK_AND_ASSIGN(Value a, RandomValue(Shape::MakeArray(P::kF8E4M3FN, {16, 32}), 1));
   FP8_ASSERT_OK_AND_ASSIGN(Value b, RandomValue(Shape::MakeArray(P::kF8E4M3FN, {32, 16}), 2));
   std::vector<Value> arguments = {a, b};
-
   StatusOr<Value> cuda = Eval(text, arguments, DotBackend::kCuda);
   if (!cuda.ok()) {
     EXPECT_EQ(cuda.status().code(), StatusCode::kUnavailable) << cuda.status().ToString();

@@ -76,7 +76,6 @@ Comparison RunAgainstXla(const std::string& name, bool xla_excess_precision = fa
     const HostTensor& ours = *ours_or;
     EXPECT_EQ(ours.element_count(), xla.element_count()) << name << " output " << i;
     if (ours.element_count() != xla.element_count()) return comparison;
-
     double diff = 0, norm = 0;
     int64_t same = 0;
     for (int64_t j = 0; j < xla.element_count(); ++j) {
@@ -139,7 +138,6 @@ TEST(JaxExamplesTest, XlaSplitsKSoItsFastAccumulationLosesNothing) {
     Comparison xla_vs_fp8dot = RunAgainstXla(name);
     ASSERT_EQ(xla_vs_exact.relative_errors.size(), 1u);
     ASSERT_EQ(xla_vs_fp8dot.relative_errors.size(), 1u);
-
     // f32 sums of 8 exact slices: ~sqrt(8) * 2^-24 relative per output, far below 1e-4.
     EXPECT_LT(xla_vs_exact.relative_errors[0], xla_vs_fp8dot.relative_errors[0]) << name;
   }

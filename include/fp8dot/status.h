@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,15 +67,33 @@ class [[nodiscard]] StatusOr {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
+  // The accessors need ok(): on an error they print the status to stderr and abort.
+  T& value() & {
+    CheckOk();
+    return *value_;
+  }
+  const T& value() const& {
+    CheckOk();
+    return *value_;
+  }
+  T&& value() && {
+    CheckOk();
+    return std::move(*value_);
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
 
  private:
+  void CheckOk() const {
+    if (!status_.ok()) {
+      std::fprintf(stderr, "fp8dot: StatusOr accessed while holding an error: %s\n",
+                   status_.ToString().c_str());
+      std::abort();
+    }
+  }
+
   Status status_;
   std::optional<T> value_;
 };

@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "status_matchers.h"
+
 namespace fp8dot {
 namespace {
 
@@ -43,23 +45,21 @@ TEST(ErrorMetricsTest, AZeroReferenceGivesAbsoluteNumbers) {
 }
 
 TEST(ErrorMetricsTest, TensorsAreComparedInLogicalOrderAfterTheScale) {
-  StatusOr<HostTensor> actual = HostTensor::Create(DType::kF32, {2, 2}, {0, 1});  // column-major
-  StatusOr<HostTensor> reference = HostTensor::Create(DType::kF64, {2, 2});
-  ASSERT_TRUE(actual.ok() && reference.ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor actual,
+                           HostTensor::Create(DType::kF32, {2, 2}, {0, 1}));  // column-major
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor reference, HostTensor::Create(DType::kF64, {2, 2}));
   // Logical [[1, 2], [3, 4]]; actual holds it times 2 (an output scale of 2), column-major.
   const double logical[2][2] = {{1, 2}, {3, 4}};
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 2; ++j) {
-      reference->SetPhysical(i * 2 + j, logical[i][j]);
-      actual->SetPhysical(j * 2 + i, 2 * logical[i][j]);
+      reference.SetPhysical(i * 2 + j, logical[i][j]);
+      actual.SetPhysical(j * 2 + i, 2 * logical[i][j]);
     }
   }
-  StatusOr<ErrorStats> e = CompareToReference(*actual, *reference, 2.0);
-  ASSERT_TRUE(e.ok()) << e.status().message();
-  EXPECT_EQ(e->max_abs, 0.0);
-  StatusOr<HostTensor> other = HostTensor::Create(DType::kF64, {4});
-  ASSERT_TRUE(other.ok());
-  StatusOr<ErrorStats> mismatch = CompareToReference(*other, *reference);
+  FP8_ASSERT_OK_AND_ASSIGN(ErrorStats e, CompareToReference(actual, reference, 2.0));
+  EXPECT_EQ(e.max_abs, 0.0);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor other, HostTensor::Create(DType::kF64, {4}));
+  StatusOr<ErrorStats> mismatch = CompareToReference(other, reference);
   ASSERT_FALSE(mismatch.ok());
   EXPECT_EQ(mismatch.status().message(), "result dims [4] differ from the reference's [2,2]");
 }

@@ -1,4 +1,5 @@
 #include "fp8dot/random.h"
+#include "status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +9,12 @@ namespace fp8dot {
 namespace {
 
 TEST(RandomTest, DeterministicNonZeroAndInRange) {
-  HostTensor a = *RandomTensor(DType::kF32, {1000}, Distribution::kSymmetric, 5);
-  HostTensor b = *RandomTensor(DType::kF32, {1000}, Distribution::kSymmetric, 5);
-  HostTensor c = *RandomTensor(DType::kF32, {1000}, Distribution::kSymmetric, 6);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a,
+                           RandomTensor(DType::kF32, {1000}, Distribution::kSymmetric, 5));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b,
+                           RandomTensor(DType::kF32, {1000}, Distribution::kSymmetric, 5));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor c,
+                           RandomTensor(DType::kF32, {1000}, Distribution::kSymmetric, 6));
   int zeros = 0, differ = 0;
   double sum = 0;
   for (int64_t i = 0; i < 1000; ++i) {
@@ -26,8 +30,10 @@ TEST(RandomTest, DeterministicNonZeroAndInRange) {
 }
 
 TEST(RandomTest, PositiveAndHeavyTailedShapes) {
-  HostTensor positive = *RandomTensor(DType::kF8E4M3FN, {4096}, Distribution::kPositive, 1);
-  HostTensor heavy = *RandomTensor(DType::kF8E4M3FN, {4096}, Distribution::kHeavyTailed, 1);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor positive,
+                           RandomTensor(DType::kF8E4M3FN, {4096}, Distribution::kPositive, 1));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor heavy,
+                           RandomTensor(DType::kF8E4M3FN, {4096}, Distribution::kHeavyTailed, 1));
   double max_heavy = 0;
   int tiny = 0;
   for (int64_t i = 0; i < 4096; ++i) {
@@ -42,7 +48,10 @@ TEST(RandomTest, PositiveAndHeavyTailedShapes) {
 }
 
 TEST(RandomTest, ParsesDistributionNames) {
-  for (Distribution d : kAllDistributions) EXPECT_EQ(*ParseDistribution(DistributionName(d)), d);
+  for (Distribution d : kAllDistributions) {
+    FP8_ASSERT_OK_AND_ASSIGN(Distribution parsed, ParseDistribution(DistributionName(d)));
+    EXPECT_EQ(parsed, d);
+  }
   EXPECT_EQ(
       ParseDistribution("gaussian").status().message(),
       "unknown distribution 'gaussian' (expected symmetric, positive, heavy-tailed or mixed)");

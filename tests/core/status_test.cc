@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+#include <utility>
+
 namespace fp8dot {
 namespace {
 
@@ -35,6 +39,40 @@ TEST(StatusTest, AssignOrReturnPropagatesTheFirstError) {
 TEST(StatusTest, StatusOrFromOkStatusIsAnInternalError) {
   StatusOr<int> value = OkStatus();
   EXPECT_EQ(value.status().code(), StatusCode::kInternal);
+}
+
+TEST(StatusDeathTest, AccessingAnErrorAbortsWithTheStatus) {
+  const char* expected =
+      "fp8dot: StatusOr accessed while holding an error: INVALID_ARGUMENT: 3 is odd";
+  EXPECT_DEATH(
+      {
+        StatusOr<int> value = Half(3);
+        std::printf("%d\n", *value);
+      },
+      expected);
+  EXPECT_DEATH(
+      {
+        StatusOr<std::string> value = InvalidArgument("no text");
+        std::printf("%zu\n", value->size());
+      },
+      "StatusOr accessed while holding an error: INVALID_ARGUMENT: no text");
+  EXPECT_DEATH((void)Half(5).value(), "INVALID_ARGUMENT: 5 is odd");
+  EXPECT_DEATH(
+      {
+        StatusOr<std::string> value = NotFound("missing.npy");
+        std::string moved = std::move(value).value();
+        std::printf("%s\n", moved.c_str());
+      },
+      "NOT_FOUND: missing.npy");
+}
+
+TEST(StatusTest, AccessorsReturnTheValue) {
+  StatusOr<std::string> value = std::string("abc");
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(*value, "abc");
+  EXPECT_EQ(value->size(), 3u);
+  EXPECT_EQ(value.value(), "abc");
+  EXPECT_EQ(std::move(value).value(), "abc");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "fp8dot/tensor.h"
+#include "status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +7,7 @@ namespace fp8dot {
 namespace {
 
 TEST(TensorTest, RowMajorStridesAndShapeString) {
-  HostTensor t = *HostTensor::Create(DType::kF8E4M3FN, {2, 3, 4});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor t, HostTensor::Create(DType::kF8E4M3FN, {2, 3, 4}));
   EXPECT_EQ(t.strides(), (std::vector<int64_t>{12, 4, 1}));
   EXPECT_EQ(t.size_in_bytes(), 24);
   EXPECT_EQ(t.ShapeString(), "f8e4m3fn[2,3,4]{2,1,0}");
@@ -14,7 +15,7 @@ TEST(TensorTest, RowMajorStridesAndShapeString) {
 }
 
 TEST(TensorTest, ColumnMajorLayoutAndToRowMajor) {
-  HostTensor t = *HostTensor::Create(DType::kF32, {2, 3}, {0, 1});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor t, HostTensor::Create(DType::kF32, {2, 3}, {0, 1}));
   EXPECT_EQ(t.strides(), (std::vector<int64_t>{1, 2}));
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j) t.Set({i, j}, static_cast<double>(10 * i + j));
@@ -47,7 +48,7 @@ TEST(TensorTest, ScalarAndZeroSizedTensors) {
   EXPECT_EQ(s.rank(), 0);
   EXPECT_EQ(s.element_count(), 1);
   EXPECT_EQ(s.GetPhysical(0), 3.0);
-  HostTensor empty = *HostTensor::Create(DType::kF16, {0, 5});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor empty, HostTensor::Create(DType::kF16, {0, 5}));
   EXPECT_EQ(empty.element_count(), 0);
   EXPECT_EQ(empty.size_in_bytes(), 0);
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu/cpu_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -42,8 +43,8 @@ TEST(BlasDotTest, MatchesReferenceWithinF32SummationBound) {
     options.rhs_scale_mode = c.rhs_scale;
     options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
     options.seed = static_cast<uint64_t>(c.m * 7 + c.k);
-    DotProblem p = *MakeDotProblem(options);
-    DotResult result = *BlasDot(p.spec, p.arguments());
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult result, BlasDot(p.spec, p.arguments()));
     EXPECT_TRUE(WithinSummationBound(p, result.output, Gamma(c.k + 2, 0x1.0p-24)))
         << "M=" << c.m << " N=" << c.n << " K=" << c.k << " scales " << ScaleModeName(c.lhs_scale);
   }
@@ -53,8 +54,8 @@ TEST(BlasDotTest, F64OperandsUseDoublePrecision) {
   DotProblemOptions options;
   options.lhs_type = options.rhs_type = options.output_type = DType::kF64;
   options.k = 1000;
-  DotProblem p = *MakeDotProblem(options);
-  DotResult result = *BlasDot(p.spec, p.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult result, BlasDot(p.spec, p.arguments()));
   EXPECT_TRUE(WithinSummationBound(p, result.output, Gamma(1000, 0x1.0p-53)));
 }
 
@@ -67,10 +68,10 @@ TEST(BlasDotTest, OutputConversionEpilogueAndAmaxMatchTheReferenceFormula) {
   options.epilogue = Epilogue::kBiasRelu;
   options.beta = -1.0;
   options.compute_amax = true;
-  DotProblem p = *MakeDotProblem(options);
-  DotResult blas = *BlasDot(p.spec, p.arguments());
-  DotResult reference = *ReferenceDot(p.spec, p.arguments());
-  HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult blas, BlasDot(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult reference, ReferenceDot(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
   int differences = 0;
   for (int64_t i = 0; i < exact.element_count(); ++i) {
     // f32 accumulation can move D across a bf16 rounding boundary, by one bf16 ulp at most.
@@ -80,6 +81,8 @@ TEST(BlasDotTest, OutputConversionEpilogueAndAmaxMatchTheReferenceFormula) {
     ASSERT_GE(blas.output.GetPhysical(i), 0.0);  // relu
   }
   EXPECT_LT(differences, exact.element_count() / 20);
+  ASSERT_TRUE(blas.amax.has_value());
+  ASSERT_TRUE(reference.amax.has_value());
   EXPECT_NEAR(*blas.amax, *reference.amax, 1e-5 * *reference.amax);
 }
 

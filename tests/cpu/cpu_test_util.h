@@ -12,7 +12,7 @@ namespace fp8dot::testing {
 
 // sum_k |scale_a a| |scale_b b| for every output element (f64, row-major): the scale of the
 // rounding error any summation order can make (Higham's bound |err| <= gamma_K * this).
-inline HostTensor AbsoluteProductSums(const DotProblem& problem) {
+inline StatusOr<HostTensor> AbsoluteProductSums(const DotProblem& problem) {
   DotProblem absolute = problem;
   for (HostTensor* t : {&absolute.lhs, &absolute.rhs}) {
     for (int64_t i = 0; i < t->element_count(); ++i)
@@ -25,15 +25,24 @@ inline HostTensor AbsoluteProductSums(const DotProblem& problem) {
   absolute.c.reset();
   absolute.spec.beta = 0.0;
   absolute.spec.alpha = std::fabs(problem.spec.alpha);
-  return *ReferenceDotExact(absolute.spec, absolute.arguments());
+  return ReferenceDotExact(absolute.spec, absolute.arguments());
 }
 
-// Every element of `actual` is within `relative_bound` * AbsoluteProductSums of the exact result.
+// Every element of `actual` is within `relative_bound` * AbsoluteProductSums of the exact result
+// (a failure, with the status, if either reference fails).
 inline ::testing::AssertionResult WithinSummationBound(const DotProblem& problem,
                                                        const HostTensor& actual,
                                                        double relative_bound) {
-  HostTensor exact = *ReferenceDotExact(problem.spec, problem.arguments());
-  HostTensor scale = AbsoluteProductSums(problem);
+  StatusOr<HostTensor> exact_or = ReferenceDotExact(problem.spec, problem.arguments());
+  if (!exact_or.ok()) {
+    return ::testing::AssertionFailure() << "ReferenceDotExact: " << exact_or.status().ToString();
+  }
+  StatusOr<HostTensor> scale_or = AbsoluteProductSums(problem);
+  if (!scale_or.ok()) {
+    return ::testing::AssertionFailure() << "AbsoluteProductSums: " << scale_or.status().ToString();
+  }
+  const HostTensor& exact = *exact_or;
+  const HostTensor& scale = *scale_or;
   HostTensor got = actual.ToRowMajor();
   for (int64_t i = 0; i < exact.element_count(); ++i) {
     const double error = std::fabs(got.GetPhysical(i) - exact.GetPhysical(i));

@@ -4,6 +4,7 @@
 
 #include "cpu/cpu_test_util.h"
 #include "fp8dot/error_metrics.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -11,8 +12,9 @@ namespace {
 using testing::Gamma;
 using testing::WithinSummationBound;
 
-DotProblem Problem(int64_t m, int64_t n, int64_t k, Precision precision,
-                   Distribution distribution = Distribution::kSymmetric, uint64_t seed = 1) {
+StatusOr<DotProblem> Problem(int64_t m, int64_t n, int64_t k, Precision precision,
+                             Distribution distribution = Distribution::kSymmetric,
+                             uint64_t seed = 1) {
   DotProblemOptions options;
   options.m = m;
   options.n = n;
@@ -20,12 +22,15 @@ DotProblem Problem(int64_t m, int64_t n, int64_t k, Precision precision,
   options.precision_config.operand_precision = {precision, precision};
   options.distribution = distribution;
   options.seed = seed;
-  return *MakeDotProblem(options);
+  return MakeDotProblem(options);
 }
 
-double RelativeError(const DotProblem& p, const DotResult& result) {
-  HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
-  return CompareToReference(result.output, exact)->relative_frobenius;
+// The relative Frobenius error of EmulatedDot (default model) against the exact result.
+StatusOr<double> EmulatedError(const DotProblem& p) {
+  FP8_ASSIGN_OR_RETURN(DotResult result, EmulatedDot(p.spec, p.arguments()));
+  FP8_ASSIGN_OR_RETURN(HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
+  FP8_ASSIGN_OR_RETURN(ErrorStats error, CompareToReference(result.output, exact));
+  return error.relative_frobenius;
 }
 
 // A crafted row that shows swamping: one large product, then many that each fall below the
@@ -35,26 +40,30 @@ double RelativeError(const DotProblem& p, const DotResult& result) {
 //   promoted: block 0 gives 256 (127 small ones lost), each of the other 31 blocks sums
 //   128 * 2^-6 = 2 exactly: 256 + 62 = 318.
 TEST(EmulatedDotTest, CraftedSwampingMatchesTheModelByHand) {
-  HostTensor a = *HostTensor::Create(DType::kF8E4M3FN, {1, 4096});
-  HostTensor b = *HostTensor::Create(DType::kF8E4M3FN, {4096, 1});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a, HostTensor::Create(DType::kF8E4M3FN, {1, 4096}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b, HostTensor::Create(DType::kF8E4M3FN, {4096, 1}));
   for (int64_t k = 0; k < 4096; ++k) {
     a.SetPhysical(k, k == 0 ? 256.0 : std::ldexp(1.0, -6));
     b.SetPhysical(k, 1.0);
   }
   DotArguments args{&a, &b};
   DotSpec spec = SpecFromArguments(args, DotSpec());
-  EXPECT_EQ(EmulatedDot(spec, args)->output.GetPhysical(0), 256.0);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult fast, EmulatedDot(spec, args));
+  EXPECT_EQ(fast.output.GetPhysical(0), 256.0);
   spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-  EXPECT_EQ(EmulatedDot(spec, args)->output.GetPhysical(0), 318.0);
-  EXPECT_EQ(ReferenceDot(spec, args)->output.GetPhysical(0), 319.984375);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult promoted, EmulatedDot(spec, args));
+  EXPECT_EQ(promoted.output.GetPhysical(0), 318.0);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult reference, ReferenceDot(spec, args));
+  EXPECT_EQ(reference.output.GetPhysical(0), 319.984375);
 }
 
 TEST(EmulatedDotTest, WideAccumulatorReproducesTheReference) {
   Fp8AccumulatorModel wide;
   wide.mantissa_bits = 50;
   for (Precision precision : {Precision::kDefault, Precision::kHighest}) {
-    DotProblem p = Problem(16, 16, 2048, precision, Distribution::kPositive);
-    DotResult result = *EmulatedDot(p.spec, p.arguments(), wide);
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p,
+                             Problem(16, 16, 2048, precision, Distribution::kPositive));
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult result, EmulatedDot(p.spec, p.arguments(), wide));
     // The only rounding left is the f32 output (and, promoted, 16 f32 additions).
     EXPECT_TRUE(WithinSummationBound(p, result.output, Gamma(18, 0x1.0p-24)));
   }
@@ -74,11 +83,12 @@ TEST(EmulatedDotTest, DefaultModelReproducesTheH200AccuracyTable) {
                       {1024, Distribution::kPositive, 1.3e-2, 5.0e-4},
                       {4096, Distribution::kPositive, 6.6e-2, 5.0e-4}};
   for (const Row& row : rows) {
-    DotProblem fast = Problem(32, 32, row.k, Precision::kDefault, row.distribution, 3);
-    DotProblem promoted = Problem(32, 32, row.k, Precision::kHighest, row.distribution, 3);
-    const double fast_error = RelativeError(fast, *EmulatedDot(fast.spec, fast.arguments()));
-    const double promoted_error =
-        RelativeError(promoted, *EmulatedDot(promoted.spec, promoted.arguments()));
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem fast,
+                             Problem(32, 32, row.k, Precision::kDefault, row.distribution, 3));
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem promoted,
+                             Problem(32, 32, row.k, Precision::kHighest, row.distribution, 3));
+    FP8_ASSERT_OK_AND_ASSIGN(const double fast_error, EmulatedError(fast));
+    FP8_ASSERT_OK_AND_ASSIGN(const double promoted_error, EmulatedError(promoted));
     EXPECT_NEAR(fast_error / row.fast, 1.0, 0.25) << "K=" << row.k << " fast " << fast_error;
     EXPECT_NEAR(promoted_error / row.promoted, 1.0, 0.25)
         << "K=" << row.k << " promoted " << promoted_error;
@@ -86,15 +96,16 @@ TEST(EmulatedDotTest, DefaultModelReproducesTheH200AccuracyTable) {
 }
 
 TEST(EmulatedDotTest, FastErrorGrowsWithKAndIsBiasedOnSameSignData) {
-  DotProblem fast = Problem(16, 16, 4096, Precision::kDefault, Distribution::kPositive);
-  DotProblem promoted = Problem(16, 16, 4096, Precision::kHighest, Distribution::kPositive);
-  const double fast_error = RelativeError(fast, *EmulatedDot(fast.spec, fast.arguments()));
-  const double promoted_error =
-      RelativeError(promoted, *EmulatedDot(promoted.spec, promoted.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem fast,
+                           Problem(16, 16, 4096, Precision::kDefault, Distribution::kPositive));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem promoted,
+                           Problem(16, 16, 4096, Precision::kHighest, Distribution::kPositive));
+  FP8_ASSERT_OK_AND_ASSIGN(const double fast_error, EmulatedError(fast));
+  FP8_ASSERT_OK_AND_ASSIGN(const double promoted_error, EmulatedError(promoted));
   EXPECT_GE(fast_error, 10 * promoted_error);
   // Truncation only loses magnitude: every fast result is below the exact one.
-  DotResult result = *EmulatedDot(fast.spec, fast.arguments());
-  HostTensor exact = *ReferenceDotExact(fast.spec, fast.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult result, EmulatedDot(fast.spec, fast.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor exact, ReferenceDotExact(fast.spec, fast.arguments()));
   for (int64_t i = 0; i < exact.element_count(); ++i) {
     ASSERT_LT(result.output.GetPhysical(i), exact.GetPhysical(i));
   }
@@ -108,8 +119,8 @@ TEST(EmulatedDotTest, BlockScalesArePromotedPerBlock) {
   options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   options.lhs_scale_mode = ScaleMode::kBlock1x128;
   options.rhs_scale_mode = ScaleMode::kBlock128x128;
-  DotProblem p = *MakeDotProblem(options);
-  const double error = RelativeError(p, *EmulatedDot(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+  FP8_ASSERT_OK_AND_ASSIGN(const double error, EmulatedError(p));
   // Within-block accumulator error (~1e-4 on symmetric data, FACTS.md) and nothing worse:
   // a scale applied to the wrong block would give errors of order 1.
   EXPECT_LT(error, 3e-4);
@@ -117,23 +128,28 @@ TEST(EmulatedDotTest, BlockScalesArePromotedPerBlock) {
 }
 
 TEST(EmulatedDotTest, NonFp8ModesRoundInputsAsTheirTypes) {
-  auto error_for = [](Algorithm algorithm, Precision precision) {
+  auto error_for = [](Algorithm algorithm, Precision precision) -> StatusOr<double> {
     DotProblemOptions options;
     options.lhs_type = options.rhs_type = DType::kF32;
     options.m = options.n = 16;
     options.k = 512;
     options.distribution = Distribution::kMixedMagnitude;
     options.precision_config = {{precision, precision}, algorithm};
-    DotProblem p = *MakeDotProblem(options);
-    return RelativeError(p, *EmulatedDot(p.spec, p.arguments()));
+    FP8_ASSIGN_OR_RETURN(DotProblem p, MakeDotProblem(options));
+    return EmulatedError(p);
   };
-  const double tf32 = error_for(Algorithm::kUnset, Precision::kDefault);
-  const double f32 = error_for(Algorithm::kUnset, Precision::kHighest);
-  const double bf16 = error_for(Algorithm::kBF16BF16F32, Precision::kDefault);
-  const double bf16x3 = error_for(Algorithm::kBF16BF16F32X3, Precision::kDefault);
-  const double bf16x6 = error_for(Algorithm::kBF16BF16F32X6, Precision::kDefault);
-  const double bf16x9 = error_for(Algorithm::kBF16BF16F32X9, Precision::kDefault);
-  const double tf32x3 = error_for(Algorithm::kTF32TF32F32X3, Precision::kDefault);
+  FP8_ASSERT_OK_AND_ASSIGN(const double tf32, error_for(Algorithm::kUnset, Precision::kDefault));
+  FP8_ASSERT_OK_AND_ASSIGN(const double f32, error_for(Algorithm::kUnset, Precision::kHighest));
+  FP8_ASSERT_OK_AND_ASSIGN(const double bf16,
+                           error_for(Algorithm::kBF16BF16F32, Precision::kDefault));
+  FP8_ASSERT_OK_AND_ASSIGN(const double bf16x3,
+                           error_for(Algorithm::kBF16BF16F32X3, Precision::kDefault));
+  FP8_ASSERT_OK_AND_ASSIGN(const double bf16x6,
+                           error_for(Algorithm::kBF16BF16F32X6, Precision::kDefault));
+  FP8_ASSERT_OK_AND_ASSIGN(const double bf16x9,
+                           error_for(Algorithm::kBF16BF16F32X9, Precision::kDefault));
+  FP8_ASSERT_OK_AND_ASSIGN(const double tf32x3,
+                           error_for(Algorithm::kTF32TF32F32X3, Precision::kDefault));
   // Relative error per product: bf16 inputs 2^-8, tf32 2^-11, bf16x3 drops the 2^-16 terms,
   // tf32x3 the 2^-22 terms; bf16x6 drops only 2^-24 terms, so like bf16x9 it is left with f32
   // summation error, over 6 (9) f32 additions per K-element instead of 1.
@@ -148,7 +164,7 @@ TEST(EmulatedDotTest, NonFp8ModesRoundInputsAsTheirTypes) {
 }
 
 TEST(EmulatedDotTest, RejectsAnInvalidModel) {
-  DotProblem p = Problem(4, 4, 32, Precision::kDefault);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, Problem(4, 4, 32, Precision::kDefault));
   Fp8AccumulatorModel model;
   model.promotion_interval = 100;
   EXPECT_EQ(EmulatedDot(p.spec, p.arguments(), model).status().message(),

@@ -13,6 +13,7 @@
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/error_metrics.h"
 #include "fp8dot/npy.h"
+#include "status_matchers.h"
 
 #include <fstream>
 
@@ -49,30 +50,33 @@ KSplit RecordedKSplit(const std::string& path) {
 }
 
 // Runs the emulation on a recorded case and compares it with the recorded H200 outputs.
-CaseAgreement CompareCase(const std::string& prefix) {
+StatusOr<CaseAgreement> CompareCase(const std::string& prefix) {
   CaseAgreement result;
   result.name = fs::path(prefix).filename().string();
-  HostTensor lhs = *ReadNpy(prefix + ".lhs.npy");
-  HostTensor rhs = *ReadNpy(prefix + ".rhs.npy");
+  FP8_ASSIGN_OR_RETURN(HostTensor lhs, ReadNpy(prefix + ".lhs.npy"));
+  FP8_ASSIGN_OR_RETURN(HostTensor rhs, ReadNpy(prefix + ".rhs.npy"));
   result.k = lhs.dim(1);
   DotArguments arguments{&lhs, &rhs};
   for (bool fast : {true, false}) {
-    HostTensor gpu = *ReadNpy(prefix + (fast ? ".fast.npy" : ".promoted.npy"));
+    FP8_ASSIGN_OR_RETURN(HostTensor gpu, ReadNpy(prefix + (fast ? ".fast.npy" : ".promoted.npy")));
     DotSpec spec = SpecFromArguments(arguments, DotSpec());
     const Precision precision = fast ? Precision::kDefault : Precision::kHighest;
     spec.precision_config.operand_precision = {precision, precision};
     Fp8AccumulatorModel model;
     model.split = RecordedKSplit(prefix + (fast ? ".fast.json" : ".promoted.json"));
     result.k_slices = model.split.slices;
-    DotResult emulated = *EmulatedDot(spec, arguments, model);
-    HostTensor exact = *ReferenceDotExact(spec, arguments);
+    FP8_ASSIGN_OR_RETURN(DotResult emulated, EmulatedDot(spec, arguments, model));
+    FP8_ASSIGN_OR_RETURN(HostTensor exact, ReferenceDotExact(spec, arguments));
     ModeAgreement& mode = fast ? result.fast : result.promoted;
     mode.total = gpu.element_count();
     for (int64_t i = 0; i < mode.total; ++i) {
       mode.identical += gpu.GetPhysical(i) == emulated.output.GetPhysical(i);
     }
-    mode.gpu_error = CompareToReference(gpu, exact)->relative_frobenius;
-    mode.emulation_error = CompareToReference(emulated.output, exact)->relative_frobenius;
+    FP8_ASSIGN_OR_RETURN(const ErrorStats gpu_error, CompareToReference(gpu, exact));
+    FP8_ASSIGN_OR_RETURN(const ErrorStats emulation_error,
+                         CompareToReference(emulated.output, exact));
+    mode.gpu_error = gpu_error.relative_frobenius;
+    mode.emulation_error = emulation_error.relative_frobenius;
   }
   return result;
 }
@@ -96,7 +100,7 @@ TEST(GoldenTest, CraftedProbesAgreeBitForBit) {
   // K=1024 and 4096: 23 e4m3 x e4m3 cases and 24 e4m3 x e5m2 cases each.
   ASSERT_EQ(cases.size(), 94u);
   for (const std::string& prefix : cases) {
-    CaseAgreement agreement = CompareCase(prefix);
+    FP8_ASSERT_OK_AND_ASSIGN(CaseAgreement agreement, CompareCase(prefix));
     EXPECT_EQ(agreement.fast.identical, agreement.fast.total) << agreement.name << " fast";
     EXPECT_EQ(agreement.promoted.identical, agreement.promoted.total)
         << agreement.name << " promoted";
@@ -116,7 +120,7 @@ TEST(GoldenTest, RandomCasesAreBitIdentical) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   int64_t identical = 0, total = 0;
   for (const std::string& prefix : cases) {
-    CaseAgreement a = CompareCase(prefix);
+    FP8_ASSERT_OK_AND_ASSIGN(CaseAgreement a, CompareCase(prefix));
     std::printf("| %s | %lld | %d | %.3f | %.3f | %.3e | %.3e | %.3e | %.3e |\n", a.name.c_str(),
                 static_cast<long long>(a.k), a.k_slices,
                 double(a.fast.identical) / double(a.fast.total),

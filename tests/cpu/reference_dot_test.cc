@@ -3,14 +3,15 @@
 #include <cmath>
 
 #include "cpu/cpu_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
 
-HostTensor Matrix(DType type, Dims dims, std::vector<double> values,
-                  std::vector<int64_t> layout = {}) {
+StatusOr<HostTensor> Matrix(DType type, Dims dims, std::vector<double> values,
+                            std::vector<int64_t> layout = {}) {
   if (layout.empty()) layout = RowMajorLayout(static_cast<int64_t>(dims.size()));
-  HostTensor t = *HostTensor::Create(type, dims, layout);
+  FP8_ASSIGN_OR_RETURN(HostTensor t, HostTensor::Create(type, dims, layout));
   // Copy logically so that non-row-major layouts hold the same matrix.
   std::vector<int64_t> index(dims.size(), 0);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -24,11 +25,11 @@ HostTensor Matrix(DType type, Dims dims, std::vector<double> values,
 }
 
 TEST(ReferenceDotTest, SmallMatmulByHand) {
-  HostTensor a = Matrix(DType::kF8E4M3FN, {2, 2}, {1, 2, 3, 4});
-  HostTensor b = Matrix(DType::kF8E4M3FN, {2, 2}, {5, 6, 7, 8});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a, Matrix(DType::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b, Matrix(DType::kF8E4M3FN, {2, 2}, {5, 6, 7, 8}));
   DotArguments args{&a, &b};
   DotSpec spec = SpecFromArguments(args, DotSpec());
-  DotResult result = *ReferenceDot(spec, args);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult result, ReferenceDot(spec, args));
   EXPECT_EQ(result.output.dims(), (Dims{2, 2}));
   EXPECT_EQ(result.output.GetPhysical(0), 19.0);
   EXPECT_EQ(result.output.GetPhysical(1), 22.0);
@@ -38,12 +39,15 @@ TEST(ReferenceDotTest, SmallMatmulByHand) {
 }
 
 TEST(ReferenceDotTest, LayoutDoesNotChangeTheResult) {
-  HostTensor a = Matrix(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6});
-  HostTensor a_column_major = Matrix(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6}, {0, 1});
-  HostTensor b = Matrix(DType::kF32, {3, 2}, {1, -1, 2, -2, 3, -3}, {0, 1});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a, Matrix(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a_column_major,
+                           Matrix(DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6}, {0, 1}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b,
+                           Matrix(DType::kF32, {3, 2}, {1, -1, 2, -2, 3, -3}, {0, 1}));
   for (const HostTensor* lhs : {&a, &a_column_major}) {
     DotArguments args{lhs, &b};
-    DotResult result = *ReferenceDot(SpecFromArguments(args, DotSpec()), args);
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult result,
+                             ReferenceDot(SpecFromArguments(args, DotSpec()), args));
     EXPECT_EQ(result.output.GetPhysical(0), 14.0);
     EXPECT_EQ(result.output.GetPhysical(1), -14.0);
     EXPECT_EQ(result.output.GetPhysical(2), 32.0);
@@ -53,13 +57,15 @@ TEST(ReferenceDotTest, LayoutDoesNotChangeTheResult) {
 
 TEST(ReferenceDotTest, GeneralDotGeneralMatchesNaiveLoops) {
   // lhs [b=2, k1=3, m=4, k2=5], rhs [n=6, k2=5, b=2, k1=3]
-  HostTensor lhs = *RandomTensor(DType::kBF16, {2, 3, 4, 5}, Distribution::kSymmetric, 1);
-  HostTensor rhs = *RandomTensor(DType::kBF16, {6, 5, 2, 3}, Distribution::kSymmetric, 2);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor lhs,
+                           RandomTensor(DType::kBF16, {2, 3, 4, 5}, Distribution::kSymmetric, 1));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor rhs,
+                           RandomTensor(DType::kBF16, {6, 5, 2, 3}, Distribution::kSymmetric, 2));
   DotSpec spec;
   spec.dimension_numbers = {{0}, {2}, {1, 3}, {3, 1}};
   DotArguments args{&lhs, &rhs};
   spec = SpecFromArguments(args, spec);
-  DotResult result = *ReferenceDot(spec, args);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult result, ReferenceDot(spec, args));
   ASSERT_EQ(result.output.dims(), (Dims{2, 4, 6}));
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t m = 0; m < 4; ++m)
@@ -86,8 +92,8 @@ TEST(ReferenceDotTest, ScaleModesApplyPerElement) {
     options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
     options.lhs_scale_mode = lhs_mode;
     options.rhs_scale_mode = rhs_mode;
-    DotProblem p = *MakeDotProblem(options);
-    HostTensor d = *ReferenceDotExact(p.spec, p.arguments());
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+    FP8_ASSERT_OK_AND_ASSIGN(HostTensor d, ReferenceDotExact(p.spec, p.arguments()));
     auto lhs_scale = [&](int64_t m, int64_t k) {
       switch (lhs_mode) {
         case ScaleMode::kTensor:
@@ -131,17 +137,17 @@ TEST(ReferenceDotTest, EpiloguesBiasAlphaBetaAndActivations) {
   options.k = 64;
   options.alpha = 0.5;
   options.beta = 2.0;
-  DotProblem base = *MakeDotProblem(options);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem base, MakeDotProblem(options));
   DotSpec plain_spec = base.spec;  // A.B alone
   plain_spec.alpha = 1.0;
   plain_spec.beta = 0.0;
   plain_spec.c.reset();
-  HostTensor plain = *ReferenceDotExact(plain_spec, {&base.lhs, &base.rhs});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor plain, ReferenceDotExact(plain_spec, {&base.lhs, &base.rhs}));
   for (Epilogue epilogue : {Epilogue::kDefault, Epilogue::kBias, Epilogue::kRelu,
                             Epilogue::kBiasRelu, Epilogue::kGelu, Epilogue::kBiasGelu}) {
     options.epilogue = epilogue;
-    DotProblem p = *MakeDotProblem(options);
-    HostTensor d = *ReferenceDotExact(p.spec, p.arguments());
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+    FP8_ASSERT_OK_AND_ASSIGN(HostTensor d, ReferenceDotExact(p.spec, p.arguments()));
     for (int64_t i = 0; i < d.element_count(); ++i) {
       // Same seed: the same A, B and C whatever the epilogue.
       double x = 0.5 * plain.GetPhysical(i) + 2.0 * p.c->GetPhysical(i);
@@ -163,9 +169,9 @@ TEST(ReferenceDotTest, Fp8OutputIsScaledSaturatedAndReportsAmax) {
   options.output_type = DType::kF8E4M3FN;
   options.output_scale = 8.0;  // pushes most |D| * 8 past 448: those must saturate, not NaN
   options.compute_amax = true;
-  DotProblem p = *MakeDotProblem(options);
-  DotResult result = *ReferenceDot(p.spec, p.arguments());
-  HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult result, ReferenceDot(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
   double amax = 0;
   int saturated = 0;
   for (int64_t i = 0; i < exact.element_count(); ++i) {
@@ -176,12 +182,13 @@ TEST(ReferenceDotTest, Fp8OutputIsScaledSaturatedAndReportsAmax) {
     amax = std::max(amax, std::fabs(exact.GetPhysical(i)));
   }
   EXPECT_GT(saturated, 0);
+  ASSERT_TRUE(result.amax.has_value());
   EXPECT_EQ(*result.amax, amax);
 }
 
 TEST(ReferenceDotTest, InvalidInputIsAnErrorNotACrash) {
   DotProblemOptions options;
-  DotProblem p = *MakeDotProblem(options);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
   DotArguments args = p.arguments();
   args.rhs = nullptr;
   EXPECT_EQ(ReferenceDot(p.spec, args).status().message(),

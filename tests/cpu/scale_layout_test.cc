@@ -6,13 +6,14 @@
 #include <cstring>
 
 #include "cpu/cpu_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
 
 // The same logical values as `tensor`, stored in `layout`.
-HostTensor WithLayout(const HostTensor& tensor, const std::vector<int64_t>& layout) {
-  HostTensor out = *HostTensor::Create(tensor.dtype(), tensor.dims(), layout);
+StatusOr<HostTensor> WithLayout(const HostTensor& tensor, const std::vector<int64_t>& layout) {
+  FP8_ASSIGN_OR_RETURN(HostTensor out, HostTensor::Create(tensor.dtype(), tensor.dims(), layout));
   std::vector<int64_t> index(tensor.dims().size(), 0);
   for (int64_t i = 0; i < tensor.element_count(); ++i) {
     out.Set(index, tensor.Get(index));
@@ -28,7 +29,7 @@ struct ModePair {
   ScaleMode lhs, rhs;
 };
 
-DotProblem MakeProblem(ModePair modes, uint64_t seed) {
+StatusOr<DotProblem> MakeProblem(ModePair modes, uint64_t seed) {
   DotProblemOptions options;
   options.m = 256;
   options.n = 256;
@@ -38,16 +39,16 @@ DotProblem MakeProblem(ModePair modes, uint64_t seed) {
   options.lhs_scale_mode = modes.lhs;
   options.rhs_scale_mode = modes.rhs;
   options.seed = seed;
-  return *MakeDotProblem(options);
+  return MakeDotProblem(options);
 }
 
 // `problem` with both scales moved to column-major ({0, 1}), spec included.
-DotProblem ColumnMajorScales(const DotProblem& problem) {
+StatusOr<DotProblem> ColumnMajorScales(const DotProblem& problem) {
   DotProblem out = problem;
   for (auto [tensor, scale] : {std::pair{&out.lhs_scale, &out.spec.lhs_scale},
                                std::pair{&out.rhs_scale, &out.spec.rhs_scale}}) {
     if (!tensor->has_value() || (*tensor)->rank() != 2) continue;
-    *tensor = WithLayout(**tensor, {0, 1});
+    FP8_ASSIGN_OR_RETURN(*tensor, WithLayout(**tensor, {0, 1}));
     scale->minor_to_major = {0, 1};
   }
   return out;
@@ -58,8 +59,8 @@ TEST(ScaleLayoutTest, ColumnMajorScalesGiveTheRowMajorResultOnEveryCpuBackend) {
                          ModePair{ScaleMode::kBlock1x128, ScaleMode::kBlock128x128},
                          ModePair{ScaleMode::kBlock128x128, ScaleMode::kBlock1x128}}) {
     SCOPED_TRACE(std::string(ScaleModeName(modes.lhs)) + " x " + ScaleModeName(modes.rhs));
-    const DotProblem row_major = MakeProblem(modes, 11);
-    const DotProblem column_major = ColumnMajorScales(row_major);
+    FP8_ASSERT_OK_AND_ASSIGN(const DotProblem row_major, MakeProblem(modes, 11));
+    FP8_ASSERT_OK_AND_ASSIGN(const DotProblem column_major, ColumnMajorScales(row_major));
     ASSERT_NE(column_major.lhs_scale->minor_to_major(), row_major.lhs_scale->minor_to_major());
     // The bytes differ (so a backend ignoring the layout would fail), the values do not.
     ASSERT_NE(0, std::memcmp(column_major.lhs_scale->data(), row_major.lhs_scale->data(),
@@ -69,7 +70,7 @@ TEST(ScaleLayoutTest, ColumnMajorScalesGiveTheRowMajorResultOnEveryCpuBackend) {
     for (auto [name, backend] :
          {std::pair<const char*, Backend>{"reference", &ReferenceDot},
           std::pair<const char*, Backend>{"reference-exact",
-                                          [](const DotSpec& s, const DotArguments& a) {
+                                          [](const DotSpec&s, const DotArguments&a) {
                                             StatusOr<HostTensor> t = ReferenceDotExact(s, a);
                                             if (!t.ok()) return StatusOr<DotResult>(t.status());
                                             DotResult r;
@@ -77,8 +78,7 @@ TEST(ScaleLayoutTest, ColumnMajorScalesGiveTheRowMajorResultOnEveryCpuBackend) {
                                             return StatusOr<DotResult>(std::move(r));
                                           }},
           std::pair<const char*, Backend>{"blas", &BlasDot},
-          std::pair<const char*, Backend>{"emulated", [](const DotSpec& s,
-                                                         const DotArguments& a) {
+          std::pair<const char*, Backend>{"emulated", [](const DotSpec&s, const DotArguments&a) {
                                             return EmulatedDot(s, a);
                                           }}}) {
       SCOPED_TRACE(name);
@@ -94,8 +94,9 @@ TEST(ScaleLayoutTest, ColumnMajorScalesGiveTheRowMajorResultOnEveryCpuBackend) {
 }
 
 TEST(ScaleLayoutTest, SpecFromArgumentsTakesTheScaleLayout) {
-  const DotProblem problem =
-      ColumnMajorScales(MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 3));
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem source,
+                           MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 3));
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem problem, ColumnMajorScales(source));
   DotSpec spec = problem.spec;
   spec.lhs_scale.minor_to_major.clear();
   spec.rhs_scale.minor_to_major.clear();
@@ -105,14 +106,16 @@ TEST(ScaleLayoutTest, SpecFromArgumentsTakesTheScaleLayout) {
   EXPECT_TRUE(CheckArgumentsMatchSpec(spec, problem.arguments()).ok());
 
   // Row-major scale tensors keep the empty (row-major) layout in the spec.
-  const DotProblem row_major = MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 3);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem row_major,
+                           MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 3));
   DotSpec row_spec = SpecFromArguments(row_major.arguments(), row_major.spec);
   EXPECT_TRUE(row_spec.lhs_scale.minor_to_major.empty());
   EXPECT_TRUE(row_spec.rhs_scale.minor_to_major.empty());
 }
 
 TEST(ScaleLayoutTest, ExplicitRowMajorEqualsTheDefault) {
-  DotProblem problem = MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock128x128}, 5);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem,
+                           MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock128x128}, 5));
   problem.spec.lhs_scale.minor_to_major = {1, 0};
   problem.spec.rhs_scale.minor_to_major = {1, 0};
   EXPECT_TRUE(ValidateDotSpec(problem.spec).ok());
@@ -120,7 +123,8 @@ TEST(ScaleLayoutTest, ExplicitRowMajorEqualsTheDefault) {
 }
 
 TEST(ScaleLayoutTest, LayoutThatIsNotAPermutationIsRejected) {
-  const DotProblem problem = MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 7);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem problem,
+                           MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 7));
   for (std::vector<int64_t> layout :
        {std::vector<int64_t>{0, 0}, std::vector<int64_t>{0}, std::vector<int64_t>{0, 2},
         std::vector<int64_t>{2, 1, 0}, std::vector<int64_t>{-1, 0}}) {
@@ -131,8 +135,7 @@ TEST(ScaleLayoutTest, LayoutThatIsNotAPermutationIsRejected) {
     EXPECT_EQ(dot.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(dot.status().message().find("lhs scale"), std::string::npos)
         << dot.status().message();
-    EXPECT_NE(dot.status().message().find("layout"), std::string::npos)
-        << dot.status().message();
+    EXPECT_NE(dot.status().message().find("layout"), std::string::npos) << dot.status().message();
   }
   // Tensor and outer-vector scales take only their trivial layouts.
   DotSpec spec = problem.spec;
@@ -145,8 +148,9 @@ TEST(ScaleLayoutTest, LayoutThatIsNotAPermutationIsRejected) {
 }
 
 TEST(ScaleLayoutTest, ScaleTensorLayoutMustMatchTheSpec) {
-  const DotProblem row_major = MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 9);
-  const DotProblem column_major = ColumnMajorScales(row_major);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem row_major,
+                           MakeProblem({ScaleMode::kBlock1x128, ScaleMode::kBlock1x128}, 9));
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem column_major, ColumnMajorScales(row_major));
   // Column-major tensors against a row-major spec, and the other way round.
   Status status = CheckArgumentsMatchSpec(row_major.spec, column_major.arguments());
   ASSERT_FALSE(status.ok());

@@ -3,6 +3,7 @@
 #include "fp8dot/c_api.h"
 
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -35,10 +36,12 @@ TEST(CApiTest, ScaledMmMatchesTheReferenceInBothModes) {
     o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
     o.precision_config.operand_precision = {precision, precision};
     o.seed = 77;
-    DotProblem p = *MakeDotProblem(o);
-    p.rhs = testing::WithLayout(p.rhs, {0, 1});  // column-major B, as torch._scaled_mm takes it
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+    FP8_ASSERT_OK_AND_ASSIGN(
+        p.rhs, testing::WithLayout(p.rhs, {0, 1}));  // column-major B, as torch._scaled_mm takes it
     p.spec.rhs = TensorSpec::Of(p.rhs);
-    StatusOr<testing::GpuBuffers> g = testing::MakeGpuBuffers(p, *ValidateDotSpec(p.spec));
+    FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
+    StatusOr<testing::GpuBuffers> g = testing::MakeGpuBuffers(p, dot);
     FP8_ASSERT_OK(g.status());
     char error[512] = {};
     ASSERT_EQ(fp8dot_scaled_mm(g->pointers.lhs, g->pointers.rhs, g->pointers.lhs_scale,
@@ -49,9 +52,9 @@ TEST(CApiTest, ScaledMmMatchesTheReferenceInBothModes) {
               0)
         << error;
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    DotResult got = *testing::Download(*g, p.spec, *ValidateDotSpec(p.spec));
-    const ErrorStats stats =
-        *CompareToReference(got.output, *ReferenceDotExact(p.spec, p.arguments()));
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult got, testing::Download(*g, p.spec, dot));
+    FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
+    FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats stats, CompareToReference(got.output, exact));
     EXPECT_EQ(stats.nonfinite_mismatches, 0);
     const AccumulationMode mode = precision == Precision::kDefault ? AccumulationMode::kFp8Fast
                                                                    : AccumulationMode::kFp8Promoted;

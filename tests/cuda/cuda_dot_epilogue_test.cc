@@ -1,6 +1,7 @@
 // Bias, relu, gelu, alpha/beta with C, the output scale and amax, on each output type,
 // against the exact CPU reference (src/cpu/dot_epilogue.cc is the definition).
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -85,8 +86,8 @@ TEST(CudaDotEpilogueTest, F16CWithFp8Output) {
   o.k = 256;
   o.output_type = DType::kF8E4M3FN;
   o.output_scale = 1.0;
-  DotProblem p = *MakeDotProblem(o);
-  p.c = *RandomTensor(DType::kF16, {64, 64}, Distribution::kSymmetric, 7);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(p.c, RandomTensor(DType::kF16, {64, 64}, Distribution::kSymmetric, 7));
   p.spec.c = TensorSpec::Of(*p.c);
   p.spec.beta = 0.5;
   ExpectMatchesReference(p, "f16 C, e4m3 D");
@@ -110,15 +111,16 @@ TEST(CudaDotEpilogueTest, AmaxAndOutputScale) {
       o.seed = ++seed;
       StatusOr<DotProblem> p = MakeDotProblem(o);
       FP8_ASSERT_OK(p.status());
-      ExpectMatchesReference(*p, StrFormat("amax + scale_d -> %s %s", DTypeName(out),
-                                           EpilogueName(epilogue)));
+      ExpectMatchesReference(
+          *p, StrFormat("amax + scale_d -> %s %s", DTypeName(out), EpilogueName(epilogue)));
     }
   }
   // amax with a non-FP8 output (cuBLASLt may not fuse it: then fp8dot's epilogue computes it).
   DotProblemOptions o;
   o.output_type = DType::kBF16;
   o.compute_amax = true;
-  ExpectMatchesReference(*MakeDotProblem(o), "amax with bf16 D");
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(o));
+  ExpectMatchesReference(problem, "amax with bf16 D");
 }
 
 // The output scale saturates instead of overflowing to NaN (e4m3) or inf (e5m2).
@@ -132,7 +134,7 @@ TEST(CudaDotEpilogueTest, Fp8OutputSaturates) {
     o.output_type = out;
     o.output_scale = 1e6;  // every |D| * scale_d is far beyond the type's max
     o.distribution = Distribution::kPositive;
-    DotProblem p = *MakeDotProblem(o);
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
     StatusOr<testing::GpuRun> run = testing::RunOnGpu(p);
     FP8_ASSERT_OK(run.status());
     for (int64_t i = 0; i < run->result.output.element_count(); ++i) {

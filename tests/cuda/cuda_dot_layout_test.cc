@@ -1,6 +1,7 @@
 // Canonicalisation of dot_general: batch dims, non-TN layouts, permuted and multiple contracting
 // dims, and dims that are not multiples of 16 (padded on the device and sliced back).
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -18,7 +19,7 @@ TEST(CudaDotLayoutTest, TnIsReadInPlaceOtherLayoutsAreGathered) {
   o.n = 64;
   o.k = 256;
   o.output_type = DType::kBF16;
-  DotProblem row_major = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem row_major, MakeDotProblem(o));
   ExpectMatchesReference(row_major, "A row-major, B row-major [K,N]");
   StatusOr<testing::GpuRun> run = RunOnGpu(row_major);
   FP8_ASSERT_OK(run.status());
@@ -28,7 +29,8 @@ TEST(CudaDotLayoutTest, TnIsReadInPlaceOtherLayoutsAreGathered) {
       << run->explain;
 
   DotProblem tn = row_major;
-  tn.rhs = WithLayout(row_major.rhs, {0, 1});  // B column-major: K contiguous
+  FP8_ASSERT_OK_AND_ASSIGN(tn.rhs,
+                           WithLayout(row_major.rhs, {0, 1}));  // B column-major: K contiguous
   tn.spec.rhs = TensorSpec::Of(tn.rhs);
   ExpectMatchesReference(tn, "TN");
   run = RunOnGpu(tn);
@@ -38,7 +40,8 @@ TEST(CudaDotLayoutTest, TnIsReadInPlaceOtherLayoutsAreGathered) {
   EXPECT_NE(run->explain.find("(TN)"), std::string::npos) << run->explain;
 
   DotProblem both_column_major = tn;
-  both_column_major.lhs = WithLayout(row_major.lhs, {0, 1});  // A column-major: M contiguous
+  FP8_ASSERT_OK_AND_ASSIGN(both_column_major.lhs,
+                           WithLayout(row_major.lhs, {0, 1}));  // A column-major: M contiguous
   both_column_major.spec.lhs = TensorSpec::Of(both_column_major.lhs);
   ExpectMatchesReference(both_column_major, "A column-major, B column-major");
 }
@@ -58,7 +61,8 @@ TEST(CudaDotLayoutTest, BatchedStridedGemm) {
     o.epilogue = Epilogue::kBias;
     if (IsFp8(out)) o.output_scale = 1.0;
     o.seed = ++seed;
-    ExpectMatchesReference(*MakeDotProblem(o), std::string("batch=4 -> ") + DTypeName(out));
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(o));
+    ExpectMatchesReference(problem, std::string("batch=4 -> ") + DTypeName(out));
   }
 }
 
@@ -67,15 +71,17 @@ TEST(CudaDotLayoutTest, BatchedStridedGemm) {
 TEST(CudaDotLayoutTest, GeneralDimensionNumbers) {
   FP8_SKIP_WITHOUT_GPU();
   DotProblemOptions o;
-  o.lhs = *RandomTensor(DType::kF8E4M3FN, {4, 2, 48, 64}, Distribution::kSymmetric, 11);
-  o.rhs = *RandomTensor(DType::kF8E5M2, {40, 64, 2, 4}, Distribution::kSymmetric, 12);
+  FP8_ASSERT_OK_AND_ASSIGN(
+      o.lhs, RandomTensor(DType::kF8E4M3FN, {4, 2, 48, 64}, Distribution::kSymmetric, 11));
+  FP8_ASSERT_OK_AND_ASSIGN(
+      o.rhs, RandomTensor(DType::kF8E5M2, {40, 64, 2, 4}, Distribution::kSymmetric, 12));
   o.dimension_numbers = DotDimensionNumbers{{1}, {2}, {0, 3}, {3, 1}};
   o.output_type = DType::kF32;
   o.beta = 1.0;
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kDefault};
-  DotProblem p = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
   ExpectMatchesReference(p, "general dimension numbers");
-  p.c = WithLayout(*p.c, {1, 2, 0});
+  FP8_ASSERT_OK_AND_ASSIGN(p.c, WithLayout(*p.c, {1, 2, 0}));
   p.spec.c = TensorSpec::Of(*p.c);
   ExpectMatchesReference(p, "general dimension numbers, C not row-major");
 }
@@ -107,12 +113,13 @@ TEST(CudaDotLayoutTest, DimsThatAreNotMultiplesOf16) {
     o.beta = c.m == 33 ? 0.5 : 0.0;
     if (IsFp8(c.out)) o.output_scale = 1.0;
     o.seed = ++seed;
-    ExpectMatchesReference(*MakeDotProblem(o),
-                           StrFormat("batch=%lld M=%lld N=%lld K=%lld -> %s %s",
-                                     static_cast<long long>(c.batch), static_cast<long long>(c.m),
-                                     static_cast<long long>(c.n), static_cast<long long>(c.k),
-                                     DTypeName(c.out), EpilogueName(c.epilogue)),
-                           c.epilogue == Epilogue::kBiasGelu ? 0x1.0p-12 : 0.0);
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(o));
+    ExpectMatchesReference(
+        problem,
+        StrFormat("batch=%lld M=%lld N=%lld K=%lld -> %s %s", static_cast<long long>(c.batch),
+                  static_cast<long long>(c.m), static_cast<long long>(c.n),
+                  static_cast<long long>(c.k), DTypeName(c.out), EpilogueName(c.epilogue)),
+        c.epilogue == Epilogue::kBiasGelu ? 0x1.0p-12 : 0.0);
   }
 }
 

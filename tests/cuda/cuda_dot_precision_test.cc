@@ -2,6 +2,7 @@
 // back from the descriptor, the physics of fast vs promoted accumulation, and the f32 / bf16 /
 // f16 dots (TF32 vs FP32).
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -59,17 +60,20 @@ TEST(CudaDotPrecisionTest, FastAccumReadBackFromTheDescriptor) {
 TEST(CudaDotPrecisionTest, ExplainShowsTheFlagAndTheUpcast) {
   FP8_SKIP_WITHOUT_GPU();
   DotProblemOptions o;
-  StatusOr<std::unique_ptr<CudaDotPlan>> fast = CudaDotPlan::Create(MakeDotProblem(o)->spec);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem fast_problem, MakeDotProblem(o));
+  StatusOr<std::unique_ptr<CudaDotPlan>> fast = CudaDotPlan::Create(fast_problem.spec);
   FP8_ASSERT_OK(fast.status());
   EXPECT_NE((*fast)->Explain().find("CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1"), std::string::npos)
       << (*fast)->Explain();
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-  StatusOr<std::unique_ptr<CudaDotPlan>> promoted = CudaDotPlan::Create(MakeDotProblem(o)->spec);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem promoted_problem, MakeDotProblem(o));
+  StatusOr<std::unique_ptr<CudaDotPlan>> promoted = CudaDotPlan::Create(promoted_problem.spec);
   FP8_ASSERT_OK(promoted.status());
   EXPECT_NE((*promoted)->Explain().find("CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0"), std::string::npos)
       << (*promoted)->Explain();
   o.lhs_type = o.rhs_type = DType::kF8E5M2;
-  StatusOr<std::unique_ptr<CudaDotPlan>> upcast = CudaDotPlan::Create(MakeDotProblem(o)->spec);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem upcast_problem, MakeDotProblem(o));
+  StatusOr<std::unique_ptr<CudaDotPlan>> upcast = CudaDotPlan::Create(upcast_problem.spec);
   FP8_ASSERT_OK(upcast.status());
   EXPECT_NE((*upcast)->Explain().find("upcast GEMM"), std::string::npos) << (*upcast)->Explain();
 }
@@ -86,17 +90,20 @@ TEST(CudaDotPrecisionTest, FastAccumulationIsTenTimesWorseOnPositiveDataAtK4096)
   o.output_type = DType::kF32;
   o.distribution = Distribution::kPositive;
   o.seed = 4096;
-  DotProblem fast = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem fast, MakeDotProblem(o));
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-  DotProblem promoted = *MakeDotProblem(o);  // the same seed: the same data
-  const HostTensor exact = *ReferenceDotExact(fast.spec, fast.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem promoted, MakeDotProblem(o));  // the same seed: the same data
+  FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(fast.spec, fast.arguments()));
   StatusOr<testing::GpuRun> fast_run = testing::RunOnGpu(fast);
   StatusOr<testing::GpuRun> promoted_run = testing::RunOnGpu(promoted);
   FP8_ASSERT_OK(fast_run.status());
   FP8_ASSERT_OK(promoted_run.status());
-  const double fast_error = CompareToReference(fast_run->result.output, exact)->relative_frobenius;
-  const double promoted_error =
-      CompareToReference(promoted_run->result.output, exact)->relative_frobenius;
+  FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats fast_stats,
+                           CompareToReference(fast_run->result.output, exact));
+  FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats promoted_stats,
+                           CompareToReference(promoted_run->result.output, exact));
+  const double fast_error = fast_stats.relative_frobenius;
+  const double promoted_error = promoted_stats.relative_frobenius;
   std::printf("positive data, K=4096: fast %.3e, promoted %.3e (ratio %.1f)\n", fast_error,
               promoted_error, fast_error / promoted_error);
   EXPECT_GE(fast_error, 10.0 * promoted_error);
@@ -126,14 +133,14 @@ TEST(CudaDotPrecisionTest, EmulationWithThePlansSplitKIsBitIdentical) {
       o.distribution = c.distribution;
       o.seed = static_cast<uint64_t>(c.k + c.m + c.autotune);
       o.precision_config.operand_precision = {precision, precision};
-      DotProblem p = *MakeDotProblem(o);
+      FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
       CudaDotOptions options;
       options.autotune_candidates = c.autotune;
       StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
       FP8_ASSERT_OK(run.status());
       Fp8AccumulatorModel model;
       model.split = run->info.k_split;
-      DotResult emulated = *EmulatedDot(p.spec, p.arguments(), model);
+      FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(p.spec, p.arguments(), model));
       int64_t identical = 0;
       const int64_t total = emulated.output.element_count();
       for (int64_t i = 0; i < total; ++i) {
@@ -157,9 +164,9 @@ TEST(CudaDotPrecisionTest, F32IsTf32ByDefaultAndFp32WithHighest) {
   o.k = 512;
   o.lhs_type = o.rhs_type = o.output_type = DType::kF32;
   o.seed = 32;
-  DotProblem tf32 = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem tf32, MakeDotProblem(o));
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-  DotProblem fp32 = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem fp32, MakeDotProblem(o));
   const double tf32_error = ExpectMatchesReference(tf32, "f32 DEFAULT (TF32)");
   const double fp32_error = ExpectMatchesReference(fp32, "f32 HIGHEST (FP32)");
   // TF32 keeps 10 mantissa bits of each input, FP32 all 23: the errors differ by ~2^13.
@@ -186,9 +193,9 @@ TEST(CudaDotPrecisionTest, Bf16AndF16Dots) {
         o.output_type = out;
         o.epilogue = epilogue;
         o.seed = ++seed;
-        ExpectMatchesReference(
-            *MakeDotProblem(o),
-            StrFormat("%s dot -> %s %s", DTypeName(type), DTypeName(out), EpilogueName(epilogue)));
+        FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(o));
+        ExpectMatchesReference(problem, StrFormat("%s dot -> %s %s", DTypeName(type),
+                                                  DTypeName(out), EpilogueName(epilogue)));
       }
     }
     // A tensor scale on a non-FP8 dot is applied by fp8dot's epilogue.
@@ -196,7 +203,8 @@ TEST(CudaDotPrecisionTest, Bf16AndF16Dots) {
     o.lhs_type = o.rhs_type = type;
     o.output_type = DType::kF32;
     o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
-    ExpectMatchesReference(*MakeDotProblem(o), std::string(DTypeName(type)) + " tensor scales");
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(o));
+    ExpectMatchesReference(problem, std::string(DTypeName(type)) + " tensor scales");
   }
 }
 

@@ -1,6 +1,7 @@
 // Every FP8 type pair (e5m2 x e5m2 through the upcast), every output type, every scale mode,
 // against the exact CPU reference.
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -18,8 +19,8 @@ PrecisionConfig Promoted() {
 
 TEST(CudaDotTypesTest, EveryFp8PairEveryOutputTypeBothAccumulations) {
   FP8_SKIP_WITHOUT_GPU();
-  const std::pair<DType, DType> pairs[] = {{kE4M3, kE4M3}, {kE4M3, kE5M2}, {kE5M2, kE4M3},
-                                           {kE5M2, kE5M2}};
+  const std::pair<DType, DType> pairs[] = {
+      {kE4M3, kE4M3}, {kE4M3, kE5M2}, {kE5M2, kE4M3}, {kE5M2, kE5M2}};
   const DType outputs[] = {DType::kBF16, DType::kF16, DType::kF32, kE4M3, kE5M2};
   uint64_t seed = 100;
   for (auto [lhs, rhs] : pairs) {
@@ -84,11 +85,11 @@ void RunScaleCases(DType lhs_type, DType rhs_type, uint64_t seed) {
     o.seed = ++seed;
     StatusOr<DotProblem> p = MakeDotProblem(o);
     FP8_ASSERT_OK(p.status());
-    ExpectMatchesReference(*p, StrFormat("%s x %s scales %s x %s M=%lld N=%lld K=%lld -> %s",
-                                         DTypeName(lhs_type), DTypeName(rhs_type),
-                                         ScaleModeName(c.lhs), ScaleModeName(c.rhs),
-                                         static_cast<long long>(c.m), static_cast<long long>(c.n),
-                                         static_cast<long long>(c.k), DTypeName(c.out)));
+    ExpectMatchesReference(
+        *p, StrFormat("%s x %s scales %s x %s M=%lld N=%lld K=%lld -> %s", DTypeName(lhs_type),
+                      DTypeName(rhs_type), ScaleModeName(c.lhs), ScaleModeName(c.rhs),
+                      static_cast<long long>(c.m), static_cast<long long>(c.n),
+                      static_cast<long long>(c.k), DTypeName(c.out)));
   }
 }
 
@@ -122,7 +123,10 @@ TEST(CudaDotTypesTest, BlockScaleOrderIsNotTransposed) {
     o.lhs_scale_mode = lhs_mode;
     o.rhs_scale_mode = rhs_mode;
     o.precision_config = Promoted();
-    DotProblem p = *MakeDotProblem(o);
+    // (Held in the StatusOr: moving it out makes GCC 12 warn maybe-uninitialized on the scales.)
+    StatusOr<DotProblem> problem = MakeDotProblem(o);
+    FP8_ASSERT_OK(problem);
+    DotProblem& p = *problem;
     // Scale (i, j) = 2^((3i + 5j) % 7 - 3): every row and every K-block different.
     for (std::optional<HostTensor>* scale : {&p.lhs_scale, &p.rhs_scale}) {
       HostTensor& s = **scale;

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -18,7 +19,7 @@ TEST(CudaPlanTest, BlockScalesWithFastAccumulationAreRejected) {
   o.k = 256;
   o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kBlock1x128;
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-  DotProblem p = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
   p.spec.precision_config.operand_precision = {Precision::kDefault, Precision::kDefault};
   StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec);
   ASSERT_FALSE(plan.ok());
@@ -32,12 +33,14 @@ TEST(CudaPlanTest, MissingAndMisalignedBuffersAreClearErrors) {
   DotProblemOptions o;
   o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
   o.output_type = DType::kBF16;
-  DotProblem p = *MakeDotProblem(o);
-  p.rhs = testing::WithLayout(p.rhs, {0, 1});  // TN: both operands read in place
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(p.rhs,
+                           testing::WithLayout(p.rhs, {0, 1}));  // TN: both operands read in place
   p.spec.rhs = TensorSpec::Of(p.rhs);
   StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec);
   FP8_ASSERT_OK(plan.status());
-  StatusOr<testing::GpuBuffers> buffers = testing::MakeGpuBuffers(p, *ValidateDotSpec(p.spec));
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
+  StatusOr<testing::GpuBuffers> buffers = testing::MakeGpuBuffers(p, dot);
   FP8_ASSERT_OK(buffers.status());
 
   CudaDotBuffers missing = buffers->pointers;
@@ -70,10 +73,11 @@ TEST(CudaPlanTest, SixteenByteAlignedPointersRunCorrectly) {
   o.k = 1024;
   o.output_type = DType::kBF16;
   o.seed = 16;
-  DotProblem p = *MakeDotProblem(o);
-  p.rhs = testing::WithLayout(p.rhs, {0, 1});  // TN: both operands read in place
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(p.rhs,
+                           testing::WithLayout(p.rhs, {0, 1}));  // TN: both operands read in place
   p.spec.rhs = TensorSpec::Of(p.rhs);
-  const CanonicalDot dot = *ValidateDotSpec(p.spec);
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
   StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec);
   FP8_ASSERT_OK(plan.status());
   std::printf("%s", (*plan)->Explain().c_str());
@@ -101,10 +105,10 @@ TEST(CudaPlanTest, SixteenByteAlignedPointersRunCorrectly) {
   buffers.output = out_at;
   FP8_ASSERT_OK((*plan)->Run(buffers, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  HostTensor d = *HostTensor::Create(DType::kBF16, dot.output_dims);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor d, HostTensor::Create(DType::kBF16, dot.output_dims));
   ASSERT_EQ(cudaMemcpy(d.data(), out_at, out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-  const HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
-  const ErrorStats error = *CompareToReference(d, exact);
+  FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats error, CompareToReference(d, exact));
   EXPECT_EQ(error.nonfinite_mismatches, 0);
   EXPECT_LT(error.relative_frobenius,
             testing::AccumulationTolerance(AccumulationMode::kFp8Fast, dot.k) +
@@ -116,14 +120,14 @@ TEST(CudaPlanTest, OutOfDeviceMemoryIsResourceExhausted) {
   DotProblemOptions o;
   CudaDotOptions options;
   options.workspace_bytes = size_t{1} << 50;  // 1 PiB of workspace
-  StatusOr<std::unique_ptr<CudaDotPlan>> plan =
-      CudaDotPlan::Create(MakeDotProblem(o)->spec, options);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem p, MakeDotProblem(o));
+  StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec, options);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), StatusCode::kResourceExhausted) << plan.status().ToString();
   EXPECT_NE(plan.status().message().find("cudaErrorMemoryAllocation"), std::string::npos)
       << plan.status().message();
   // The process is still usable afterwards.
-  ExpectMatchesReference(*MakeDotProblem(o), "after an out-of-memory error");
+  ExpectMatchesReference(p, "after an out-of-memory error");
 }
 
 TEST(CudaPlanTest, HostApiMatchesTheReferenceAndCachesPlans) {
@@ -136,14 +140,15 @@ TEST(CudaPlanTest, HostApiMatchesTheReferenceAndCachesPlans) {
   o.output_scale = 4.0;
   o.compute_amax = true;
   o.epilogue = Epilogue::kBiasRelu;
-  DotProblem p = *MakeDotProblem(o);
-  const HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
   testing::FitOutputScale(p, exact);  // 4.0 would saturate most of D
   CudaDotStats stats;
   StatusOr<DotResult> result = CudaDot(p.spec, p.arguments(), &stats);
   FP8_ASSERT_OK(result.status());
-  ErrorStats error = *CompareToReference(result->output, exact, p.output_scale->GetPhysical(0));
-  const CanonicalDot dot = *ValidateDotSpec(p.spec);
+  FP8_ASSERT_OK_AND_ASSIGN(
+      ErrorStats error, CompareToReference(result->output, exact, p.output_scale->GetPhysical(0)));
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
   EXPECT_EQ(error.nonfinite_mismatches, 0);
   EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot)) << stats.plan->Explain();
   EXPECT_GT(stats.milliseconds, 0.0);
@@ -152,6 +157,7 @@ TEST(CudaPlanTest, HostApiMatchesTheReferenceAndCachesPlans) {
   StatusOr<CudaDotPlan*> first = GetCachedCudaDotPlan(p.spec);
   StatusOr<CudaDotPlan*> second = GetCachedCudaDotPlan(p.spec);
   FP8_ASSERT_OK(first.status());
+  FP8_ASSERT_OK(second.status());
   EXPECT_EQ(*first, *second);
   // Wrong arguments for the spec: a clear error, not a crash.
   DotArguments wrong = p.arguments();
@@ -173,10 +179,10 @@ TEST(CudaPlanTest, RunsInsideCudaGraphCapture) {
   o.compute_amax = true;
   o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kOuterVector;
   o.epilogue = Epilogue::kBias;
-  DotProblem p = *MakeDotProblem(o);
-  const HostTensor exact = *ReferenceDotExact(p.spec, p.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
   testing::FitOutputScale(p, exact);
-  const CanonicalDot dot = *ValidateDotSpec(p.spec);
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
   StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec);
   FP8_ASSERT_OK(plan.status());
   StatusOr<testing::GpuBuffers> buffers = testing::MakeGpuBuffers(p, dot);
@@ -195,7 +201,8 @@ TEST(CudaPlanTest, RunsInsideCudaGraphCapture) {
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   StatusOr<DotResult> result = testing::Download(*buffers, p.spec, dot);
   FP8_ASSERT_OK(result.status());
-  ErrorStats error = *CompareToReference(result->output, exact, p.output_scale->GetPhysical(0));
+  FP8_ASSERT_OK_AND_ASSIGN(
+      ErrorStats error, CompareToReference(result->output, exact, p.output_scale->GetPhysical(0)));
   EXPECT_EQ(error.nonfinite_mismatches, 0);
   EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot)) << (*plan)->Explain();
   cudaGraphExecDestroy(exec);
@@ -212,7 +219,7 @@ TEST(CudaPlanTest, AutotuningPicksACandidateAndRemembersIt) {
   o.n = 512;
   o.k = 1024;
   o.output_type = DType::kBF16;
-  DotProblem p = *MakeDotProblem(o);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
   CudaDotOptions options;
   options.autotune_candidates = 8;
   options.autotune_cache_path = cache_path;

@@ -3,6 +3,7 @@
 // give the reference result. The scales differ along every row and K block, so a scale read in
 // the wrong order shows up as an error.
 #include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -20,7 +21,8 @@ struct LayoutCase {
   bool lhs_in_place, rhs_in_place;  // expected on a native FP8 pair
 };
 
-DotProblem StructuredProblem(const LayoutCase& c, DType lhs_type, DType rhs_type, uint64_t seed) {
+StatusOr<DotProblem> StructuredProblem(const LayoutCase& c, DType lhs_type, DType rhs_type,
+                                       uint64_t seed) {
   DotProblemOptions o;
   o.m = c.m;
   o.n = c.n;
@@ -32,7 +34,7 @@ DotProblem StructuredProblem(const LayoutCase& c, DType lhs_type, DType rhs_type
   o.rhs_scale_mode = c.rhs_mode;
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   o.seed = seed;
-  DotProblem p = *MakeDotProblem(o);
+  FP8_ASSIGN_OR_RETURN(DotProblem p, MakeDotProblem(o));
   // Scale (i, j) = 2^((3i + 5j) % 7 - 3): every row and every K-block different.
   for (auto [tensor, scale, layout] :
        {std::tuple{&p.lhs_scale, &p.spec.lhs_scale, &c.lhs_layout},
@@ -44,7 +46,7 @@ DotProblem StructuredProblem(const LayoutCase& c, DType lhs_type, DType rhs_type
       }
     }
     if (!layout->empty()) {
-      s = WithLayout(s, *layout);
+      FP8_ASSIGN_OR_RETURN(s, WithLayout(s, *layout));
       scale->minor_to_major = *layout;
     }
   }
@@ -68,7 +70,14 @@ const LayoutCase kCases[] = {
      true, false},
     // lhs 128x128 row-major is cuBLASLt's layout (K/128 = 4); column-major is not.
     {ScaleMode::kBlock128x128, ScaleMode::kBlock1x128, {}, {}, 256, 384, 512, true, true},
-    {ScaleMode::kBlock128x128, ScaleMode::kBlock1x128, kColumnMajor, {}, 256, 384, 512, false,
+    {ScaleMode::kBlock128x128,
+     ScaleMode::kBlock1x128,
+     kColumnMajor,
+     {},
+     256,
+     384,
+     512,
+     false,
      true},
     // M = 64 (a single 1x128 K block would make every layout the same: K/128 = 2 here).
     {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128, kColumnMajor, {}, 64, 256, 256, true, true},
@@ -97,7 +106,7 @@ TEST(CudaScaleLayoutTest, ScalesInCublasLtLayoutAreReadInPlaceOthersReordered) {
   uint64_t seed = 900;
   for (const LayoutCase& c : kCases) {
     const std::string label = CaseLabel(c, kE4M3, kE4M3);
-    const DotProblem p = StructuredProblem(c, kE4M3, kE4M3, ++seed);
+    FP8_ASSERT_OK_AND_ASSIGN(const DotProblem p, StructuredProblem(c, kE4M3, kE4M3, ++seed));
     ExpectMatchesReference(p, label);
     StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec);
     FP8_ASSERT_OK(plan.status());
@@ -118,7 +127,8 @@ TEST(CudaScaleLayoutTest, AnyScaleLayoutOnE4M3xE5M2AndTheUpcast) {
   uint64_t seed = 950;
   for (auto [lhs, rhs] : {std::pair{kE4M3, kE5M2}, std::pair{kE5M2, kE5M2}}) {
     for (const LayoutCase& c : kCases) {
-      ExpectMatchesReference(StructuredProblem(c, lhs, rhs, ++seed), CaseLabel(c, lhs, rhs));
+      FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, StructuredProblem(c, lhs, rhs, ++seed));
+      ExpectMatchesReference(std::move(p), CaseLabel(c, lhs, rhs));
     }
   }
 }
@@ -126,7 +136,7 @@ TEST(CudaScaleLayoutTest, AnyScaleLayoutOnE4M3xE5M2AndTheUpcast) {
 TEST(CudaScaleLayoutTest, PlanCacheKeysOnTheScaleLayout) {
   FP8_SKIP_WITHOUT_GPU();
   const LayoutCase& c = kCases[0];
-  DotProblem column_major = StructuredProblem(c, kE4M3, kE4M3, 990);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem column_major, StructuredProblem(c, kE4M3, kE4M3, 990));
   DotSpec row_major = column_major.spec;
   row_major.lhs_scale.minor_to_major.clear();
   DotSpec explicit_row_major = row_major;

@@ -14,18 +14,13 @@
 #include "fp8dot/cuda_device.h"
 #include "fp8dot/dot_problem.h"
 #include "fp8dot/error_metrics.h"
+#include "status_matchers.h"
 
 // GPU tests skip visibly (with the reason) where there is no Hopper GPU, e.g. in CI.
 #define FP8_SKIP_WITHOUT_GPU()                                                              \
   do {                                                                                      \
     ::fp8dot::StatusOr<::fp8dot::CudaDeviceInfo> fp8_device_ = ::fp8dot::QueryCudaDevice(); \
     if (!fp8_device_.ok()) GTEST_SKIP() << fp8_device_.status().message();                  \
-  } while (0)
-
-#define FP8_ASSERT_OK(expr)                                  \
-  do {                                                       \
-    const ::fp8dot::Status fp8_status_ = (expr);             \
-    ASSERT_TRUE(fp8_status_.ok()) << fp8_status_.ToString(); \
   } while (0)
 
 namespace fp8dot::testing {
@@ -74,12 +69,13 @@ inline double Tolerance(const DotSpec& spec, const CanonicalDot& dot) {
   return AccumulationTolerance(mode, dot.k) + OutputRoundingTolerance(spec.output_type);
 }
 
-// ---- Problems
-// ------------------------------------------------------------------------------------
+// ---- Problems -----------------------------------------------------------------------------------
 
 // The same values in another layout (minor_to_major).
-inline HostTensor WithLayout(const HostTensor& tensor, const std::vector<int64_t>& minor_to_major) {
-  HostTensor out = *HostTensor::Create(tensor.dtype(), tensor.dims(), minor_to_major);
+inline StatusOr<HostTensor> WithLayout(const HostTensor& tensor,
+                                       const std::vector<int64_t>& minor_to_major) {
+  FP8_ASSIGN_OR_RETURN(HostTensor out,
+                       HostTensor::Create(tensor.dtype(), tensor.dims(), minor_to_major));
   const HostTensor row_major = tensor.ToRowMajor();
   std::vector<int64_t> index(static_cast<size_t>(tensor.rank()), 0);
   for (int64_t i = 0; i < row_major.element_count(); ++i) {
@@ -215,8 +211,7 @@ inline double ExpectMatchesReference(DotProblem p, const std::string& label, dou
   EXPECT_TRUE(error.ok()) << label;
   if (!error.ok()) return -1;
   const double tolerance = Tolerance(p.spec, *dot) + extra;
-  EXPECT_EQ(error->nonfinite_mismatches, 0) << label << ": unwritten or NaN elements\n"
-                                            << run->explain;
+  EXPECT_EQ(error->nonfinite_mismatches, 0) << label << ": unwritten or NaN elements\n" << run->explain;
   EXPECT_LE(error->relative_frobenius, tolerance)
       << label << ": relative Frobenius error " << error->relative_frobenius << " > tolerance "
       << tolerance << " (max abs " << error->max_abs << ")\n"

@@ -7,6 +7,7 @@
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_device.h"
 #include "fp8dot/dot_problem.h"
+#include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
@@ -14,13 +15,9 @@ namespace {
 TEST(BackendTest, EveryNameParsesBackAndCpuMeansTheEmulation) {
   for (Backend backend : {Backend::kAuto, Backend::kCpuEmulation, Backend::kCpuBlas,
                           Backend::kCpuReference, Backend::kCuda}) {
-    StatusOr<Backend> parsed = ParseBackend(BackendName(backend));
-    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-    EXPECT_EQ(*parsed, backend) << BackendName(backend);
+    FP8_EXPECT_OK_AND_EQ(ParseBackend(BackendName(backend)), backend);
   }
-  StatusOr<Backend> cpu = ParseBackend("cpu");
-  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
-  EXPECT_EQ(*cpu, Backend::kCpuEmulation);
+  FP8_EXPECT_OK_AND_EQ(ParseBackend("cpu"), Backend::kCpuEmulation);
   StatusOr<Backend> bad = ParseBackend("tpu");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
@@ -40,7 +37,7 @@ TEST(BackendTest, AutoIsCudaExactlyWhenAHopperGpuIsPresent) {
   EXPECT_FALSE(IsCpuBackend(Backend::kAuto));
 }
 
-DotProblem RandomProblem(Precision precision) {
+StatusOr<DotProblem> RandomProblem(Precision precision) {
   DotProblemOptions options;
   options.m = 24;
   options.n = 40;
@@ -49,9 +46,7 @@ DotProblem RandomProblem(Precision precision) {
   options.precision_config.operand_precision = {precision, precision};
   options.distribution = Distribution::kPositive;  // fast accumulation visibly differs
   options.seed = 11;
-  StatusOr<DotProblem> problem = MakeDotProblem(options);
-  EXPECT_TRUE(problem.ok()) << problem.status().message();
-  return std::move(problem).value();
+  return MakeDotProblem(options);
 }
 
 void ExpectBitIdentical(const HostTensor& a, const HostTensor& b) {
@@ -63,7 +58,7 @@ void ExpectBitIdentical(const HostTensor& a, const HostTensor& b) {
 }
 
 TEST(RunDotTest, EachCpuBackendIsItsOwnFunction) {
-  const DotProblem p = RandomProblem(Precision::kDefault);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem p, RandomProblem(Precision::kDefault));
   Fp8AccumulatorModel model;
   model.split.slices = 2;  // reported back in DotRunInfo::k_split
   RunDotOptions options;
@@ -76,10 +71,10 @@ TEST(RunDotTest, EachCpuBackendIsItsOwnFunction) {
                   {Backend::kCpuBlas, BlasDot(p.spec, p.arguments())},
                   {Backend::kCpuReference, ReferenceDot(p.spec, p.arguments())}};
   for (const Case& c : cases) {
-    ASSERT_TRUE(c.direct.ok()) << c.direct.status().message();
+    FP8_ASSERT_OK(c.direct);
     DotRunInfo info;
     StatusOr<DotResult> run = RunDot(c.backend, p.spec, p.arguments(), options, &info);
-    ASSERT_TRUE(run.ok()) << run.status().message();
+    FP8_ASSERT_OK(run);
     EXPECT_EQ(info.backend, c.backend);
     EXPECT_EQ(info.plan, nullptr);
     EXPECT_GE(info.milliseconds, 0.0);
@@ -88,17 +83,18 @@ TEST(RunDotTest, EachCpuBackendIsItsOwnFunction) {
     ExpectBitIdentical(run->output, c.direct->output);
   }
   DotRunInfo emulation;
-  ASSERT_TRUE(RunDot(Backend::kCpuEmulation, p.spec, p.arguments(), options, &emulation).ok());
+  FP8_ASSERT_OK(RunDot(Backend::kCpuEmulation, p.spec, p.arguments(), options, &emulation));
   EXPECT_EQ(emulation.k_split.slices, 2);
 }
 
 TEST(RunDotTest, TheEmulationFollowsThePrecisionConfig) {
   // The same data under DEFAULT and HIGHEST: the resolved modes differ, and so do the outputs.
-  const DotProblem fast = RandomProblem(Precision::kDefault);
-  const DotProblem promoted = RandomProblem(Precision::kHighest);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem fast, RandomProblem(Precision::kDefault));
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem promoted, RandomProblem(Precision::kHighest));
   StatusOr<DotResult> a = RunDot(Backend::kCpuEmulation, fast.spec, fast.arguments());
   StatusOr<DotResult> b = RunDot(Backend::kCpuEmulation, promoted.spec, promoted.arguments());
-  ASSERT_TRUE(a.ok() && b.ok());
+  FP8_ASSERT_OK(a);
+  FP8_ASSERT_OK(b);
   EXPECT_EQ(a->accumulation, AccumulationMode::kFp8Fast);
   EXPECT_EQ(b->accumulation, AccumulationMode::kFp8Promoted);
   int64_t differ = 0;
@@ -109,7 +105,7 @@ TEST(RunDotTest, TheEmulationFollowsThePrecisionConfig) {
 }
 
 TEST(RunDotTest, CudaRunsTheCachedPlanOrSaysWhyNot) {
-  const DotProblem p = RandomProblem(Precision::kHighest);
+  FP8_ASSERT_OK_AND_ASSIGN(const DotProblem p, RandomProblem(Precision::kHighest));
   DotRunInfo info;
   StatusOr<DotResult> run = RunDot(Backend::kCuda, p.spec, p.arguments(), {}, &info);
   if (!QueryCudaDevice().ok()) {
@@ -117,12 +113,11 @@ TEST(RunDotTest, CudaRunsTheCachedPlanOrSaysWhyNot) {
     EXPECT_EQ(run.status().code(), StatusCode::kUnavailable) << run.status().message();
     GTEST_SKIP() << "no Hopper GPU: " << run.status().message();
   }
-  ASSERT_TRUE(run.ok()) << run.status().message();
+  FP8_ASSERT_OK(run);
   EXPECT_EQ(info.backend, Backend::kCuda);
   ASSERT_NE(info.plan, nullptr);
-  StatusOr<CudaDotPlan*> cached = GetCachedCudaDotPlan(p.spec);
-  ASSERT_TRUE(cached.ok()) << cached.status().message();
-  EXPECT_EQ(info.plan, *cached);
+  FP8_ASSERT_OK_AND_ASSIGN(CudaDotPlan * cached, GetCachedCudaDotPlan(p.spec));
+  EXPECT_EQ(info.plan, cached);
   EXPECT_EQ(info.plan->info().fast_accum, 0);  // HIGHEST: promoted
   EXPECT_GT(info.milliseconds, 0.0);
 }

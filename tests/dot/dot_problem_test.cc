@@ -1,4 +1,5 @@
 #include "fp8dot/dot_problem.h"
+#include "status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +19,7 @@ TEST(DotProblemTest, BuildsEveryTensorTheSpecNeeds) {
   options.epilogue = Epilogue::kBiasGelu;
   options.beta = 0.5;
   options.output_scale = 2.0;
-  DotProblem problem = *MakeDotProblem(options);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(options));
   EXPECT_EQ(problem.lhs.dims(), (Dims{2, 128, 256}));
   EXPECT_EQ(problem.lhs_scale->dims(), (Dims{128, 2}));
   EXPECT_EQ(problem.rhs_scale->dims(), (Dims{2, 2}));
@@ -31,14 +32,16 @@ TEST(DotProblemTest, BuildsEveryTensorTheSpecNeeds) {
 
 TEST(DotProblemTest, GivenTensorsAreUsedAndCheckedAgainstTheSpec) {
   DotProblemOptions options;
-  options.lhs = *RandomTensor(DType::kF8E5M2, {16, 32}, Distribution::kPositive, 9);
-  options.rhs = *RandomTensor(DType::kF8E4M3FN, {32, 8}, Distribution::kPositive, 10);
+  FP8_ASSERT_OK_AND_ASSIGN(options.lhs,
+                           RandomTensor(DType::kF8E5M2, {16, 32}, Distribution::kPositive, 9));
+  FP8_ASSERT_OK_AND_ASSIGN(options.rhs,
+                           RandomTensor(DType::kF8E4M3FN, {32, 8}, Distribution::kPositive, 10));
   options.lhs_scale_mode = ScaleMode::kOuterVector;
-  options.lhs_scale = *HostTensor::Create(DType::kF32, {15});
+  FP8_ASSERT_OK_AND_ASSIGN(options.lhs_scale, HostTensor::Create(DType::kF32, {15}));
   EXPECT_EQ(MakeDotProblem(options).status().message(),
             "lhs scale (mode outer) must have shape [16], got [15]");
-  options.lhs_scale = *UniformTensor(DType::kF32, {16}, 1, 2, 3);
-  DotProblem problem = *MakeDotProblem(options);
+  FP8_ASSERT_OK_AND_ASSIGN(options.lhs_scale, UniformTensor(DType::kF32, {16}, 1, 2, 3));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem problem, MakeDotProblem(options));
   EXPECT_EQ(problem.spec.lhs.dtype, DType::kF8E5M2);
   EXPECT_EQ(problem.lhs.GetPhysical(5), options.lhs->GetPhysical(5));
 
@@ -49,14 +52,14 @@ TEST(DotProblemTest, GivenTensorsAreUsedAndCheckedAgainstTheSpec) {
   blocked.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   blocked.lhs_scale_mode = ScaleMode::kBlock1x128;
   blocked.rhs_scale_mode = ScaleMode::kBlock1x128;
-  blocked.lhs_scale = *HostTensor::Create(DType::kF32, {256, 2}, {0, 1});
-  DotProblem column_major = *MakeDotProblem(blocked);
+  FP8_ASSERT_OK_AND_ASSIGN(blocked.lhs_scale, HostTensor::Create(DType::kF32, {256, 2}, {0, 1}));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem column_major, MakeDotProblem(blocked));
   EXPECT_EQ(column_major.spec.lhs_scale.minor_to_major, (std::vector<int64_t>{0, 1}));
   EXPECT_TRUE(CheckArgumentsMatchSpec(column_major.spec, column_major.arguments()).ok());
 
   // A tensor that does not match the spec is reported by name.
   DotArguments arguments = problem.arguments();
-  HostTensor wrong = *HostTensor::Create(DType::kF32, {32, 8});
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor wrong, HostTensor::Create(DType::kF32, {32, 8}));
   arguments.rhs = &wrong;
   EXPECT_EQ(CheckArgumentsMatchSpec(problem.spec, arguments).message(),
             "rhs is f32[32,8]{1,0} but the dot expects f8e4m3fn[32,8]{1,0}");

@@ -1,4 +1,5 @@
 #include "fp8dot/dot_spec.h"
+#include "status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +22,7 @@ std::string ErrorOf(const DotSpec& spec) {
 }
 
 TEST(DotSpecTest, CanonicalisesAMatmul) {
-  CanonicalDot dot = *ValidateDotSpec(Matmul(64, 32, 256));
+  FP8_ASSERT_OK_AND_ASSIGN(CanonicalDot dot, ValidateDotSpec(Matmul(64, 32, 256)));
   EXPECT_EQ(dot.batch, 1);
   EXPECT_EQ(dot.m, 64);
   EXPECT_EQ(dot.n, 32);
@@ -36,7 +37,7 @@ TEST(DotSpecTest, CanonicalisesAGeneralDotGeneral) {
   spec.lhs = {DType::kF32, {2, 8, 3, 16}, {}};
   spec.rhs = {DType::kF32, {5, 16, 2, 7, 8}, {}};
   spec.dimension_numbers = {{0}, {2}, {1, 3}, {4, 1}};
-  CanonicalDot dot = *ValidateDotSpec(spec);
+  FP8_ASSERT_OK_AND_ASSIGN(CanonicalDot dot, ValidateDotSpec(spec));
   EXPECT_EQ(dot.batch, 2);
   EXPECT_EQ(dot.m, 3);
   EXPECT_EQ(dot.n, 35);
@@ -84,7 +85,7 @@ TEST(DotSpecTest, RejectsUnsupportedTypePairs) {
 TEST(DotSpecTest, ScaleShapesPerMode) {
   DotSpec spec = Matmul(256, 384, 512);
   spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-  CanonicalDot dot = *ValidateDotSpec(spec);
+  FP8_ASSERT_OK_AND_ASSIGN(CanonicalDot dot, ValidateDotSpec(spec));
   EXPECT_EQ(ExpectedScaleDims(ScaleMode::kOuterVector, true, dot), (Dims{256}));
   EXPECT_EQ(ExpectedScaleDims(ScaleMode::kOuterVector, false, dot), (Dims{384}));
   EXPECT_EQ(ExpectedScaleDims(ScaleMode::kBlock1x128, true, dot), (Dims{256, 4}));
@@ -164,10 +165,10 @@ TEST(DotSpecTest, OutputOptionRules) {
 }
 
 TEST(DotSpecTest, ParsesNames) {
-  EXPECT_EQ(*ParseScaleMode("1x128"), ScaleMode::kBlock1x128);
-  EXPECT_EQ(*ParseScaleMode("row"), ScaleMode::kOuterVector);
-  EXPECT_EQ(*ParseEpilogue("bias_gelu"), Epilogue::kBiasGelu);
-  EXPECT_EQ(*ParseEpilogue("none"), Epilogue::kDefault);
+  FP8_EXPECT_OK_AND_EQ(ParseScaleMode("1x128"), ScaleMode::kBlock1x128);
+  FP8_EXPECT_OK_AND_EQ(ParseScaleMode("row"), ScaleMode::kOuterVector);
+  FP8_EXPECT_OK_AND_EQ(ParseEpilogue("bias_gelu"), Epilogue::kBiasGelu);
+  FP8_EXPECT_OK_AND_EQ(ParseEpilogue("none"), Epilogue::kDefault);
   EXPECT_EQ(ParseScaleMode("64x64").status().message(),
             "unknown scale mode '64x64' (expected none, tensor, outer, 1x128 or 128x128)");
 }

@@ -1,6 +1,7 @@
 // The precision -> accumulation rule, checked over every combination of operand types,
 // operand precisions and algorithms against an independent statement of DESIGN.md §1.1.
 #include "fp8dot/precision.h"
+#include "status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -98,22 +99,23 @@ TEST(PrecisionTest, DiscussionExamples) {
   // any non-DEFAULT operand promote, unlike the first proposal ("all HIGHEST -> precise").
   const DType e4m3 = DType::kF8E4M3FN, e5m2 = DType::kF8E5M2;
   using P = Precision;
-  EXPECT_EQ(*ResolveAccumulation(e4m3, e4m3, {{P::kDefault, P::kDefault}}),
-            AccumulationMode::kFp8Fast);
-  EXPECT_EQ(*ResolveAccumulation(e4m3, e5m2, {{P::kHighest, P::kHighest}}),
-            AccumulationMode::kFp8Promoted);
-  EXPECT_EQ(*ResolveAccumulation(e4m3, e4m3, {{P::kDefault, P::kHighest}}),
-            AccumulationMode::kFp8Promoted);
-  EXPECT_EQ(*ResolveAccumulation(e4m3, e4m3, {{P::kHigh, P::kDefault}}),
-            AccumulationMode::kFp8Promoted);
+  FP8_EXPECT_OK_AND_EQ(ResolveAccumulation(e4m3, e4m3, {{P::kDefault, P::kDefault}}),
+                       AccumulationMode::kFp8Fast);
+  FP8_EXPECT_OK_AND_EQ(ResolveAccumulation(e4m3, e5m2, {{P::kHighest, P::kHighest}}),
+                       AccumulationMode::kFp8Promoted);
+  FP8_EXPECT_OK_AND_EQ(ResolveAccumulation(e4m3, e4m3, {{P::kDefault, P::kHighest}}),
+                       AccumulationMode::kFp8Promoted);
+  FP8_EXPECT_OK_AND_EQ(ResolveAccumulation(e4m3, e4m3, {{P::kHigh, P::kDefault}}),
+                       AccumulationMode::kFp8Promoted);
   // The accumulation does not depend on which FP8 types are used (the rejected first proposal).
-  EXPECT_EQ(*ResolveAccumulation(e5m2, e4m3, {{P::kDefault, P::kDefault}}),
-            AccumulationMode::kFp8Fast);
-  EXPECT_EQ(*ResolveAccumulation(e4m3, e4m3,
-                                 {{P::kHighest, P::kHighest}, Algorithm::kAnyF8AnyF8F32FastAccum}),
-            AccumulationMode::kFp8Fast);
-  EXPECT_EQ(*ResolveAccumulation(DType::kF32, DType::kF32, {{P::kHigh, P::kHigh}}),
-            AccumulationMode::kTf32);
+  FP8_EXPECT_OK_AND_EQ(ResolveAccumulation(e5m2, e4m3, {{P::kDefault, P::kDefault}}),
+                       AccumulationMode::kFp8Fast);
+  FP8_EXPECT_OK_AND_EQ(
+      ResolveAccumulation(e4m3, e4m3,
+                          {{P::kHighest, P::kHighest}, Algorithm::kAnyF8AnyF8F32FastAccum}),
+      AccumulationMode::kFp8Fast);
+  FP8_EXPECT_OK_AND_EQ(ResolveAccumulation(DType::kF32, DType::kF32, {{P::kHigh, P::kHigh}}),
+                       AccumulationMode::kTf32);
 }
 
 TEST(PrecisionTest, ErrorsNameTheProblem) {
@@ -132,12 +134,13 @@ TEST(PrecisionTest, ErrorsNameTheProblem) {
 }
 
 TEST(PrecisionTest, ParsesNamesCaseInsensitively) {
-  EXPECT_EQ(*ParsePrecision("highest"), Precision::kHighest);
-  EXPECT_EQ(*ParsePrecision("DEFAULT"), Precision::kDefault);
-  EXPECT_EQ(*ParseAlgorithm("any_f8_any_f8_f32_fast_accum"), Algorithm::kAnyF8AnyF8F32FastAccum);
-  EXPECT_EQ(*ParseAlgorithm("ALG_DOT_TF32_TF32_F32_X3"), Algorithm::kTF32TF32F32X3);
-  EXPECT_EQ(*ParseAlgorithm("unset"), Algorithm::kUnset);
-  for (Algorithm a : kAllAlgorithms) EXPECT_EQ(*ParseAlgorithm(AlgorithmName(a)), a);
+  FP8_EXPECT_OK_AND_EQ(ParsePrecision("highest"), Precision::kHighest);
+  FP8_EXPECT_OK_AND_EQ(ParsePrecision("DEFAULT"), Precision::kDefault);
+  FP8_EXPECT_OK_AND_EQ(ParseAlgorithm("any_f8_any_f8_f32_fast_accum"),
+                       Algorithm::kAnyF8AnyF8F32FastAccum);
+  FP8_EXPECT_OK_AND_EQ(ParseAlgorithm("ALG_DOT_TF32_TF32_F32_X3"), Algorithm::kTF32TF32F32X3);
+  FP8_EXPECT_OK_AND_EQ(ParseAlgorithm("unset"), Algorithm::kUnset);
+  for (Algorithm a : kAllAlgorithms) FP8_EXPECT_OK_AND_EQ(ParseAlgorithm(AlgorithmName(a)), a);
   EXPECT_FALSE(ParsePrecision("medium").ok());
   EXPECT_FALSE(ParseAlgorithm("fast").ok());
 }

@@ -5,40 +5,45 @@
 #include <gtest/gtest.h>
 
 #include "fp8dot/cuda_device.h"
-#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/interpreter.h"
 #include "fp8dot/npy.h"
 #include "hlo/hlo_test_util.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
+#include "status_matchers.h"
 
 namespace fp8dot::hlo {
 namespace {
 
-std::unique_ptr<HloModule> Fused(const std::string& text) {
-  std::unique_ptr<HloModule> module = ParseOrDie(text);
-  EXPECT_TRUE(Fp8GemmRewriter().Run(module.get()).ok());
+// `text` parsed and run through the FP8 GEMM rewriter.
+StatusOr<std::unique_ptr<HloModule>> Fused(const std::string& text) {
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(text, "test.hlo"));
+  FP8_RETURN_IF_ERROR(Fp8GemmRewriter().Run(module.get()).status());
   return module;
 }
 
-std::vector<Value> RandomArguments(const HloModule& module) {
+StatusOr<std::vector<Value>> RandomArguments(const HloModule& module) {
   std::vector<Value> arguments;
   const HloComputation& entry = *module.entry_computation();
   for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    arguments.push_back(*RandomValue(entry.parameter_instruction(i)->shape(), 100 + i));
+    FP8_ASSIGN_OR_RETURN(Value argument,
+                         RandomValue(entry.parameter_instruction(i)->shape(), 100 + i));
+    arguments.push_back(std::move(argument));
   }
   return arguments;
 }
 
 TEST(DeviceExecutorTest, RefusesModulesWithOtherOpsByName) {
-  std::unique_ptr<HloModule> module = Fused(R"(HloModule m
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<HloModule> module, Fused(R"(HloModule m
 ENTRY e {
   x = f8e4m3fn[16,32] parameter(0)
   y = f8e4m3fn[32,16] parameter(1)
   d = f32[16,16] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT t = f32[16,16] tanh(d)
-})");
+})"));
+  FP8_ASSERT_OK_AND_ASSIGN(std::vector<Value> arguments, RandomArguments(*module));
   StatusOr<std::unique_ptr<DeviceGemmExecutor>> executor =
-      DeviceGemmExecutor::Prepare(*module, RandomArguments(*module));
+      DeviceGemmExecutor::Prepare(*module, arguments);
   EXPECT_EQ(executor.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(executor.status().message().find("%t (line 6): opcode tanh"), std::string::npos)
       << executor.status().message();
@@ -74,15 +79,16 @@ ENTRY e {
 })";
 
 TEST(DeviceExecutorTest, TwoChainedGemmsAreGemmOnlyAfterFusion) {
-  std::unique_ptr<HloModule> module = Fused(kTwoGemms);
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<HloModule> module, Fused(kTwoGemms));
   int gemms = 0;
   for (const HloInstruction* instruction : module->entry_computation()->instructions()) {
     gemms += instruction->opcode() == HloOpcode::kCustomCall;
     EXPECT_NE(instruction->opcode(), HloOpcode::kReduce);
   }
   EXPECT_EQ(gemms, 2);
+  FP8_ASSERT_OK_AND_ASSIGN(std::vector<Value> arguments, RandomArguments(*module));
   StatusOr<std::unique_ptr<DeviceGemmExecutor>> executor =
-      DeviceGemmExecutor::Prepare(*module, RandomArguments(*module));
+      DeviceGemmExecutor::Prepare(*module, arguments);
   if (QueryCudaDevice().ok()) {
     EXPECT_TRUE(executor.ok()) << executor.status().ToString();
   } else {
@@ -93,15 +99,15 @@ TEST(DeviceExecutorTest, TwoChainedGemmsAreGemmOnlyAfterFusion) {
 
 TEST(DeviceExecutorTest, MatchesTheHostInterpreterOnTheGpu) {
   if (!QueryCudaDevice().ok()) GTEST_SKIP() << "no GPU: " << QueryCudaDevice().status().message();
-  std::unique_ptr<HloModule> module = Fused(kTwoGemms);
-  const std::vector<Value> arguments = RandomArguments(*module);
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<HloModule> module, Fused(kTwoGemms));
+  FP8_ASSERT_OK_AND_ASSIGN(const std::vector<Value> arguments, RandomArguments(*module));
   HloInterpreter interpreter({.dot_backend = Backend::kCuda});
-  Value expected = *interpreter.Evaluate(*module, arguments);
+  FP8_ASSERT_OK_AND_ASSIGN(Value expected, interpreter.Evaluate(*module, arguments));
   StatusOr<std::unique_ptr<DeviceGemmExecutor>> executor =
       DeviceGemmExecutor::Prepare(*module, arguments);
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
-  ASSERT_TRUE((*executor)->Run().ok());
-  Value got = *(*executor)->Result();
+  FP8_ASSERT_OK((*executor)->Run());
+  FP8_ASSERT_OK_AND_ASSIGN(Value got, (*executor)->Result());
   // The same cuBLASLt plans on the same bytes: the same bits.
   EXPECT_EQ(EncodeValueBytes(got), EncodeValueBytes(expected));
 }

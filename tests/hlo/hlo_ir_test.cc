@@ -6,6 +6,7 @@
 
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "hlo/hlo_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -106,7 +107,7 @@ TEST(HloIrTest, DTypeMapping) {
   for (DType t : kAllDTypes) EXPECT_EQ(ToDType(FromDType(t)), t);
   EXPECT_EQ(PrimitiveTypeName(PrimitiveType::kF8E5M2), std::string("f8e5m2"));
   EXPECT_EQ(HloOpcodeString(HloOpcode::kGetTupleElement), std::string("get-tuple-element"));
-  EXPECT_EQ(*StringToHloOpcode("is-finite"), HloOpcode::kIsFinite);
+  FP8_EXPECT_OK_AND_EQ(StringToHloOpcode("is-finite"), HloOpcode::kIsFinite);
 }
 
 }  // namespace

@@ -144,6 +144,7 @@ TEST(HloParserTest, ParsesEveryTypedAttribute) {
   EXPECT_EQ(cc->shape().ToString(), "(f32[4,6]{1,0}, s8[1024]{0})");
   EXPECT_EQ(get("gte")->tuple_index(), 0);
   EXPECT_EQ(get("cc2")->backend_config(), "opaque \"quoted\" text");
+  ASSERT_NE(get("cc2")->FindRawAttribute("api_version"), nullptr);
   EXPECT_EQ(*get("cc2")->FindRawAttribute("api_version"), "API_VERSION_STATUS_RETURNING");
 }
 
@@ -291,7 +292,12 @@ TEST(HloParserErrorTest, BadPaddingAndSlice) {
 TEST(HloParserErrorTest, DeepNestingIsAnErrorNotACrash) {
   std::string shape;
   for (int i = 0; i < 10000; ++i) shape += "(";
-  const std::string text = "HloModule m\nENTRY e {\n  p = " + shape + " parameter(0)\n}\n";
+  const std::string text = Substitute(R"(HloModule m
+ENTRY e {
+  p = $shape parameter(0)
+}
+)",
+                                      {{"shape", shape}});
   const std::string error = ParseError(text);
   EXPECT_NE(error.find("bad.hlo:3:71: error: nesting deeper than 64 levels"), std::string::npos)
       << error.substr(0, 200);

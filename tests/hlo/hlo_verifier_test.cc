@@ -12,10 +12,16 @@ namespace {
 // The verifier's message for a module whose ENTRY body is `body` (after "HloModule m\n" and a
 // sum computation), or "OK".
 std::string Verify(const std::string& body) {
-  const std::string text =
-      "HloModule m\nsum {\n  sum.a = f32[] parameter(0)\n  sum.b = f32[] parameter(1)\n"
-      "  ROOT sum.s = f32[] add(sum.a, sum.b)\n}\nENTRY e {\n" +
-      body + "}\n";
+  const std::string text = Substitute(R"(HloModule m
+sum {
+  sum.a = f32[] parameter(0)
+  sum.b = f32[] parameter(1)
+  ROOT sum.s = f32[] add(sum.a, sum.b)
+}
+ENTRY e {
+$body}
+)",
+                                      {{"body", body}});
   std::unique_ptr<HloModule> module = ParseOrDie(text);
   if (module == nullptr) return "parse error";
   Status status = VerifyHloModule(*module);

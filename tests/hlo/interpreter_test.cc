@@ -9,9 +9,11 @@
 #include <limits>
 #include <sstream>
 
-#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
+#include "hlo/hlo_test_util.h"
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
+#include "status_matchers.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -51,7 +53,13 @@ std::vector<double> EvalValues(const std::string& text, const std::vector<Value>
 // A module with one entry computation: `params` is "p0 = f32[3] parameter(0)\n..." and `body`
 // the instructions ending with ROOT.
 std::string Module(const std::string& body, const std::string& extra = "") {
-  return "HloModule m\n" + extra + "\nENTRY main {\n" + body + "\n}\n";
+  return Substitute(R"(HloModule m
+$extra
+ENTRY main {
+$body
+}
+)",
+                    {{"extra", extra}, {"body", body}});
 }
 
 void ExpectValues(const std::vector<double>& actual, const std::vector<double>& expected) {
@@ -121,11 +129,13 @@ TEST(InterpreterTest, ConvertToBf16TiesToEvenAndPredIsNonZero) {
 
 std::vector<double> Binary(const std::string& op, P type, std::vector<double> a,
                            std::vector<double> b) {
-  const std::string t = std::string(PrimitiveTypeName(type)) + "[" + std::to_string(a.size()) + "]";
   const int64_t n = static_cast<int64_t>(a.size());
-  return EvalValues(Module("a = " + t + " parameter(0)\nb = " + t + " parameter(1)\nROOT r = " + t +
-                           " " + op + "(a, b)"),
-                    {Arr(type, {n}, std::move(a)), Arr(type, {n}, std::move(b))});
+  return EvalValues(
+      Module(Substitute(R"(a = $type[$n] parameter(0)
+b = $type[$n] parameter(1)
+ROOT r = $type[$n] $op(a, b))",
+                        {{"type", PrimitiveTypeName(type)}, {"n", std::to_string(n)}, {"op", op}})),
+      {Arr(type, {n}, std::move(a)), Arr(type, {n}, std::move(b))});
 }
 
 TEST(InterpreterTest, FloatArithmeticRoundsToF32) {
@@ -193,9 +203,10 @@ TEST(InterpreterTest, CompareAllDirectionsWithNan) {
       {"LE", {1, 1, 0, 0}}, {"GT", {0, 0, 1, 0}}, {"GE", {0, 1, 1, 0}}};
   for (const auto& [direction, expected] : cases) {
     SCOPED_TRACE(direction);
-    ExpectValues(EvalValues(Module(std::string("a = f32[4] parameter(0)\nb = f32[4] parameter(1)\n"
-                                               "ROOT c = pred[4] compare(a, b), direction=") +
-                                   direction),
+    ExpectValues(EvalValues(Module(Substitute(R"(a = f32[4] parameter(0)
+b = f32[4] parameter(1)
+ROOT c = pred[4] compare(a, b), direction=$direction)",
+                                              {{"direction", direction}})),
                             {Arr(P::kF32, {4}, a), Arr(P::kF32, {4}, b)}),
                  expected);
   }
@@ -240,10 +251,11 @@ TEST(InterpreterTest, UnaryMathMatchesLibmRoundedToF32) {
     SCOPED_TRACE(op);
     std::vector<double> expected;
     for (double v : x) expected.push_back(F32(fn(v)));
-    ExpectValues(
-        EvalValues(Module(std::string("p = f32[4] parameter(0)\nROOT r = f32[4] ") + op + "(p)"),
-                   {Arr(P::kF32, {4}, x)}),
-        expected);
+    ExpectValues(EvalValues(Module(Substitute(R"(p = f32[4] parameter(0)
+ROOT r = f32[4] $op(p))",
+                                              {{"op", op}})),
+                            {Arr(P::kF32, {4}, x)}),
+                 expected);
   }
 }
 
@@ -603,6 +615,7 @@ TEST(InterpreterTest, Fp8DotRunsWithItsResolvedAccumulation) {
       "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
       "ROOT d = bf16[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
   std::unique_ptr<HloModule> module = Parse(text);
+  ASSERT_NE(module, nullptr);
   HloInterpreter interpreter({.dot_backend = Backend::kCpuEmulation});
   StatusOr<Value> value = interpreter.Evaluate(
       *module, {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {5, 6, 7, 8})});
@@ -644,16 +657,18 @@ TEST(InterpreterTest, Fp8GemmCustomCallWithCBiasScaleDAndAmax) {
   // A.B = [[19,22],[43,50]]; D = alpha*sa*sb*A.B + C + bias = 0.5*2*1*A.B + C + bias.
   // C = [[1,1],[-100,0]], bias = [0.5, -2]: D = [[20.5, 21], [-56.5, 48]]; amax = 56.5;
   // out = f8e4m3fn(D * scale_d=2) = [[41 -> 40, 42 -> 40? ...]] computed below with e4m3 spacing.
-  const std::string text = Module(
-      "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
-      "c = bf16[2,2] parameter(2)\nsa = f32[] parameter(3)\nsb = f32[] parameter(4)\n"
-      "sd = f32[] parameter(5)\nbias = bf16[2] parameter(6)\n"
-      "g = (f8e4m3fn[2,2], f32[], s8[16]) custom-call(a, b, c, sa, sb, sd, bias), "
-      "custom_call_target=\"__cublas$lt$matmul$f8\", backend_config=" +
-      GemmConfig(0.5, 1, "BIAS", true) +
-      "\nd = f8e4m3fn[2,2] get-tuple-element(g), index=0\n"
-      "amax = f32[] get-tuple-element(g), index=1\n"
-      "ROOT t = (f8e4m3fn[2,2], f32[]) tuple(d, amax)");
+  const std::string text = Module(Substitute(R"(a = f8e4m3fn[2,2] parameter(0)
+b = f8e4m3fn[2,2] parameter(1)
+c = bf16[2,2] parameter(2)
+sa = f32[] parameter(3)
+sb = f32[] parameter(4)
+sd = f32[] parameter(5)
+bias = bf16[2] parameter(6)
+g = (f8e4m3fn[2,2], f32[], s8[16]) custom-call(a, b, c, sa, sb, sd, bias), custom_call_target="__cublas$lt$matmul$f8", backend_config=$config
+d = f8e4m3fn[2,2] get-tuple-element(g), index=0
+amax = f32[] get-tuple-element(g), index=1
+ROOT t = (f8e4m3fn[2,2], f32[]) tuple(d, amax))",
+                                             {{"config", GemmConfig(0.5, 1, "BIAS", true)}}));
   StatusOr<Value> value =
       Eval(text,
            {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {5, 6, 7, 8}),
@@ -669,12 +684,10 @@ TEST(InterpreterTest, Fp8GemmCustomCallWithCBiasScaleDAndAmax) {
 }
 
 TEST(InterpreterTest, CustomCallWithTheWrongOperandsIsAClearError) {
-  const std::string text = Module(
-      "a = f8e4m3fn[2,2] parameter(0)\nb = f8e4m3fn[2,2] parameter(1)\n"
-      "ROOT g = (f32[2,2], s8[16]) custom-call(a, b), "
-      "custom_call_target=\"__cublas$lt$matmul$f8\", "
-      "backend_config=" +
-      GemmConfig(1, 0, "DEFAULT", false));
+  const std::string text = Module(Substitute(R"(a = f8e4m3fn[2,2] parameter(0)
+b = f8e4m3fn[2,2] parameter(1)
+ROOT g = (f32[2,2], s8[16]) custom-call(a, b), custom_call_target="__cublas$lt$matmul$f8", backend_config=$config)",
+                                             {{"config", GemmConfig(1, 0, "DEFAULT", false)}}));
   StatusOr<Value> value = Eval(
       text, {Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4}), Arr(P::kF8E4M3FN, {2, 2}, {1, 2, 3, 4})});
   ASSERT_FALSE(value.ok());
@@ -686,11 +699,12 @@ TEST(InterpreterTest, CustomCallWithTheWrongOperandsIsAClearError) {
 }
 
 TEST(InterpreterTest, PlainCublasLtMatmulCustomCall) {
-  const std::string text = Module(
-      "a = bf16[2,2] parameter(0)\nb = bf16[2,2] parameter(1)\nc = f32[2,2] parameter(2)\n"
-      "g = (f32[2,2], s8[16]) custom-call(a, b, c), custom_call_target=\"__cublas$lt$matmul\", "
-      "backend_config=" +
-      GemmConfig(2, 1, "DEFAULT", false) + "\nROOT d = f32[2,2] get-tuple-element(g), index=0");
+  const std::string text = Module(Substitute(R"(a = bf16[2,2] parameter(0)
+b = bf16[2,2] parameter(1)
+c = f32[2,2] parameter(2)
+g = (f32[2,2], s8[16]) custom-call(a, b, c), custom_call_target="__cublas$lt$matmul", backend_config=$config
+ROOT d = f32[2,2] get-tuple-element(g), index=0)",
+                                             {{"config", GemmConfig(2, 1, "DEFAULT", false)}}));
   ExpectValues(
       EvalValues(text, {Arr(P::kBF16, {2, 2}, {1, 2, 3, 4}), Arr(P::kBF16, {2, 2}, {5, 6, 7, 8}),
                         Arr(P::kF32, {2, 2}, {1, 0, 0, -100})}),
@@ -702,6 +716,7 @@ TEST(InterpreterTest, PlainCublasLtMatmulCustomCall) {
 double RewrittenVsOriginal(const std::string& text, Backend backend, int64_t* custom_calls) {
   std::unique_ptr<HloModule> original = Parse(text);
   std::unique_ptr<HloModule> rewritten = Parse(text);
+  if (original == nullptr || rewritten == nullptr) return kInf;  // Parse failed the test
   StatusOr<bool> changed = Fp8GemmRewriter().Run(rewritten.get());
   EXPECT_TRUE(changed.ok() && *changed) << changed.status().ToString();
   *custom_calls = 0;
@@ -712,7 +727,8 @@ double RewrittenVsOriginal(const std::string& text, Backend backend, int64_t* cu
   const HloComputation* entry = original->entry_computation();
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     StatusOr<Value> value = RandomValue(entry->parameter_instruction(i)->shape(), 100 + i);
-    EXPECT_TRUE(value.ok());
+    EXPECT_TRUE(value.ok()) << value.status().ToString();
+    if (!value.ok()) return kInf;
     arguments.push_back(*value);
   }
   HloInterpreter a({.dot_backend = backend}), b({.dot_backend = backend});
@@ -761,11 +777,14 @@ TEST(InterpreterTest, FusedGemmMatchesThePlainDotWithinFastAccumulationError) {
 
 TEST(InterpreterTest, TrainStepFixtureRunsRewritten) {
   std::unique_ptr<HloModule> module = Parse(ReadFixture("jax_fp8_train_step.hlo"));
+  ASSERT_NE(module, nullptr);
   ASSERT_TRUE(Fp8GemmRewriter().Run(module.get()).ok());
   std::vector<Value> arguments;
   const HloComputation* entry = module->entry_computation();
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
-    arguments.push_back(*RandomValue(entry->parameter_instruction(i)->shape(), 7 + i));
+    FP8_ASSERT_OK_AND_ASSIGN(Value argument,
+                             RandomValue(entry->parameter_instruction(i)->shape(), 7 + i));
+    arguments.push_back(std::move(argument));
   }
   HloInterpreter interpreter;
   StatusOr<Value> value = interpreter.Evaluate(*module, arguments);
@@ -870,8 +889,9 @@ TEST(InterpreterTest, CudaBackendRunsOrSaysUnavailable) {
   const std::string text = Module(
       "a = f8e4m3fn[16,32] parameter(0)\nb = f8e4m3fn[32,16] parameter(1)\n"
       "ROOT d = f32[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
-  std::vector<Value> arguments = {*RandomValue(Shape::MakeArray(P::kF8E4M3FN, {16, 32}), 1),
-                                  *RandomValue(Shape::MakeArray(P::kF8E4M3FN, {32, 16}), 2)};
+  FP8_ASSERT_OK_AND_ASSIGN(Value a, RandomValue(Shape::MakeArray(P::kF8E4M3FN, {16, 32}), 1));
+  FP8_ASSERT_OK_AND_ASSIGN(Value b, RandomValue(Shape::MakeArray(P::kF8E4M3FN, {32, 16}), 2));
+  std::vector<Value> arguments = {a, b};
   StatusOr<Value> cuda = Eval(text, arguments, Backend::kCuda);
   if (!cuda.ok()) {
     EXPECT_EQ(cuda.status().code(), StatusCode::kUnavailable) << cuda.status().ToString();

@@ -13,6 +13,7 @@
 #include "fp8dot/dot_problem.h"
 #include "fp8dot/npy.h"
 #include "fp8dot/random.h"
+#include "status_matchers.h"
 #include "tools/cli_runner.h"
 
 namespace fp8dot {
@@ -64,16 +65,19 @@ TEST(CliTest, BadInputsExitWithOneLineReasons) {
 
   // Mismatched K from files.
   const std::string a = TempPath("a.npy"), b = TempPath("b.npy");
-  ASSERT_TRUE(
-      WriteNpy(a, *RandomTensor(DType::kF8E4M3FN, {16, 64}, Distribution::kSymmetric, 1)).ok());
-  ASSERT_TRUE(
-      WriteNpy(b, *RandomTensor(DType::kF8E4M3FN, {32, 16}, Distribution::kSymmetric, 2)).ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a_tensor,
+                           RandomTensor(DType::kF8E4M3FN, {16, 64}, Distribution::kSymmetric, 1));
+  FP8_ASSERT_OK(WriteNpy(a, a_tensor));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b_tensor,
+                           RandomTensor(DType::kF8E4M3FN, {32, 16}, Distribution::kSymmetric, 2));
+  FP8_ASSERT_OK(WriteNpy(b, b_tensor));
   ExpectOneLineError(RunCli("dot --lhs " + a + " --rhs " + b + " --backend cpu"),
                      "lhs contracting dim 1 has size 64 but rhs contracting dim 0 has size 32");
 
   // A scale of the wrong shape.
   const std::string scale = TempPath("scale.npy");
-  ASSERT_TRUE(WriteNpy(scale, *UniformTensor(DType::kF32, {63}, 1, 2, 3)).ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor scale_tensor, UniformTensor(DType::kF32, {63}, 1, 2, 3));
+  FP8_ASSERT_OK(WriteNpy(scale, scale_tensor));
   ExpectOneLineError(
       RunCli("dot --m 64 --lhs-scale-mode outer --lhs-scale " + scale + " --backend cpu"),
       "lhs scale (mode outer) must have shape [64], got [63]");
@@ -93,7 +97,7 @@ TEST(CliTest, OutputFileHoldsTheResult) {
       "--backend cpu --output " +
       out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  HostTensor d = *ReadNpy(out);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor d, ReadNpy(out));
   EXPECT_EQ(d.dtype(), DType::kBF16);
   EXPECT_EQ(d.dims(), (Dims{8, 4}));
   // The same problem built in-process gives the same bits.
@@ -103,17 +107,19 @@ TEST(CliTest, OutputFileHoldsTheResult) {
   options.k = 32;
   options.seed = 5;
   options.output_type = DType::kBF16;
-  DotProblem p = *MakeDotProblem(options);
-  DotResult want = *ReferenceDot(p.spec, p.arguments());
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult want, ReferenceDot(p.spec, p.arguments()));
   for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(d.GetPhysical(i), want.output.GetPhysical(i));
 }
 
 TEST(CliTest, GeneralDotGeneralFromFiles) {
   const std::string a = TempPath("g_a.npy"), b = TempPath("g_b.npy");
-  ASSERT_TRUE(
-      WriteNpy(a, *RandomTensor(DType::kBF16, {2, 32, 8}, Distribution::kSymmetric, 1)).ok());
-  ASSERT_TRUE(
-      WriteNpy(b, *RandomTensor(DType::kBF16, {6, 2, 32}, Distribution::kSymmetric, 2)).ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a_tensor,
+                           RandomTensor(DType::kBF16, {2, 32, 8}, Distribution::kSymmetric, 1));
+  FP8_ASSERT_OK(WriteNpy(a, a_tensor));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b_tensor,
+                           RandomTensor(DType::kBF16, {6, 2, 32}, Distribution::kSymmetric, 2));
+  FP8_ASSERT_OK(WriteNpy(b, b_tensor));
   CliRun run = RunCli("dot --lhs " + a + " --rhs " + b +
                       " --lhs-batch-dims 0 --rhs-batch-dims 1 --lhs-contracting-dims 1 "
                       "--rhs-contracting-dims 2 --backend cpu --cpu-path blas");

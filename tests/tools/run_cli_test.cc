@@ -11,6 +11,7 @@
 
 #include "fp8dot/npy.h"
 #include "fp8dot/random.h"
+#include "status_matchers.h"
 #include "tools/cli_runner.h"
 
 namespace fp8dot {
@@ -96,10 +97,12 @@ TEST(RunCliTest, NoRewriteRunsThePlainDot) {
 TEST(RunCliTest, NpyInputsAndOutputs) {
   const std::string a = TempPath("a.npy"), b = TempPath("b.npy"), sa = TempPath("sa.npy"),
                     sb = TempPath("sb.npy"), dir = TempPath("out");
-  ASSERT_TRUE(
-      WriteNpy(a, *RandomTensor(DType::kF8E4M3FN, {16, 32}, Distribution::kSymmetric, 1)).ok());
-  ASSERT_TRUE(
-      WriteNpy(b, *RandomTensor(DType::kF8E4M3FN, {32, 64}, Distribution::kSymmetric, 2)).ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a_tensor,
+                           RandomTensor(DType::kF8E4M3FN, {16, 32}, Distribution::kSymmetric, 1));
+  FP8_ASSERT_OK(WriteNpy(a, a_tensor));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b_tensor,
+                           RandomTensor(DType::kF8E4M3FN, {32, 64}, Distribution::kSymmetric, 2));
+  FP8_ASSERT_OK(WriteNpy(b, b_tensor));
   ASSERT_TRUE(WriteNpy(sa, HostTensor::Scalar(DType::kF32, 0.5)).ok());
   ASSERT_TRUE(WriteNpy(sb, HostTensor::Scalar(DType::kF32, 2.0)).ok());
   CliRun run =
@@ -111,9 +114,10 @@ TEST(RunCliTest, NpyInputsAndOutputs) {
   ASSERT_TRUE(out0.ok()) << out0.status().ToString();
   EXPECT_EQ(out0->ShapeString(), "bf16[16,64]{1,0}");
   // D = (A . B) * 0.5 * 2 = A . B, rounded to bf16: check one element by hand.
-  StatusOr<HostTensor> ta = ReadNpy(a), tb = ReadNpy(b);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor ta, ReadNpy(a));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor tb, ReadNpy(b));
   double d00 = 0;
-  for (int64_t k = 0; k < 32; ++k) d00 += ta->Get({0, k}) * tb->Get({k, 0});
+  for (int64_t k = 0; k < 32; ++k) d00 += ta.Get({0, k}) * tb.Get({k, 0});
   EXPECT_EQ(out0->Get({0, 0}), RoundToDType(d00, DType::kBF16));
 }
 
@@ -129,11 +133,11 @@ ENTRY main {
 }
 )");
   const std::string input = TempPath("p.npy"), dir = TempPath("out");
-  StatusOr<HostTensor> p = HostTensor::Create(DType::kF32, {3});
-  p->SetPhysical(0, 1);
-  p->SetPhysical(1, 2);
-  p->SetPhysical(2, 3);
-  ASSERT_TRUE(WriteNpy(input, *p).ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor p, HostTensor::Create(DType::kF32, {3}));
+  p.SetPhysical(0, 1);
+  p.SetPhysical(1, 2);
+  p.SetPhysical(2, 3);
+  FP8_ASSERT_OK(WriteNpy(input, p));
   CliRun run = RunCli("run " + module + " --inputs " + input + " --outputs " + dir);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("out0:         s32[3] dtype=s32 sum=12 abs_sum=12"), std::string::npos)
@@ -175,8 +179,9 @@ TEST(RunCliTest, BadInputsExitWithOneLineReasons) {
   ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --compare --no-rewrite"),
                      "cannot be combined with --no-rewrite");
   const std::string f32_input = TempPath("a.npy");
-  ASSERT_TRUE(
-      WriteNpy(f32_input, *RandomTensor(DType::kF32, {16, 32}, Distribution::kSymmetric, 1)).ok());
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor f32_input_tensor,
+                           RandomTensor(DType::kF32, {16, 32}, Distribution::kSymmetric, 1));
+  FP8_ASSERT_OK(WriteNpy(f32_input, f32_input_tensor));
   ExpectOneLineError(RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --inputs " + f32_input +
                             "," + f32_input + "," + f32_input + "," + f32_input),
                      "for parameter 0 (%Arg_0.1 (line 7)): ");

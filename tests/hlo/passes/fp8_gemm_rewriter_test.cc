@@ -7,10 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "fp8dot/hlo/gemm_backend_config.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "hlo/hlo_test_util.h"
+#include "fp8dot/hlo/gemm_backend_config.h"
+#include "status_matchers.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -36,9 +37,11 @@ Rewritten Rewrite(const std::string& text) {
   return out;
 }
 
-std::vector<HloInstruction*> Fp8Gemms(const HloModule& module) {
+// The FP8 GEMM custom calls of `module` (none if it is null: Rewrite failed the test already).
+std::vector<HloInstruction*> Fp8Gemms(const HloModule* module) {
   std::vector<HloInstruction*> gemms;
-  for (HloComputation* computation : module.computations()) {
+  if (module == nullptr) return gemms;
+  for (HloComputation* computation : module->computations()) {
     for (HloInstruction* instruction : computation->instructions()) {
       if (instruction->opcode() == HloOpcode::kCustomCall &&
           instruction->custom_call_target() == kCublasLtMatmulF8Target) {
@@ -55,63 +58,43 @@ GemmBackendConfig ConfigOf(const HloInstruction* gemm) {
   return config.ok() ? *config : GemmBackendConfig();
 }
 
-AccumulationMode ResolvedMode(const HloInstruction* gemm) {
-  const GemmBackendConfig config = ConfigOf(gemm);
-  return *ResolveAccumulation(*ToDType(gemm->operand(0)->shape().element_type()),
-                              *ToDType(gemm->operand(1)->shape().element_type()),
-                              config.precision_config);
+StatusOr<AccumulationMode> ResolvedMode(const HloInstruction* gemm) {
+  FP8_ASSIGN_OR_RETURN(const GemmBackendConfig config,
+                       ParseGemmBackendConfig(gemm->backend_config()));
+  const std::optional<DType> lhs = ToDType(gemm->operand(0)->shape().element_type());
+  const std::optional<DType> rhs = ToDType(gemm->operand(1)->shape().element_type());
+  if (!lhs.has_value() || !rhs.has_value()) {
+    return InvalidArgument("%s: operand types are not fp8dot types", gemm->name().c_str());
+  }
+  return ResolveAccumulation(*lhs, *rhs, config.precision_config);
 }
 
-// A scaled dot as XLA's gemm_rewriter_fp8_test writes it; DTYPE is the dequantisation type,
-// PRECISION the dot's operand_precision attribute (may be empty).
+// A scaled dot as XLA's gemm_rewriter_fp8_test writes it; `dequant_type` is the dequantisation
+// type, `precision` is appended to the dot's attributes (e.g. ", operand_precision={...}", or "").
 std::string ScaledDot(const std::string& dequant_type, const std::string& precision,
                       const std::string& lhs = "f8e4m3fn", const std::string& rhs = "f8e4m3fn") {
-  const std::string t = dequant_type;
-  return "HloModule test\n"
-         "ENTRY test {\n"
-         "  x = " +
-         lhs +
-         "[16,32] parameter(0)\n"
-         "  y = " +
-         rhs +
-         "[32,16] parameter(1)\n"
-         "  x_c = " +
-         t +
-         "[16,32] convert(x)\n"
-         "  y_c = " +
-         t +
-         "[32,16] convert(y)\n"
-         "  x_scale = " +
-         t +
-         "[] parameter(2)\n"
-         "  y_scale = " +
-         t +
-         "[] parameter(3)\n"
-         "  x_scale_bcast = " +
-         t +
-         "[16,32] broadcast(x_scale), dimensions={}\n"
-         "  y_scale_bcast = " +
-         t +
-         "[32,16] broadcast(y_scale), dimensions={}\n"
-         "  x_unscaled = " +
-         t +
-         "[16,32] multiply(x_c, x_scale_bcast)\n"
-         "  y_unscaled = " +
-         t +
-         "[32,16] multiply(y_c, y_scale_bcast)\n"
-         "  ROOT out = " +
-         t +
-         "[16,16] dot(x_unscaled, y_unscaled), lhs_contracting_dims={1}, "
-         "rhs_contracting_dims={0}" +
-         precision +
-         "\n"
-         "}\n";
+  return Substitute(R"(HloModule test
+ENTRY test {
+  x = $lhs[16,32] parameter(0)
+  y = $rhs[32,16] parameter(1)
+  x_c = $type[16,32] convert(x)
+  y_c = $type[32,16] convert(y)
+  x_scale = $type[] parameter(2)
+  y_scale = $type[] parameter(3)
+  x_scale_bcast = $type[16,32] broadcast(x_scale), dimensions={}
+  y_scale_bcast = $type[32,16] broadcast(y_scale), dimensions={}
+  x_unscaled = $type[16,32] multiply(x_c, x_scale_bcast)
+  y_unscaled = $type[32,16] multiply(y_c, y_scale_bcast)
+  ROOT out = $type[16,16] dot(x_unscaled, y_unscaled), lhs_contracting_dims={1}, rhs_contracting_dims={0}$precision
+}
+)",
+                    {{"lhs", lhs}, {"rhs", rhs}, {"type", dequant_type}, {"precision", precision}});
 }
 
 TEST(Fp8GemmRewriterTest, FusesScaledDotAndDefaultPrecisionResolvesToFast) {
   Rewritten r = Rewrite(ScaledDot("f32", ""));
   ASSERT_TRUE(r.changed);
-  std::vector<HloInstruction*> gemms = Fp8Gemms(*r.module);
+  std::vector<HloInstruction*> gemms = Fp8Gemms(r.module.get());
   ASSERT_EQ(gemms.size(), 1u);
   const HloInstruction* gemm = gemms[0];
   // (x, y, x_scale, y_scale): the FP8 parameters themselves, no convert left.
@@ -130,7 +113,7 @@ TEST(Fp8GemmRewriterTest, FusesScaledDotAndDefaultPrecisionResolvesToFast) {
   EXPECT_EQ(config.epilogue, Epilogue::kDefault);
   EXPECT_EQ(config.dot_dimension_numbers.lhs_contracting_dimensions, (std::vector<int64_t>{1}));
   EXPECT_EQ(config.dot_dimension_numbers.rhs_contracting_dimensions, (std::vector<int64_t>{0}));
-  EXPECT_EQ(ResolvedMode(gemm), AccumulationMode::kFp8Fast);
+  FP8_EXPECT_OK_AND_EQ(ResolvedMode(gemm), AccumulationMode::kFp8Fast);
   // Nothing of the dequantisation survives.
   EXPECT_EQ(r.module->ToString().find("multiply"), std::string::npos) << r.module->ToString();
   EXPECT_NE(gemm->backend_config().find("\"operand_precision\":[\"DEFAULT\",\"DEFAULT\"]"),
@@ -139,20 +122,22 @@ TEST(Fp8GemmRewriterTest, FusesScaledDotAndDefaultPrecisionResolvesToFast) {
 
 TEST(Fp8GemmRewriterTest, HighestPrecisionIsCarriedAndResolvesToPromoted) {
   Rewritten r = Rewrite(ScaledDot("f32", ", operand_precision={highest,highest}"));
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  EXPECT_EQ(ResolvedMode(Fp8Gemms(*r.module)[0]), AccumulationMode::kFp8Promoted);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  FP8_EXPECT_OK_AND_EQ(ResolvedMode(Fp8Gemms(r.module.get())[0]), AccumulationMode::kFp8Promoted);
   r = Rewrite(ScaledDot("f32", ", operand_precision={default,highest}"));
-  EXPECT_EQ(ResolvedMode(Fp8Gemms(*r.module)[0]), AccumulationMode::kFp8Promoted);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  FP8_EXPECT_OK_AND_EQ(ResolvedMode(Fp8Gemms(r.module.get())[0]), AccumulationMode::kFp8Promoted);
   r = Rewrite(ScaledDot("f32",
                         ", operand_precision={highest,highest}, "
                         "algorithm=dot_any_f8_any_f8_f32_fast_accum"));
-  EXPECT_EQ(ResolvedMode(Fp8Gemms(*r.module)[0]), AccumulationMode::kFp8Fast);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  FP8_EXPECT_OK_AND_EQ(ResolvedMode(Fp8Gemms(r.module.get())[0]), AccumulationMode::kFp8Fast);
 }
 
 TEST(Fp8GemmRewriterTest, FusesBf16DequantisationWhichXlaLeavesAlone) {
   Rewritten r = Rewrite(ScaledDot("bf16", ""));
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->shape().tuple_shapes(0).ToString(), "bf16[16,16]{1,0}");
   // bf16 scales are converted to the f32 scalars cuBLASLt takes.
   EXPECT_EQ(gemm->operand(2)->opcode(), HloOpcode::kConvert);
@@ -161,7 +146,7 @@ TEST(Fp8GemmRewriterTest, FusesBf16DequantisationWhichXlaLeavesAlone) {
 
 TEST(Fp8GemmRewriterTest, FusesE4m3xE5m2AndLeavesE5m2xE5m2WithAReason) {
   Rewritten mixed = Rewrite(ScaledDot("f32", "", "f8e4m3fn", "f8e5m2"));
-  EXPECT_EQ(Fp8Gemms(*mixed.module).size(), 1u);
+  EXPECT_EQ(Fp8Gemms(mixed.module.get()).size(), 1u);
   Rewritten both = Rewrite(ScaledDot("f32", "", "f8e5m2", "f8e5m2"));
   EXPECT_FALSE(both.changed);
   ASSERT_EQ(both.near_misses.size(), 1u);
@@ -174,8 +159,8 @@ TEST(Fp8GemmRewriterTest, DividedScalesBecomeReciprocals) {
   std::string text = ScaledDot("f32", "");
   text.replace(text.find("multiply(x_c"), 8, "divide  ");
   Rewritten r = Rewrite(text);
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* a_scale = Fp8Gemms(*r.module)[0]->operand(2);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* a_scale = Fp8Gemms(r.module.get())[0]->operand(2);
   ASSERT_EQ(a_scale->opcode(), HloOpcode::kDivide);
   EXPECT_EQ(a_scale->operand(0)->literal().values[0], 1.0);
   EXPECT_EQ(a_scale->operand(1)->name(), "x_scale");
@@ -188,8 +173,8 @@ ENTRY test {
   y = f8e4m3fn[32,16] parameter(1)
   ROOT out = f32[16,16] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->operand(2)->literal().values[0], 1.0);
   EXPECT_EQ(gemm->operand(3)->literal().values[0], 1.0);
 }
@@ -210,8 +195,8 @@ ENTRY test {
   y_r = f32[32,16] reshape(y_dq)
   ROOT out = f32[16,16] dot(x_t, y_r), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->operand(0)->opcode(), HloOpcode::kTranspose);
   EXPECT_EQ(gemm->operand(0)->shape().ToString(), "f8e4m3fn[16,32]{1,0}");
   EXPECT_EQ(gemm->operand(0)->operand(0)->name(), "x");
@@ -235,8 +220,8 @@ ENTRY test {
   zero_b = f32[16,16] broadcast(zero), dimensions={}
   ROOT d3 = f32[16,16] maximum(d2, zero_b)
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   const GemmBackendConfig config = ConfigOf(gemm);
   EXPECT_EQ(config.alpha_real, 3.0);
   EXPECT_EQ(config.epilogue, Epilogue::kBiasRelu);
@@ -256,8 +241,8 @@ std::string ReadPassesTestdata(const std::string& name) {
 // behind reshape/broadcast chains).
 TEST(Fp8GemmRewriterTest, FusesJaxBiasAndTanhGelu) {
   Rewritten r = Rewrite(ReadPassesTestdata("jax_bias_gelu.hlo"));
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(ConfigOf(gemm).epilogue, Epilogue::kBiasGelu);
   EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), gemm);
   EXPECT_EQ(r.module->ToString().find("tanh"), std::string::npos);
@@ -292,9 +277,10 @@ ENTRY test {
   ROOT out = bf16[16,16] multiply(dot, mul.4)
 })");
   // Fused as XLA fuses it; cuBLASLt's GELU then runs in f32 instead of the HLO's bf16 steps.
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  EXPECT_EQ(ConfigOf(Fp8Gemms(*r.module)[0]).epilogue, Epilogue::kGelu);
-  EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), Fp8Gemms(*r.module)[0]);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  EXPECT_EQ(ConfigOf(Fp8Gemms(r.module.get())[0]).epilogue, Epilogue::kGelu);
+  EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0),
+            Fp8Gemms(r.module.get())[0]);
 }
 
 TEST(Fp8GemmRewriterTest, GeluWhosePreActivationHasAnotherUserIsNotFused) {
@@ -307,8 +293,8 @@ TEST(Fp8GemmRewriterTest, GeluWhosePreActivationHasAnotherUserIsNotFused) {
   text.replace(text.find("->f32[16,16]{1,0}}"), std::string("->f32[16,16]{1,0}}").size(),
                "->(f32[16,16]{1,0}, f32[16,16]{1,0})}");
   Rewritten r = Rewrite(text);
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  EXPECT_EQ(ConfigOf(Fp8Gemms(*r.module)[0]).epilogue, Epilogue::kBias);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  EXPECT_EQ(ConfigOf(Fp8Gemms(r.module.get())[0]).epilogue, Epilogue::kBias);
   EXPECT_NE(r.module->ToString().find("tanh"), std::string::npos);
 }
 
@@ -323,8 +309,8 @@ ENTRY test {
   bias_b = f32[16,16] broadcast(bias), dimensions={0}
   ROOT d2 = f32[16,16] add(d, bias_b)
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  EXPECT_EQ(ConfigOf(Fp8Gemms(*r.module)[0]).epilogue, Epilogue::kDefault);
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  EXPECT_EQ(ConfigOf(Fp8Gemms(r.module.get())[0]).epilogue, Epilogue::kDefault);
   EXPECT_EQ(r.module->entry_computation()->root_instruction()->opcode(), HloOpcode::kAdd);
 }
 
@@ -332,8 +318,8 @@ TEST(Fp8GemmRewriterTest, FoldsTheOutputConvertIntoTheGemm) {
   // The fixture JAX exported: an f32 dot converted to bf16. cuBLASLt rounds its f32 result to
   // D's type once, as the convert does, so the GEMM writes bf16 and the convert goes.
   Rewritten r = Rewrite(ReadTestdata("jax_fp8_scaled_dot.hlo"));
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->shape().tuple_shapes(0).ToString(), "bf16[16,64]{1,0}");
   EXPECT_EQ(r.module->entry_computation()->root_instruction()->operand(0), gemm);
   EXPECT_EQ(r.module->ToString().find(" convert("), std::string::npos) << r.module->ToString();
@@ -348,8 +334,8 @@ ENTRY test {
   d = f32[16,16] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT out = f32[16,16] add(d, c)
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(ConfigOf(gemm).beta, 1.0);
   EXPECT_EQ(gemm->operand(2)->name(), "c");  // (x, y, C, a_scale, b_scale)
 }
@@ -358,12 +344,13 @@ ENTRY test {
 // jnp.clip's call) and runs fast; both gradient dots stay HIGHEST and run promoted.
 TEST(Fp8GemmRewriterTest, TrainStepForwardFastWithAmaxAndQuantisationGradientsPromoted) {
   Rewritten r = Rewrite(ReadTestdata("jax_fp8_train_step.hlo"));
-  std::vector<HloInstruction*> gemms = Fp8Gemms(*r.module);
+  std::vector<HloInstruction*> gemms = Fp8Gemms(r.module.get());
   ASSERT_EQ(gemms.size(), 3u) << r.module->ToString();
   int fast = 0, promoted = 0;
   for (const HloInstruction* gemm : gemms) {
     const GemmBackendConfig config = ConfigOf(gemm);
-    if (ResolvedMode(gemm) == AccumulationMode::kFp8Fast) {
+    FP8_ASSERT_OK_AND_ASSIGN(const AccumulationMode mode, ResolvedMode(gemm));
+    if (mode == AccumulationMode::kFp8Fast) {
       ++fast;
       EXPECT_TRUE(config.damax_output);
       EXPECT_EQ(gemm->shape().ToString(), "(f8e4m3fn[2,16,64]{2,1,0}, f32[], s8[0]{0})");
@@ -372,7 +359,7 @@ TEST(Fp8GemmRewriterTest, TrainStepForwardFastWithAmaxAndQuantisationGradientsPr
       EXPECT_EQ(gemm->operand(4)->opcode(), HloOpcode::kDivide);
     } else {
       ++promoted;
-      EXPECT_EQ(ResolvedMode(gemm), AccumulationMode::kFp8Promoted);
+      EXPECT_EQ(mode, AccumulationMode::kFp8Promoted);
       EXPECT_FALSE(config.damax_output);
       EXPECT_EQ(gemm->operand(0)->shape().element_type(), PrimitiveType::kF8E5M2);  // dy
     }
@@ -393,11 +380,11 @@ TEST(Fp8GemmRewriterTest, RealJaxExportFusesQuantisationThroughClipAndAmax) {
   std::stringstream text;
   text << file.rdbuf();
   Rewritten r = Rewrite(text.str());
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u) << r.module->ToString();
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u) << r.module->ToString();
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->shape().ToString(), "(f8e4m3fn[64,128]{1,0}, f32[], s8[0]{0})");
   EXPECT_TRUE(ConfigOf(gemm).damax_output);
-  EXPECT_EQ(ResolvedMode(gemm), AccumulationMode::kFp8Fast);
+  FP8_EXPECT_OK_AND_EQ(ResolvedMode(gemm), AccumulationMode::kFp8Fast);
   const HloInstruction* root = r.module->entry_computation()->root_instruction();
   ASSERT_EQ(root->opcode(), HloOpcode::kTuple);
   EXPECT_EQ(root->operand(0)->operand(0), gemm);
@@ -422,8 +409,8 @@ ENTRY test {
   d_clip = f32[16,16] maximum(lo_b, d_min)
   ROOT q = f8e5m2[16,16] convert(d_clip)
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->shape().tuple_shapes(0).ToString(), "f8e5m2[16,16]{1,0}");
   EXPECT_EQ(gemm->operand(4)->name(), "s");  // multiplied, not divided: scale_d = s
 }
@@ -455,8 +442,8 @@ ENTRY test {
   w_dq = f32[32,16] multiply(w_f, s_w)
   ROOT out = f32[16,16] dot(x_dq, w_dq), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->operand(0)->name(), "x_q");  // quantised once, consumed as FP8
   EXPECT_EQ(gemm->operand(1)->name(), "w_q");
 }
@@ -482,8 +469,8 @@ ENTRY test {
   c = f32[16,16] clamp(lo_b, d2, hi_b)
   ROOT q = f8e4m3fn[16,16] convert(c)
 })");
-  ASSERT_EQ(Fp8Gemms(*r.module).size(), 1u);
-  const HloInstruction* gemm = Fp8Gemms(*r.module)[0];
+  ASSERT_EQ(Fp8Gemms(r.module.get()).size(), 1u);
+  const HloInstruction* gemm = Fp8Gemms(r.module.get())[0];
   EXPECT_EQ(gemm->shape().tuple_shapes(0).element_type(), PrimitiveType::kF32);
   EXPECT_EQ(ConfigOf(gemm).epilogue, Epilogue::kBias);
   ASSERT_EQ(r.near_misses.size(), 1u);
@@ -526,7 +513,7 @@ TEST(GemmBackendConfigTest, RoundTripsAndReadsXlaOutput) {
   config.precision_config = {{Precision::kHighest, Precision::kDefault}, Algorithm::kAnyF8AnyF8F32};
   config.epilogue = Epilogue::kBiasGelu;
   config.damax_output = true;
-  GemmBackendConfig back = *ParseGemmBackendConfig(config.ToJson());
+  FP8_ASSERT_OK_AND_ASSIGN(GemmBackendConfig back, ParseGemmBackendConfig(config.ToJson()));
   EXPECT_EQ(back.alpha_real, 2.5);
   EXPECT_EQ(back.beta, 1.0);
   EXPECT_EQ(back.dot_dimension_numbers.rhs_contracting_dimensions, (std::vector<int64_t>{1}));
@@ -536,8 +523,10 @@ TEST(GemmBackendConfigTest, RoundTripsAndReadsXlaOutput) {
   EXPECT_EQ(back.epilogue, Epilogue::kBiasGelu);
   EXPECT_TRUE(back.damax_output);
   // As XLA prints it (field order differs, ints as strings).
-  GemmBackendConfig xla = *ParseGemmBackendConfig(
-      R"({"operation_queue_id":"0","wait_on_operation_queues":[],"gemm_backend_config":{"alpha_real":1,"beta":0,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["1"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]},"alpha_imag":0,"precision_config":{"operand_precision":["DEFAULT","DEFAULT"],"algorithm":"ALG_UNSET"},"epilogue":"DEFAULT","lhs_stride":"512","rhs_stride":"512","grad_x":false,"grad_y":false,"damax_output":false},"force_earliest_schedule":false})");
+  FP8_ASSERT_OK_AND_ASSIGN(
+      GemmBackendConfig xla,
+      ParseGemmBackendConfig(
+          R"({"operation_queue_id":"0","wait_on_operation_queues":[],"gemm_backend_config":{"alpha_real":1,"beta":0,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["1"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]},"alpha_imag":0,"precision_config":{"operand_precision":["DEFAULT","DEFAULT"],"algorithm":"ALG_UNSET"},"epilogue":"DEFAULT","lhs_stride":"512","rhs_stride":"512","grad_x":false,"grad_y":false,"damax_output":false},"force_earliest_schedule":false})"));
   EXPECT_EQ(xla.dot_dimension_numbers.rhs_contracting_dimensions, (std::vector<int64_t>{1}));
   EXPECT_EQ(xla.lhs_stride, 512);
 }

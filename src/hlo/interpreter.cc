@@ -4,6 +4,8 @@
 // the dots in interpreter_dot.cc.
 #include "fp8dot/hlo/interpreter.h"
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "hlo/interpreter_ops.h"
@@ -286,13 +288,11 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
   return value;
 }
 
-// scatter(operand, indices, updates), XLA's semantics (one operand, no batching dims): every
-// update element U goes to operand[scatter start(U) + window offset(U)] through to_apply(old,
-// new); a window that would leave the operand is skipped whole, as XLA does.
-StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& instruction,
-                            const std::vector<const Value*>& operands) {
-  const HloComputation* to_apply = instruction.to_apply();
-  if (operands.size() != 3 || to_apply == nullptr) {
+// The scatters the interpreter runs: one operand, array operand and updates, integer indices,
+// to_apply=, no batching dims.
+Status CheckScatterSupported(const HloInstruction& instruction,
+                             const std::vector<const Value*>& operands) {
+  if (operands.size() != 3 || instruction.to_apply() == nullptr) {
     return Unimplemented(
         "%s: the interpreter runs scatter with one operand, indices, updates and "
         "to_apply= (variadic scatter is not supported)",
@@ -303,16 +303,50 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
     return Unimplemented("%s: scatter with batching dims is not supported by the interpreter",
                          instruction.NameForErrors().c_str());
   }
-  const Value& operand = *operands[0];
-  const Value& indices = *operands[1];
-  const Value& updates = *operands[2];
-  if (operand.IsTuple() || indices.IsTuple() || updates.IsTuple() ||
-      !IsIntegralType(indices.shape.element_type())) {
+  if (operands[0]->IsTuple() || operands[1]->IsTuple() || operands[2]->IsTuple() ||
+      !IsIntegralType(operands[1]->shape.element_type())) {
     return InvalidArgument("%s: scatter needs array operand and updates and integer indices",
                            instruction.NameForErrors().c_str());
   }
+  return OkStatus();
+}
+
+// Where a scatter's update elements go: its dimension numbers read against the operand, indices
+// and updates shapes.
+struct ScatterIndexing {
+  int64_t index_vector_size = 1;             // entries of one index vector (a scatter start)
+  std::vector<int64_t> update_scatter_dims;  // updates dims that pick the index vector, in order
+  std::vector<int64_t> window_operand_dims;  // operand dims the window spans (not inserted)
+  std::vector<int64_t> window_size;          // per operand dim: the window's size, 1 if inserted
+  std::vector<int64_t> operand_strides;      // row-major
+  std::vector<int64_t> indices_strides;      // row-major
+};
+
+// The dims in [0, rank) that `dims` leaves out, in order; an entry of `dims` outside [0, rank) is
+// an error naming the attribute `what`.
+StatusOr<std::vector<int64_t>> DimsNotListed(const HloInstruction& instruction, const char* what,
+                                             const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<bool> listed(static_cast<size_t>(rank), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank) {
+      return InvalidArgument("%s: %s entry %lld is out of range",
+                             instruction.NameForErrors().c_str(), what, static_cast<long long>(d));
+    }
+    listed[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!listed[static_cast<size_t>(d)]) others.push_back(d);
+  }
+  return others;
+}
+
+// Checks the dimension numbers against the three shapes and derives the indexing from them.
+StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const HloInstruction& instruction,
+                                                 const Value& operand, const Value& indices,
+                                                 const Value& updates) {
+  const ScatterDimensionNumbers& dnums = instruction.scatter_dimension_numbers();
   const int64_t operand_rank = operand.shape.rank();
-  const int64_t updates_rank = updates.shape.rank();
   const int64_t indices_rank = indices.shape.rank();
   const int64_t index_vector_dim = dnums.index_vector_dim;
   if (index_vector_dim < 0 || index_vector_dim > indices_rank) {
@@ -320,35 +354,19 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
                            instruction.NameForErrors().c_str(),
                            static_cast<long long>(index_vector_dim));
   }
-  const int64_t index_vector_size =
+  ScatterIndexing indexing;
+  indexing.index_vector_size =
       index_vector_dim == indices_rank ? 1 : indices.shape.dimensions(index_vector_dim);
-  std::vector<bool> is_window_dim(static_cast<size_t>(updates_rank), false);
-  for (int64_t d : dnums.update_window_dims) {
-    if (d < 0 || d >= updates_rank) {
-      return InvalidArgument("%s: update_window_dims entry %lld is out of range",
-                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
-    }
-    is_window_dim[static_cast<size_t>(d)] = true;
-  }
-  std::vector<int64_t> update_scatter_dims;
-  for (int64_t d = 0; d < updates_rank; ++d) {
-    if (!is_window_dim[static_cast<size_t>(d)]) update_scatter_dims.push_back(d);
-  }
-  std::vector<bool> inserted(static_cast<size_t>(operand_rank), false);
-  for (int64_t d : dnums.inserted_window_dims) {
-    if (d < 0 || d >= operand_rank) {
-      return InvalidArgument("%s: inserted_window_dims entry %lld is out of range",
-                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
-    }
-    inserted[static_cast<size_t>(d)] = true;
-  }
-  std::vector<int64_t> window_operand_dims;
-  for (int64_t d = 0; d < operand_rank; ++d) {
-    if (!inserted[static_cast<size_t>(d)]) window_operand_dims.push_back(d);
-  }
-  if (window_operand_dims.size() != dnums.update_window_dims.size() ||
-      static_cast<int64_t>(dnums.scatter_dims_to_operand_dims.size()) != index_vector_size ||
-      static_cast<int64_t>(update_scatter_dims.size()) !=
+  FP8_ASSIGN_OR_RETURN(indexing.update_scatter_dims,
+                       DimsNotListed(instruction, "update_window_dims", dnums.update_window_dims,
+                                     updates.shape.rank()));
+  FP8_ASSIGN_OR_RETURN(
+      indexing.window_operand_dims,
+      DimsNotListed(instruction, "inserted_window_dims", dnums.inserted_window_dims, operand_rank));
+  if (indexing.window_operand_dims.size() != dnums.update_window_dims.size() ||
+      static_cast<int64_t>(dnums.scatter_dims_to_operand_dims.size()) !=
+          indexing.index_vector_size ||
+      static_cast<int64_t>(indexing.update_scatter_dims.size()) !=
           indices_rank - (index_vector_dim == indices_rank ? 0 : 1)) {
     return InvalidArgument(
         "%s: inconsistent scatter dimension numbers for operand %s, indices "
@@ -362,66 +380,107 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
                              instruction.NameForErrors().c_str(), static_cast<long long>(d));
     }
   }
-  // The window size along each operand dim: 1 for inserted dims.
-  std::vector<int64_t> window_size(static_cast<size_t>(operand_rank), 1);
-  for (size_t k = 0; k < window_operand_dims.size(); ++k) {
-    window_size[static_cast<size_t>(window_operand_dims[k])] =
+  indexing.window_size.assign(static_cast<size_t>(operand_rank), 1);
+  for (size_t k = 0; k < indexing.window_operand_dims.size(); ++k) {
+    indexing.window_size[static_cast<size_t>(indexing.window_operand_dims[k])] =
         updates.shape.dimensions(dnums.update_window_dims[k]);
   }
+  indexing.operand_strides = internal::RowMajorStrides(operand.shape.dimensions());
+  indexing.indices_strides = internal::RowMajorStrides(indices.shape.dimensions());
+  return indexing;
+}
+
+// The scatter start of update element `u` into `start` (the operand's rank): the index vector
+// at u's scatter coordinates, placed on the operand dims scatter_dims_to_operand_dims names.
+void ScatterStart(const ScatterDimensionNumbers& dnums, const ScatterIndexing& indexing,
+                  const Value& indices, const std::vector<int64_t>& u,
+                  std::vector<int64_t>& start) {
+  std::fill(start.begin(), start.end(), 0);
+  for (int64_t k = 0; k < indexing.index_vector_size; ++k) {
+    int64_t offset = 0;
+    for (int64_t d = 0, g = 0; d < indices.shape.rank(); ++d) {
+      const int64_t coordinate =
+          d == dnums.index_vector_dim
+              ? k
+              : u[static_cast<size_t>(indexing.update_scatter_dims[static_cast<size_t>(g++)])];
+      offset += coordinate * indexing.indices_strides[static_cast<size_t>(d)];
+    }
+    start[static_cast<size_t>(dnums.scatter_dims_to_operand_dims[static_cast<size_t>(k)])] =
+        static_cast<int64_t>(indices.values[static_cast<size_t>(offset)]);
+  }
+}
+
+// The operand element (row-major offset) update element `u` goes to: its scatter start plus its
+// window offset; nullopt when the window leaves the operand, which skips it whole, as XLA does.
+// `start` is scratch space of the operand's rank.
+std::optional<size_t> ScatterTarget(const ScatterDimensionNumbers& dnums,
+                                    const ScatterIndexing& indexing, const Value& indices,
+                                    const Shape& operand_shape, const std::vector<int64_t>& u,
+                                    std::vector<int64_t>& start) {
+  ScatterStart(dnums, indexing, indices, u, start);
+  int64_t offset = 0;
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    const size_t sd = static_cast<size_t>(d);
+    if (start[sd] < 0 || start[sd] + indexing.window_size[sd] > operand_shape.dimensions(d)) {
+      return std::nullopt;
+    }
+    offset += start[sd] * indexing.operand_strides[sd];
+  }
+  for (size_t k = 0; k < indexing.window_operand_dims.size(); ++k) {
+    offset += u[static_cast<size_t>(dnums.update_window_dims[k])] *
+              indexing.operand_strides[static_cast<size_t>(indexing.window_operand_dims[k])];
+  }
+  return static_cast<size_t>(offset);
+}
+
+// target = to_apply(target, update), evaluated by the interpreter (to_apply has no fast path).
+Status CallScatterCombiner(HloInterpreter& interpreter, const HloInstruction& instruction,
+                           PrimitiveType type, PrimitiveType update_type, double update,
+                           double& target) {
+  const HloComputation& to_apply = *instruction.to_apply();
+  StatusOr<Value> result = interpreter.EvaluateComputation(
+      to_apply, {Value::Scalar(type, target), Value::Scalar(update_type, update)});
+  if (!result.ok()) return result.status();
+  if (result->values.size() != 1) {
+    return InvalidArgument("%s: to_apply=%s must return a scalar",
+                           instruction.NameForErrors().c_str(), to_apply.name().c_str());
+  }
+  target = result->values[0];
+  return OkStatus();
+}
+
+// scatter(operand, indices, updates), XLA's semantics (one operand, no batching dims): every
+// update element U goes to operand[scatter start(U) + window offset(U)] through to_apply(old,
+// new); a window that would leave the operand is skipped whole, as XLA does.
+StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& instruction,
+                            const std::vector<const Value*>& operands) {
+  FP8_RETURN_IF_ERROR(CheckScatterSupported(instruction, operands));
+  const Value& operand = *operands[0];
+  const Value& indices = *operands[1];
+  const Value& updates = *operands[2];
+  FP8_ASSIGN_OR_RETURN(const ScatterIndexing indexing,
+                       AnalyzeScatterIndexing(instruction, operand, indices, updates));
+  const ScatterDimensionNumbers& dnums = instruction.scatter_dimension_numbers();
   const PrimitiveType type = instruction.shape().IsArray() ? instruction.shape().element_type()
                                                            : operand.shape.element_type();
-  const SimpleCombiner combiner = AnalyzeCombiner(*to_apply, type);
-  const std::vector<int64_t> operand_strides =
-      internal::RowMajorStrides(operand.shape.dimensions());
-  const std::vector<int64_t> indices_strides =
-      internal::RowMajorStrides(indices.shape.dimensions());
+  const SimpleCombiner combiner = AnalyzeCombiner(*instruction.to_apply(), type);
   std::vector<double> out = operand.values;
+  std::vector<int64_t> start(static_cast<size_t>(operand.shape.rank()));
   Status status = OkStatus();
-  std::vector<int64_t> start(static_cast<size_t>(operand_rank));
   internal::ForEachIndex(
       updates.shape.dimensions(), [&](const std::vector<int64_t>& u, int64_t linear) {
         if (!status.ok()) return;
-        // The scatter start: the index vector at the update's scatter coordinates.
-        std::fill(start.begin(), start.end(), 0);
-        for (int64_t k = 0; k < index_vector_size; ++k) {
-          int64_t offset = 0;
-          for (int64_t d = 0, g = 0; d < indices_rank; ++d) {
-            const int64_t coordinate =
-                d == index_vector_dim
-                    ? k
-                    : u[static_cast<size_t>(update_scatter_dims[static_cast<size_t>(g++)])];
-            offset += coordinate * indices_strides[static_cast<size_t>(d)];
-          }
-          start[static_cast<size_t>(dnums.scatter_dims_to_operand_dims[static_cast<size_t>(k)])] =
-              static_cast<int64_t>(indices.values[static_cast<size_t>(offset)]);
-        }
-        int64_t offset = 0;
-        for (int64_t d = 0; d < operand_rank; ++d) {
-          const size_t sd = static_cast<size_t>(d);
-          if (start[sd] < 0 || start[sd] + window_size[sd] > operand.shape.dimensions(d)) return;
-          offset += start[sd] * operand_strides[sd];
-        }
-        for (size_t k = 0; k < window_operand_dims.size(); ++k) {
-          offset += u[static_cast<size_t>(dnums.update_window_dims[k])] *
-                    operand_strides[static_cast<size_t>(window_operand_dims[k])];
-        }
-        double& target = out[static_cast<size_t>(offset)];
+        const std::optional<size_t> offset =
+            ScatterTarget(dnums, indexing, indices, operand.shape, u, start);
+        if (!offset.has_value()) return;
+        double& target = out[*offset];
         const double update = updates.values[static_cast<size_t>(linear)];
         if (combiner.kind != SimpleCombiner::Kind::kNone) {
           target = combiner.Apply(type, target, update);
-          return;
+        } else {
+          status = CallScatterCombiner(interpreter, instruction, type, updates.shape.element_type(),
+                                       update, target);
         }
-        StatusOr<Value> result = interpreter.EvaluateComputation(
-            *to_apply,
-            {Value::Scalar(type, target), Value::Scalar(updates.shape.element_type(), update)});
-        if (!result.ok() || result->values.size() != 1) {
-          status = result.ok() ? InvalidArgument("%s: to_apply=%s must return a scalar",
-                                                 instruction.NameForErrors().c_str(),
-                                                 to_apply->name().c_str())
-                               : result.status();
-          return;
-        }
-        target = result->values[0];
       });
   FP8_RETURN_IF_ERROR(status);
   return Value::Array(instruction.shape(), std::move(out));

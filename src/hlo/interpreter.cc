@@ -496,6 +496,106 @@ Status ExpectOperands(const HloInstruction& instruction, const std::vector<const
   return OkStatus();
 }
 
+// Ops of a fixed operand count: EvalWithOperands checks the count, then runs `eval`.
+using EvalOf1 = StatusOr<Value> (*)(const HloInstruction&, const Value&);
+using EvalOf2 = StatusOr<Value> (*)(const HloInstruction&, const Value&, const Value&);
+using EvalOf3 = StatusOr<Value> (*)(const HloInstruction&, const Value&, const Value&,
+                                    const Value&);
+
+StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
+                                 const std::vector<const Value*>& operands, EvalOf1 eval) {
+  FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+  return eval(instruction, *operands[0]);
+}
+
+StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
+                                 const std::vector<const Value*>& operands, EvalOf2 eval) {
+  FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
+  return eval(instruction, *operands[0], *operands[1]);
+}
+
+StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
+                                 const std::vector<const Value*>& operands, EvalOf3 eval) {
+  FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
+  return eval(instruction, *operands[0], *operands[1], *operands[2]);
+}
+
+// parameter(n): argument n of the computation being evaluated.
+StatusOr<Value> EvalParameter(const HloInstruction& instruction,
+                              const std::vector<Value>& parameters) {
+  const int64_t number = instruction.parameter_number();
+  if (number < 0 || number >= static_cast<int64_t>(parameters.size())) {
+    return InvalidArgument("%s: parameter(%lld) but the computation got %zu arguments",
+                           instruction.NameForErrors().c_str(), static_cast<long long>(number),
+                           parameters.size());
+  }
+  return parameters[static_cast<size_t>(number)];
+}
+
+// constant: the literal's values rounded to the element type.
+StatusOr<Value> EvalConstant(const HloInstruction& instruction) {
+  const Literal& literal = instruction.literal();
+  if (!instruction.shape().IsArray() ||
+      static_cast<int64_t>(literal.values.size()) != instruction.shape().ElementCount()) {
+    return InvalidArgument("%s: constant has %zu values for %s",
+                           instruction.NameForErrors().c_str(), literal.values.size(),
+                           instruction.shape().ToString().c_str());
+  }
+  std::vector<double> values(literal.values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = RoundToElementType(literal.values[i], instruction.shape().element_type());
+  }
+  return Value::Array(instruction.shape(), std::move(values));
+}
+
+// copy and opt-barrier: the operand's values, with the result's layouts.
+StatusOr<Value> EvalCopy(const HloInstruction& instruction, const Value& operand) {
+  return WithShape(operand, instruction.shape());
+}
+
+// call: to_apply= evaluated on the operands.
+StatusOr<Value> EvalCall(HloInterpreter& interpreter, const HloInstruction& instruction,
+                         const std::vector<const Value*>& operands) {
+  const HloComputation* callee = instruction.to_apply();
+  if (callee == nullptr) {
+    return InvalidArgument("%s: call without to_apply=", instruction.NameForErrors().c_str());
+  }
+  std::vector<Value> arguments;
+  for (const Value* operand : operands) arguments.push_back(*operand);
+  return interpreter.EvaluateComputation(*callee, arguments);
+}
+
+// tuple: the operands, with the result's layouts.
+StatusOr<Value> EvalTuple(const HloInstruction& instruction,
+                          const std::vector<const Value*>& operands) {
+  std::vector<Value> elements;
+  for (const Value* operand : operands) elements.push_back(*operand);
+  return WithShape(Value::Tuple(std::move(elements)), instruction.shape());
+}
+
+// get-tuple-element: element index= of the tuple operand.
+StatusOr<Value> EvalGetTupleElement(const HloInstruction& instruction, const Value& tuple) {
+  const int64_t index = instruction.tuple_index();
+  if (!tuple.IsTuple() || index < 0 || index >= static_cast<int64_t>(tuple.elements.size())) {
+    return InvalidArgument("%s: index=%lld is out of range for %s",
+                           instruction.NameForErrors().c_str(), static_cast<long long>(index),
+                           tuple.ShapeString().c_str());
+  }
+  return tuple.elements[static_cast<size_t>(index)];
+}
+
+// custom-call: the cuBLASLt GEMM targets (run on the dot backend); no other target.
+StatusOr<Value> EvalCustomCall(HloInterpreter& interpreter, const HloInstruction& instruction,
+                               const std::vector<const Value*>& operands) {
+  if (IsGemmTarget(instruction.custom_call_target())) {
+    return internal::EvalGemmCustomCall(interpreter, instruction, operands);
+  }
+  return Unimplemented(
+      "%s: custom-call target \"%s\" is not supported by the interpreter (only %s and %s)",
+      instruction.NameForErrors().c_str(), instruction.custom_call_target().c_str(),
+      kCublasLtMatmulF8Target, kCublasLtMatmulTarget);
+}
+
 }  // namespace
 
 StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instruction,
@@ -503,80 +603,46 @@ StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instru
                                                     const std::vector<Value>& parameters) {
   const HloOpcode opcode = instruction.opcode();
   if (opcode != HloOpcode::kCompare && IsElementwiseBinary(opcode)) {
-    FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
-    return internal::EvalBinary(instruction, *operands[0], *operands[1]);
+    return EvalWithOperands(instruction, operands, internal::EvalBinary);
   }
+  // Copy and reduce-precision are elementwise unary too, but have their own cases below.
   if (opcode != HloOpcode::kConvert && opcode != HloOpcode::kCopy &&
       opcode != HloOpcode::kReducePrecision && opcode != HloOpcode::kBitcastConvert &&
       IsElementwiseUnary(opcode)) {
-    FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-    return internal::EvalUnary(instruction, *operands[0]);
+    return EvalWithOperands(instruction, operands, internal::EvalUnary);
   }
   switch (opcode) {
-    case HloOpcode::kParameter: {
-      const int64_t number = instruction.parameter_number();
-      if (number < 0 || number >= static_cast<int64_t>(parameters.size())) {
-        return InvalidArgument("%s: parameter(%lld) but the computation got %zu arguments",
-                               instruction.NameForErrors().c_str(), static_cast<long long>(number),
-                               parameters.size());
-      }
-      return parameters[static_cast<size_t>(number)];
-    }
-    case HloOpcode::kConstant: {
-      const Literal& literal = instruction.literal();
-      if (!instruction.shape().IsArray() ||
-          static_cast<int64_t>(literal.values.size()) != instruction.shape().ElementCount()) {
-        return InvalidArgument("%s: constant has %zu values for %s",
-                               instruction.NameForErrors().c_str(), literal.values.size(),
-                               instruction.shape().ToString().c_str());
-      }
-      std::vector<double> values(literal.values.size());
-      for (size_t i = 0; i < values.size(); ++i) {
-        values[i] = RoundToElementType(literal.values[i], instruction.shape().element_type());
-      }
-      return Value::Array(instruction.shape(), std::move(values));
-    }
+    case HloOpcode::kParameter:
+      return EvalParameter(instruction, parameters);
+    case HloOpcode::kConstant:
+      return EvalConstant(instruction);
     case HloOpcode::kIsFinite:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalUnary(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalUnary);
     case HloOpcode::kCompare:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
-      return internal::EvalCompare(instruction, *operands[0], *operands[1]);
+      return EvalWithOperands(instruction, operands, internal::EvalCompare);
     case HloOpcode::kConvert:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalConvert(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalConvert);
     case HloOpcode::kReducePrecision:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalReducePrecision(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalReducePrecision);
     case HloOpcode::kCopy:
-    case HloOpcode::kOptimizationBarrier: {
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return WithShape(*operands[0], instruction.shape());
-    }
+    case HloOpcode::kOptimizationBarrier:
+      return EvalWithOperands(instruction, operands, EvalCopy);
     case HloOpcode::kSelect:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
-      return internal::EvalSelect(instruction, *operands[0], *operands[1], *operands[2]);
+      return EvalWithOperands(instruction, operands, internal::EvalSelect);
     case HloOpcode::kClamp:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
-      return internal::EvalClamp(instruction, *operands[0], *operands[1], *operands[2]);
+      return EvalWithOperands(instruction, operands, internal::EvalClamp);
     case HloOpcode::kBroadcast:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalBroadcast(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalBroadcast);
     case HloOpcode::kReshape:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalReshape(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalReshape);
     case HloOpcode::kBitcast:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalBitcast(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalBitcast);
     case HloOpcode::kTranspose:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalTranspose(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalTranspose);
     case HloOpcode::kSlice:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalSlice(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalSlice);
     case HloOpcode::kReverse:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalReverse(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalReverse);
     case HloOpcode::kDynamicSlice:
       if (operands.empty()) return ExpectOperands(instruction, operands, 2);
       return internal::EvalDynamicSlice(instruction, operands);
@@ -585,8 +651,7 @@ StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instru
     case HloOpcode::kConcatenate:
       return internal::EvalConcatenate(instruction, operands);
     case HloOpcode::kPad:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
-      return internal::EvalPad(instruction, *operands[0], *operands[1]);
+      return EvalWithOperands(instruction, operands, internal::EvalPad);
     case HloOpcode::kIota:
       return internal::EvalIota(instruction);
     case HloOpcode::kReduce:
@@ -596,39 +661,14 @@ StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instru
     case HloOpcode::kDot:
       FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
       return internal::EvalDot(*this, instruction, *operands[0], *operands[1]);
-    case HloOpcode::kCall: {
-      const HloComputation* callee = instruction.to_apply();
-      if (callee == nullptr) {
-        return InvalidArgument("%s: call without to_apply=", instruction.NameForErrors().c_str());
-      }
-      std::vector<Value> arguments;
-      for (const Value* operand : operands) arguments.push_back(*operand);
-      return EvaluateComputation(*callee, arguments);
-    }
-    case HloOpcode::kTuple: {
-      std::vector<Value> elements;
-      for (const Value* operand : operands) elements.push_back(*operand);
-      return WithShape(Value::Tuple(std::move(elements)), instruction.shape());
-    }
-    case HloOpcode::kGetTupleElement: {
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      const int64_t index = instruction.tuple_index();
-      if (!operands[0]->IsTuple() || index < 0 ||
-          index >= static_cast<int64_t>(operands[0]->elements.size())) {
-        return InvalidArgument("%s: index=%lld is out of range for %s",
-                               instruction.NameForErrors().c_str(), static_cast<long long>(index),
-                               operands[0]->ShapeString().c_str());
-      }
-      return operands[0]->elements[static_cast<size_t>(index)];
-    }
+    case HloOpcode::kCall:
+      return EvalCall(*this, instruction, operands);
+    case HloOpcode::kTuple:
+      return EvalTuple(instruction, operands);
+    case HloOpcode::kGetTupleElement:
+      return EvalWithOperands(instruction, operands, EvalGetTupleElement);
     case HloOpcode::kCustomCall:
-      if (IsGemmTarget(instruction.custom_call_target())) {
-        return internal::EvalGemmCustomCall(*this, instruction, operands);
-      }
-      return Unimplemented(
-          "%s: custom-call target \"%s\" is not supported by the interpreter (only %s and %s)",
-          instruction.NameForErrors().c_str(), instruction.custom_call_target().c_str(),
-          kCublasLtMatmulF8Target, kCublasLtMatmulTarget);
+      return EvalCustomCall(*this, instruction, operands);
     default:
       break;
   }

@@ -13,6 +13,9 @@ struct DeviceGemmExecutor::Gemm {
   CudaDotBuffers buffers;
   DeviceArray d;
   DeviceArray amax;
+
+  // Allocates D (and the amax when the call computes one) and points the buffers at them.
+  Status AllocateOutputs();
 };
 
 namespace {
@@ -65,6 +68,21 @@ Status CheckSupported(const HloComputation& entry) {
   return OkStatus();
 }
 
+// One scale op (convert, reshape, bitcast, multiply or divide) on host values.
+StatusOr<Value> EvalScaleOp(const HloInstruction& instruction,
+                            const std::vector<const Value*>& operands) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kConvert:
+      return internal::EvalConvert(instruction, *operands[0]);
+    case HloOpcode::kReshape:
+      return internal::EvalReshape(instruction, *operands[0]);
+    case HloOpcode::kBitcast:
+      return internal::EvalBitcast(instruction, *operands[0]);
+    default:
+      return internal::EvalBinary(instruction, *operands[0], *operands[1]);
+  }
+}
+
 }  // namespace
 
 DeviceGemmExecutor::~DeviceGemmExecutor() = default;
@@ -80,119 +98,143 @@ StatusOr<std::unique_ptr<DeviceGemmExecutor>> DeviceGemmExecutor::Prepare(
   }
   FP8_RETURN_IF_ERROR(CheckSupported(entry));
   for (const HloInstruction* instruction : entry.MakeInstructionPostOrder()) {
-    auto host = [&](int64_t i) -> const Value* {
-      auto it = executor->host_values_.find(instruction->operand(i));
-      return it == executor->host_values_.end() ? nullptr : &it->second;
-    };
-    switch (instruction->opcode()) {
-      case HloOpcode::kParameter:
-        executor->host_values_[instruction] =
-            arguments[static_cast<size_t>(instruction->parameter_number())];
-        continue;
-      case HloOpcode::kConstant:
-        executor->host_values_[instruction] =
-            Value::Array(instruction->literal().shape, instruction->literal().values);
-        continue;
-      case HloOpcode::kConvert:
-      case HloOpcode::kReshape:
-      case HloOpcode::kBitcast:
-      case HloOpcode::kMultiply:
-      case HloOpcode::kDivide: {
-        // Scale arithmetic the rewriter leaves (1/s, bf16 -> f32, f32[1] -> f32[]): on the host.
-        bool scalar = IsOneElement(instruction);
-        for (int64_t i = 0; i < instruction->operand_count(); ++i) scalar &= host(i) != nullptr;
-        if (!scalar) return NotSupported(*instruction, "only one-element values are computed");
-        StatusOr<Value> value = instruction->opcode() == HloOpcode::kConvert
-                                    ? internal::EvalConvert(*instruction, *host(0))
-                                : instruction->opcode() == HloOpcode::kReshape
-                                    ? internal::EvalReshape(*instruction, *host(0))
-                                : instruction->opcode() == HloOpcode::kBitcast
-                                    ? internal::EvalBitcast(*instruction, *host(0))
-                                    : internal::EvalBinary(*instruction, *host(0), *host(1));
-        if (!value.ok()) return value.status();
-        executor->host_values_[instruction] = std::move(value).value();
-        continue;
-      }
-      case HloOpcode::kGetTupleElement: {
-        auto it =
-            std::find_if(executor->gemms_.begin(), executor->gemms_.end(),
-                         [&](const auto& g) { return g->instruction == instruction->operand(0); });
-        if (it == executor->gemms_.end())
-          return NotSupported(*instruction, "not an element of a GEMM");
-        const int64_t index = instruction->tuple_index();
-        if (index == 0) {
-          executor->gemm_outputs_[instruction] = &(*it)->d;
-        } else if (index == 1 && (*it)->call.spec.compute_amax) {
-          executor->gemm_outputs_[instruction] = &(*it)->amax;
-        } else {
-          executor->gemm_outputs_[instruction] = nullptr;  // the workspace: never read
-        }
-        continue;
-      }
-      case HloOpcode::kTuple:
-        if (instruction != entry.root_instruction())
-          return NotSupported(*instruction, "a tuple that is not the root");
-        continue;
-      case HloOpcode::kCustomCall:
-        if (IsGemmCustomCall(*instruction)) break;
-        [[fallthrough]];
-      default:
-        return NotSupported(*instruction,
-                            std::string("opcode ") + HloOpcodeString(instruction->opcode()));
-    }
-    // A GEMM custom call.
-    auto gemm = std::make_unique<Gemm>();
-    gemm->instruction = instruction;
-    FP8_ASSIGN_OR_RETURN(gemm->call, DescribeGemmCustomCall(*instruction));
-    FP8_ASSIGN_OR_RETURN(gemm->plan, GetCachedCudaDotPlan(gemm->call.spec));
-    auto operand = [&](int index) -> StatusOr<const void*> {
-      const HloInstruction* source = instruction->operand(index);
-      auto output = executor->gemm_outputs_.find(source);
-      if (output != executor->gemm_outputs_.end()) {
-        if (output->second == nullptr) return NotSupported(*instruction, "reads a GEMM workspace");
-        return static_cast<const void*>(output->second->buffer.data());
-      }
-      FP8_ASSIGN_OR_RETURN(const DeviceArray* array, executor->Upload(source));
-      return static_cast<const void*>(array->buffer.data());
-    };
-    CudaDotBuffers& buffers = gemm->buffers;
-    FP8_ASSIGN_OR_RETURN(buffers.lhs, operand(0));
-    FP8_ASSIGN_OR_RETURN(buffers.rhs, operand(1));
-    const GemmCall& call = gemm->call;
-    if (call.c >= 0) {
-      FP8_ASSIGN_OR_RETURN(buffers.c, operand(call.c));
-    }
-    if (call.bias >= 0) {
-      FP8_ASSIGN_OR_RETURN(buffers.bias, operand(call.bias));
-    }
-    auto scale = [&](int index) -> StatusOr<const float*> {
-      FP8_ASSIGN_OR_RETURN(const void* pointer, operand(index));
-      return static_cast<const float*>(pointer);
-    };
-    if (call.a_scale >= 0) {
-      FP8_ASSIGN_OR_RETURN(buffers.lhs_scale, scale(call.a_scale));
-    }
-    if (call.b_scale >= 0) {
-      FP8_ASSIGN_OR_RETURN(buffers.rhs_scale, scale(call.b_scale));
-    }
-    if (call.scale_d >= 0) {
-      FP8_ASSIGN_OR_RETURN(buffers.output_scale, scale(call.scale_d));
-    }
-    const DType d_type = call.spec.output_type;
-    gemm->d.shape = call.d_shape;
-    FP8_ASSIGN_OR_RETURN(gemm->d.buffer,
-                         DeviceBuffer::Allocate(static_cast<size_t>(call.d_shape.ElementCount() *
-                                                                    DTypeSizeInBytes(d_type)),
-                                                "GEMM output"));
-    buffers.output = gemm->d.buffer.data();
-    if (call.spec.compute_amax) {
-      gemm->amax.shape = Shape::MakeScalar(PrimitiveType::kF32);
-      FP8_ASSIGN_OR_RETURN(gemm->amax.buffer, DeviceBuffer::Allocate(sizeof(float), "GEMM amax"));
-      buffers.amax = gemm->amax.buffer.as<float>();
-    }
-    executor->gemms_.push_back(std::move(gemm));
+    FP8_RETURN_IF_ERROR(executor->PrepareInstruction(*instruction, arguments));
   }
   return executor;
+}
+
+Status DeviceGemmExecutor::PrepareInstruction(const HloInstruction& instruction,
+                                              const std::vector<Value>& arguments) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter:
+      host_values_[&instruction] = arguments[static_cast<size_t>(instruction.parameter_number())];
+      return OkStatus();
+    case HloOpcode::kConstant:
+      host_values_[&instruction] =
+          Value::Array(instruction.literal().shape, instruction.literal().values);
+      return OkStatus();
+    case HloOpcode::kConvert:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+      return ComputeScaleOnHost(instruction);
+    case HloOpcode::kGetTupleElement:
+      return BindGemmOutput(instruction);
+    case HloOpcode::kTuple:
+      if (&instruction != entry_->root_instruction()) {
+        return NotSupported(instruction, "a tuple that is not the root");
+      }
+      return OkStatus();
+    case HloOpcode::kCustomCall:
+      if (IsGemmCustomCall(instruction)) return AddGemm(instruction);
+      [[fallthrough]];
+    default:
+      return NotSupported(instruction,
+                          std::string("opcode ") + HloOpcodeString(instruction.opcode()));
+  }
+}
+
+// Scale arithmetic the rewriter leaves (1/s, bf16 -> f32, f32[1] -> f32[]): on the host, from
+// operands that are host values already.
+Status DeviceGemmExecutor::ComputeScaleOnHost(const HloInstruction& instruction) {
+  std::vector<const Value*> operands;
+  bool scalar = IsOneElement(&instruction);
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    auto it = host_values_.find(instruction.operand(i));
+    operands.push_back(it == host_values_.end() ? nullptr : &it->second);
+    scalar &= operands.back() != nullptr;
+  }
+  if (!scalar) return NotSupported(instruction, "only one-element values are computed");
+  FP8_ASSIGN_OR_RETURN(host_values_[&instruction], EvalScaleOp(instruction, operands));
+  return OkStatus();
+}
+
+// get-tuple-element(gemm, i): element 0 is the GEMM's D, element 1 its amax when it computes one;
+// any other element is the workspace, which nothing may read.
+Status DeviceGemmExecutor::BindGemmOutput(const HloInstruction& instruction) {
+  auto it = std::find_if(gemms_.begin(), gemms_.end(),
+                         [&](const auto& g) { return g->instruction == instruction.operand(0); });
+  if (it == gemms_.end()) return NotSupported(instruction, "not an element of a GEMM");
+  const int64_t index = instruction.tuple_index();
+  if (index == 0) {
+    gemm_outputs_[&instruction] = &(*it)->d;
+  } else if (index == 1 && (*it)->call.spec.compute_amax) {
+    gemm_outputs_[&instruction] = &(*it)->amax;
+  } else {
+    gemm_outputs_[&instruction] = nullptr;  // the workspace: never read
+  }
+  return OkStatus();
+}
+
+// A GEMM custom call: its cached plan, its inputs on the device, its outputs allocated.
+Status DeviceGemmExecutor::AddGemm(const HloInstruction& instruction) {
+  auto gemm = std::make_unique<Gemm>();
+  gemm->instruction = &instruction;
+  FP8_ASSIGN_OR_RETURN(gemm->call, DescribeGemmCustomCall(instruction));
+  FP8_ASSIGN_OR_RETURN(gemm->plan, GetCachedCudaDotPlan(gemm->call.spec));
+  FP8_RETURN_IF_ERROR(BindGemmInputs(*gemm));
+  FP8_RETURN_IF_ERROR(gemm->AllocateOutputs());
+  gemms_.push_back(std::move(gemm));
+  return OkStatus();
+}
+
+// Points the GEMM's input buffers at device memory; inputs the call lacks stay null.
+Status DeviceGemmExecutor::BindGemmInputs(Gemm& gemm) {
+  const HloInstruction& instruction = *gemm.instruction;
+  const GemmCall& call = gemm.call;
+  CudaDotBuffers& buffers = gemm.buffers;
+  auto scale = [&](int index) -> StatusOr<const float*> {
+    FP8_ASSIGN_OR_RETURN(const void* pointer, GemmInput(instruction, index));
+    return static_cast<const float*>(pointer);
+  };
+  FP8_ASSIGN_OR_RETURN(buffers.lhs, GemmInput(instruction, 0));
+  FP8_ASSIGN_OR_RETURN(buffers.rhs, GemmInput(instruction, 1));
+  if (call.c >= 0) {
+    FP8_ASSIGN_OR_RETURN(buffers.c, GemmInput(instruction, call.c));
+  }
+  if (call.bias >= 0) {
+    FP8_ASSIGN_OR_RETURN(buffers.bias, GemmInput(instruction, call.bias));
+  }
+  if (call.a_scale >= 0) {
+    FP8_ASSIGN_OR_RETURN(buffers.lhs_scale, scale(call.a_scale));
+  }
+  if (call.b_scale >= 0) {
+    FP8_ASSIGN_OR_RETURN(buffers.rhs_scale, scale(call.b_scale));
+  }
+  if (call.scale_d >= 0) {
+    FP8_ASSIGN_OR_RETURN(buffers.output_scale, scale(call.scale_d));
+  }
+  return OkStatus();
+}
+
+// The device memory operand `index` of `gemm` reads: an earlier GEMM's output, or its host value,
+// uploaded on first use.
+StatusOr<const void*> DeviceGemmExecutor::GemmInput(const HloInstruction& gemm, int index) {
+  const HloInstruction* source = gemm.operand(index);
+  auto output = gemm_outputs_.find(source);
+  if (output != gemm_outputs_.end()) {
+    if (output->second == nullptr) return NotSupported(gemm, "reads a GEMM workspace");
+    return static_cast<const void*>(output->second->buffer.data());
+  }
+  FP8_ASSIGN_OR_RETURN(const DeviceArray* array, Upload(source));
+  return static_cast<const void*>(array->buffer.data());
+}
+
+Status DeviceGemmExecutor::Gemm::AllocateOutputs() {
+  const DType d_type = call.spec.output_type;
+  d.shape = call.d_shape;
+  FP8_ASSIGN_OR_RETURN(
+      d.buffer, DeviceBuffer::Allocate(
+                    static_cast<size_t>(call.d_shape.ElementCount() * DTypeSizeInBytes(d_type)),
+                    "GEMM output"));
+  buffers.output = d.buffer.data();
+  if (call.spec.compute_amax) {
+    amax.shape = Shape::MakeScalar(PrimitiveType::kF32);
+    FP8_ASSIGN_OR_RETURN(amax.buffer, DeviceBuffer::Allocate(sizeof(float), "GEMM amax"));
+    buffers.amax = amax.buffer.as<float>();
+  }
+  return OkStatus();
 }
 
 StatusOr<const DeviceGemmExecutor::DeviceArray*> DeviceGemmExecutor::Upload(

@@ -13,6 +13,10 @@ namespace {
 
 std::string Str(const Shape& shape) { return shape.ToString(); }
 
+const Shape& OperandShape(const HloInstruction& instruction, int64_t i) {
+  return instruction.operand(i)->shape();
+}
+
 std::string Ints(const std::vector<int64_t>& values) {
   std::string out = "{";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -95,6 +99,7 @@ Status CheckScalarIndex(const HloInstruction& instruction, int64_t i) {
   return OkStatus();
 }
 
+// Elementwise unary and binary ops: `operands` arrays of one shape, which is the result's.
 Status VerifyElementwise(const HloInstruction& instruction, int64_t operands) {
   FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, operands));
   FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
@@ -108,6 +113,8 @@ Status VerifyElementwise(const HloInstruction& instruction, int64_t operands) {
   return CheckInferred(instruction, first);
 }
 
+// dot: valid batch and contracting dims of matching sizes, two operand precisions; the result
+// is batch dims, then lhs free dims, then rhs free dims.
 Status VerifyDot(const HloInstruction& instruction) {
   FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2));
   FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
@@ -170,6 +177,8 @@ Status VerifyDot(const HloInstruction& instruction) {
                        Shape::MakeArray(instruction.shape().element_type(), std::move(dims)));
 }
 
+// reduce(inputs..., inits...): N arrays of one dims, N scalar inits, a 2N-parameter to_apply;
+// each result drops the reduced dims and takes its init's type.
 Status VerifyReduce(const HloInstruction& instruction) {
   const int64_t n = instruction.operand_count() / 2;
   if (n == 0 || instruction.operand_count() % 2 != 0) {
@@ -217,6 +226,8 @@ Status VerifyReduce(const HloInstruction& instruction) {
   return CheckInferred(instruction, n == 1 ? results[0] : Shape::MakeTuple(std::move(results)));
 }
 
+// scatter(operand, indices, updates): integer indices, dimension numbers that fit the three
+// shapes, updates of the operand's type; the result is the operand's shape.
 Status VerifyScatter(const HloInstruction& instruction) {
   if (instruction.operand_count() != 3) {
     return Fail(instruction,
@@ -273,323 +284,413 @@ Status VerifyScatter(const HloInstruction& instruction) {
   return CheckInferred(instruction, operand);
 }
 
+// parameter: takes no operands (its shape is whatever it declares).
+Status VerifyParameter(const HloInstruction& instruction) {
+  return CheckOperandCount(instruction, 0);
+}
+
+// constant: no operands; the literal has the declared shape and one value per element.
+Status VerifyConstant(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 0));
+  const Literal& literal = instruction.literal();
+  FP8_RETURN_IF_ERROR(CheckInferred(instruction, literal.shape));
+  if (static_cast<int64_t>(literal.values.size()) != literal.shape.ElementCount()) {
+    return Fail(instruction, "literal has %zu values for shape %s", literal.values.size(),
+                Str(literal.shape).c_str());
+  }
+  return OkStatus();
+}
+
+// convert, bitcast-convert, stochastic-convert (operand, random bits): the operand's dims with
+// the declared element type.
+Status VerifyConvert(const HloInstruction& instruction) {
+  const HloOpcode opcode = instruction.opcode();
+  FP8_RETURN_IF_ERROR(
+      CheckOperandCount(instruction, opcode == HloOpcode::kStochasticConvert ? 2 : 1));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  if (opcode == HloOpcode::kBitcastConvert &&
+      PrimitiveTypeByteSize(OperandShape(instruction, 0).element_type()) !=
+          PrimitiveTypeByteSize(instruction.shape().element_type())) {
+    return OkStatus();  // size-changing bitcast-convert adds/removes a minor dimension
+  }
+  return CheckInferred(instruction,
+                       WithType(OperandShape(instruction, 0), instruction.shape().element_type()));
+}
+
+// is-finite: pred with the operand's dims.
+Status VerifyIsFinite(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  return CheckInferred(instruction, WithType(OperandShape(instruction, 0), PrimitiveType::kPred));
+}
+
+// compare: a direction, two operands of one shape, pred with their dims.
+Status VerifyCompare(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  if (!instruction.comparison_direction().has_value()) {
+    return Fail(instruction, "missing direction=");
+  }
+  const Shape& lhs = OperandShape(instruction, 0);
+  const Shape& rhs = OperandShape(instruction, 1);
+  if (!Shape::Compatible(lhs, rhs)) {
+    return Fail(instruction, "operands have different shapes: %s vs %s", Str(lhs).c_str(),
+                Str(rhs).c_str());
+  }
+  return CheckInferred(instruction, WithType(lhs, PrimitiveType::kPred));
+}
+
+// select(pred, on_true, on_false): branches of one shape, a pred scalar or of their dims; the
+// result is the branches' shape.
+Status VerifySelect(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 3));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& pred = OperandShape(instruction, 0);
+  const Shape& on_true = OperandShape(instruction, 1);
+  const Shape& on_false = OperandShape(instruction, 2);
+  if (pred.element_type() != PrimitiveType::kPred) {
+    return Fail(instruction, "predicate must be pred, got %s", Str(pred).c_str());
+  }
+  if (!Shape::Compatible(on_true, on_false)) {
+    return Fail(instruction, "on_true %s and on_false %s differ", Str(on_true).c_str(),
+                Str(on_false).c_str());
+  }
+  if (!pred.IsScalar() && !Shape::SameDimensions(pred, on_true)) {
+    return Fail(instruction, "predicate %s must be a scalar or have the dims of %s",
+                Str(pred).c_str(), Str(on_true).c_str());
+  }
+  return CheckInferred(instruction, on_true);
+}
+
+// clamp(low, x, high): each bound of x's element type, a scalar or of x's dims; the result is x.
+Status VerifyClamp(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 3));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& x = OperandShape(instruction, 1);
+  for (int64_t i : {0, 2}) {
+    const Shape& bound = OperandShape(instruction, i);
+    if (bound.element_type() != x.element_type() ||
+        (!bound.IsScalar() && !Shape::SameDimensions(bound, x))) {
+      return Fail(instruction, "bound %s must be a scalar or the shape of the operand %s",
+                  Str(bound).c_str(), Str(x).c_str());
+    }
+  }
+  return CheckInferred(instruction, x);
+}
+
+// broadcast: dimensions= maps each operand dim, without repeats, to a result dim of the same
+// size; the element type stays.
+Status VerifyBroadcast(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  const Shape& out = instruction.shape();
+  const std::vector<int64_t>& dims = instruction.dimensions();
+  if (static_cast<int64_t>(dims.size()) != in.rank()) {
+    return Fail(instruction, "dimensions=%s must have one entry per operand dimension (%lld)",
+                Ints(dims).c_str(), static_cast<long long>(in.rank()));
+  }
+  FP8_RETURN_IF_ERROR(CheckDimensionList(instruction, "dimensions", dims, out.rank()));
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    const int64_t target = dims[static_cast<size_t>(i)];
+    if (in.dimensions(i) != out.dimensions(target)) {
+      return Fail(instruction,
+                  "operand dimension %lld (size %lld) maps to result dimension "
+                  "%lld of size %lld",
+                  static_cast<long long>(i), static_cast<long long>(in.dimensions(i)),
+                  static_cast<long long>(target), static_cast<long long>(out.dimensions(target)));
+    }
+  }
+  if (in.element_type() != out.element_type()) {
+    return Fail(instruction, "element type changes from %s to %s", Str(in).c_str(),
+                Str(out).c_str());
+  }
+  return OkStatus();
+}
+
+// reshape: same element type and count; bitcast: same size in bytes (the type may change).
+Status VerifyReshape(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  const Shape& out = instruction.shape();
+  const bool same_type = in.element_type() == out.element_type();
+  if (instruction.opcode() == HloOpcode::kReshape && !same_type) {
+    return Fail(instruction, "element type changes from %s to %s", Str(in).c_str(),
+                Str(out).c_str());
+  }
+  if (same_type ? in.ElementCount() != out.ElementCount()
+                : in.ElementCount() * PrimitiveTypeByteSize(in.element_type()) !=
+                      out.ElementCount() * PrimitiveTypeByteSize(out.element_type())) {
+    return Fail(instruction, "%s and %s have different sizes", Str(in).c_str(), Str(out).c_str());
+  }
+  return OkStatus();
+}
+
+// transpose: dimensions= is a permutation of the operand's dims; the result takes their sizes
+// in that order.
+Status VerifyTranspose(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  const std::vector<int64_t>& perm = instruction.dimensions();
+  if (static_cast<int64_t>(perm.size()) != in.rank()) {
+    return Fail(instruction, "dimensions=%s is not a permutation of the operand's %lld dims",
+                Ints(perm).c_str(), static_cast<long long>(in.rank()));
+  }
+  FP8_RETURN_IF_ERROR(CheckDimensionList(instruction, "dimensions", perm, in.rank()));
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(in.dimensions(p));
+  return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
+}
+
+// slice: one [start:limit:stride] per operand dim, inside it; the result has ceil((limit -
+// start) / stride) elements along each.
+Status VerifySlice(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  const std::vector<SliceDimension>& slice = instruction.slice();
+  if (static_cast<int64_t>(slice.size()) != in.rank()) {
+    return Fail(instruction, "slice has %zu dimensions, operand %s has %lld", slice.size(),
+                Str(in).c_str(), static_cast<long long>(in.rank()));
+  }
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    const SliceDimension& s = slice[static_cast<size_t>(i)];
+    if (s.start < 0 || s.start > s.limit || s.limit > in.dimensions(i) || s.stride < 1) {
+      return Fail(instruction,
+                  "slice [%lld:%lld:%lld] is invalid for dimension %lld of size "
+                  "%lld",
+                  static_cast<long long>(s.start), static_cast<long long>(s.limit),
+                  static_cast<long long>(s.stride), static_cast<long long>(i),
+                  static_cast<long long>(in.dimensions(i)));
+    }
+    dims.push_back((s.limit - s.start + s.stride - 1) / s.stride);
+  }
+  return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
+}
+
+// dynamic-slice(operand, start indices...): one scalar integer index per operand dim, and
+// dynamic_slice_sizes= no larger than the operand; the result has those sizes.
+Status VerifyDynamicSlice(const HloInstruction& instruction) {
+  if (instruction.operand_count() < 1) return CheckOperandCount(instruction, 1);
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1 + in.rank()));
+  for (int64_t i = 1; i <= in.rank(); ++i) FP8_RETURN_IF_ERROR(CheckScalarIndex(instruction, i));
+  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes();
+  if (static_cast<int64_t>(sizes.size()) != in.rank()) {
+    return Fail(instruction, "dynamic_slice_sizes=%s must have %lld entries", Ints(sizes).c_str(),
+                static_cast<long long>(in.rank()));
+  }
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    if (sizes[static_cast<size_t>(i)] < 0 || sizes[static_cast<size_t>(i)] > in.dimensions(i)) {
+      return Fail(instruction, "dynamic_slice_sizes=%s exceeds the operand %s", Ints(sizes).c_str(),
+                  Str(in).c_str());
+    }
+  }
+  return CheckInferred(instruction, Shape::MakeArray(in.element_type(), sizes));
+}
+
+// dynamic-update-slice(operand, update, start indices...): one scalar integer index per operand
+// dim, an update of the operand's rank and type that fits inside it; the result is the operand.
+Status VerifyDynamicUpdateSlice(const HloInstruction& instruction) {
+  if (instruction.operand_count() < 2) return CheckOperandCount(instruction, 2);
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  const Shape& update = OperandShape(instruction, 1);
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2 + in.rank()));
+  for (int64_t i = 2; i < 2 + in.rank(); ++i) {
+    FP8_RETURN_IF_ERROR(CheckScalarIndex(instruction, i));
+  }
+  if (update.rank() != in.rank() || update.element_type() != in.element_type()) {
+    return Fail(instruction, "update %s does not match operand %s", Str(update).c_str(),
+                Str(in).c_str());
+  }
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    if (update.dimensions(i) > in.dimensions(i)) {
+      return Fail(instruction, "update %s is larger than operand %s", Str(update).c_str(),
+                  Str(in).c_str());
+    }
+  }
+  return CheckInferred(instruction, in);
+}
+
+// concatenate: one dimension= in range; operands agree with operand 0 in type, rank and every
+// other dim; the result sums their sizes along it.
+Status VerifyConcatenate(const HloInstruction& instruction) {
+  if (instruction.operand_count() < 1) return CheckOperandCount(instruction, 1);
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  if (instruction.dimensions().size() != 1) {
+    return Fail(instruction, "dimensions=%s must name exactly one dimension",
+                Ints(instruction.dimensions()).c_str());
+  }
+  const int64_t axis = instruction.dimensions(0);
+  const Shape& first = OperandShape(instruction, 0);
+  if (axis < 0 || axis >= first.rank()) {
+    return Fail(instruction, "dimension %lld out of range for %s", static_cast<long long>(axis),
+                Str(first).c_str());
+  }
+  std::vector<int64_t> dims = first.dimensions();
+  for (int64_t i = 1; i < instruction.operand_count(); ++i) {
+    const Shape& other = OperandShape(instruction, i);
+    bool ok = other.rank() == first.rank() && other.element_type() == first.element_type();
+    for (int64_t d = 0; ok && d < first.rank(); ++d) {
+      if (d != axis && other.dimensions(d) != first.dimensions(d)) ok = false;
+    }
+    if (!ok) {
+      return Fail(instruction,
+                  "operand %lld %s does not match operand 0 %s outside "
+                  "dimension %lld",
+                  static_cast<long long>(i), Str(other).c_str(), Str(first).c_str(),
+                  static_cast<long long>(axis));
+    }
+    dims[static_cast<size_t>(axis)] += other.dimensions(axis);
+  }
+  return CheckInferred(instruction, Shape::MakeArray(first.element_type(), std::move(dims)));
+}
+
+// pad(operand, padding value): a scalar padding value of the operand's type, one low_high_interior
+// per dim (interior >= 0, no negative size); the result has the padded sizes.
+Status VerifyPad(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& in = OperandShape(instruction, 0);
+  const Shape& padding_value = OperandShape(instruction, 1);
+  if (!padding_value.IsScalar() || padding_value.element_type() != in.element_type()) {
+    return Fail(instruction, "padding value must be a %s scalar, got %s",
+                PrimitiveTypeName(in.element_type()), Str(padding_value).c_str());
+  }
+  const std::vector<PaddingDimension>& padding = instruction.padding();
+  if (static_cast<int64_t>(padding.size()) != in.rank()) {
+    return Fail(instruction, "padding has %zu dimensions, operand %s has %lld", padding.size(),
+                Str(in).c_str(), static_cast<long long>(in.rank()));
+  }
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    const PaddingDimension& p = padding[static_cast<size_t>(i)];
+    const int64_t d = in.dimensions(i);
+    const int64_t size = p.low + p.high + d + std::max<int64_t>(d - 1, 0) * p.interior;
+    if (p.interior < 0 || size < 0) {
+      return Fail(instruction, "padding %lld_%lld_%lld is invalid for dimension %lld",
+                  static_cast<long long>(p.low), static_cast<long long>(p.high),
+                  static_cast<long long>(p.interior), static_cast<long long>(i));
+    }
+    dims.push_back(size);
+  }
+  return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
+}
+
+// iota: no operands, an array result with iota_dimension= one of its dims.
+Status VerifyIota(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 0));
+  FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
+  const Shape& shape = instruction.shape();
+  if (shape.rank() == 0 || instruction.iota_dimension() < 0 ||
+      instruction.iota_dimension() >= shape.rank()) {
+    return Fail(instruction, "iota_dimension=%lld out of range for %s",
+                static_cast<long long>(instruction.iota_dimension()), Str(shape).c_str());
+  }
+  return OkStatus();
+}
+
+// call: to_apply= takes the operands as its parameters; the result is what it returns.
+Status VerifyCall(const HloInstruction& instruction) {
+  const HloComputation* callee = instruction.to_apply();
+  if (callee == nullptr) return Fail(instruction, "missing to_apply");
+  if (callee->num_parameters() != instruction.operand_count()) {
+    return Fail(instruction, "%%%s takes %lld parameters, got %lld operands",
+                callee->name().c_str(), static_cast<long long>(callee->num_parameters()),
+                static_cast<long long>(instruction.operand_count()));
+  }
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    const Shape& param = callee->parameter_instruction(i)->shape();
+    const Shape& operand = OperandShape(instruction, i);
+    if (!Shape::Compatible(param, operand)) {
+      return Fail(instruction, "operand %lld %s does not match parameter %lld %s of %%%s",
+                  static_cast<long long>(i), Str(operand).c_str(), static_cast<long long>(i),
+                  Str(param).c_str(), callee->name().c_str());
+    }
+  }
+  return CheckInferred(instruction, callee->root_instruction()->shape());
+}
+
+// tuple: the tuple of its operands' shapes.
+Status VerifyTuple(const HloInstruction& instruction) {
+  std::vector<Shape> elements;
+  for (const HloInstruction* operand : instruction.operands()) {
+    elements.push_back(operand->shape());
+  }
+  return CheckInferred(instruction, Shape::MakeTuple(std::move(elements)));
+}
+
+// get-tuple-element: a tuple operand and index= in range; the result is that element's shape.
+Status VerifyGetTupleElement(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  const Shape& tuple = OperandShape(instruction, 0);
+  if (!tuple.IsTuple()) {
+    return Fail(instruction, "operand must be a tuple, got %s", Str(tuple).c_str());
+  }
+  const int64_t index = instruction.tuple_index();
+  if (index < 0 || index >= tuple.tuple_shapes_size()) {
+    return Fail(instruction, "index=%lld out of range for %s", static_cast<long long>(index),
+                Str(tuple).c_str());
+  }
+  return CheckInferred(instruction, tuple.tuple_shapes(index));
+}
+
+// The shape rule of the instruction's opcode; custom-call and ops without a rule pass.
 Status VerifyShapeRule(const HloInstruction& instruction) {
   const HloOpcode opcode = instruction.opcode();
-  auto operand_shape = [&](int64_t i) -> const Shape& { return instruction.operand(i)->shape(); };
   if (IsElementwiseUnary(opcode)) return VerifyElementwise(instruction, 1);
   if (IsElementwiseBinary(opcode)) return VerifyElementwise(instruction, 2);
   switch (opcode) {
-    case HloOpcode::kParameter: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 0));
-      return OkStatus();
-    }
-    case HloOpcode::kConstant: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 0));
-      const Literal& literal = instruction.literal();
-      FP8_RETURN_IF_ERROR(CheckInferred(instruction, literal.shape));
-      if (static_cast<int64_t>(literal.values.size()) != literal.shape.ElementCount()) {
-        return Fail(instruction, "literal has %zu values for shape %s", literal.values.size(),
-                    Str(literal.shape).c_str());
-      }
-      return OkStatus();
-    }
+    case HloOpcode::kParameter:
+      return VerifyParameter(instruction);
+    case HloOpcode::kConstant:
+      return VerifyConstant(instruction);
     case HloOpcode::kConvert:
     case HloOpcode::kBitcastConvert:
-    case HloOpcode::kStochasticConvert: {
-      FP8_RETURN_IF_ERROR(
-          CheckOperandCount(instruction, opcode == HloOpcode::kStochasticConvert ? 2 : 1));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      if (opcode == HloOpcode::kBitcastConvert &&
-          PrimitiveTypeByteSize(operand_shape(0).element_type()) !=
-              PrimitiveTypeByteSize(instruction.shape().element_type())) {
-        return OkStatus();  // size-changing bitcast-convert adds/removes a minor dimension
-      }
-      return CheckInferred(instruction,
-                           WithType(operand_shape(0), instruction.shape().element_type()));
-    }
-    case HloOpcode::kIsFinite: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      return CheckInferred(instruction, WithType(operand_shape(0), PrimitiveType::kPred));
-    }
-    case HloOpcode::kCompare: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      if (!instruction.comparison_direction().has_value()) {
-        return Fail(instruction, "missing direction=");
-      }
-      if (!Shape::Compatible(operand_shape(0), operand_shape(1))) {
-        return Fail(instruction, "operands have different shapes: %s vs %s",
-                    Str(operand_shape(0)).c_str(), Str(operand_shape(1)).c_str());
-      }
-      return CheckInferred(instruction, WithType(operand_shape(0), PrimitiveType::kPred));
-    }
-    case HloOpcode::kSelect: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 3));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& pred = operand_shape(0);
-      if (pred.element_type() != PrimitiveType::kPred) {
-        return Fail(instruction, "predicate must be pred, got %s", Str(pred).c_str());
-      }
-      if (!Shape::Compatible(operand_shape(1), operand_shape(2))) {
-        return Fail(instruction, "on_true %s and on_false %s differ", Str(operand_shape(1)).c_str(),
-                    Str(operand_shape(2)).c_str());
-      }
-      if (!pred.IsScalar() && !Shape::SameDimensions(pred, operand_shape(1))) {
-        return Fail(instruction, "predicate %s must be a scalar or have the dims of %s",
-                    Str(pred).c_str(), Str(operand_shape(1)).c_str());
-      }
-      return CheckInferred(instruction, operand_shape(1));
-    }
-    case HloOpcode::kClamp: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 3));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& x = operand_shape(1);
-      for (int64_t i : {0, 2}) {
-        const Shape& bound = operand_shape(i);
-        if (bound.element_type() != x.element_type() ||
-            (!bound.IsScalar() && !Shape::SameDimensions(bound, x))) {
-          return Fail(instruction, "bound %s must be a scalar or the shape of the operand %s",
-                      Str(bound).c_str(), Str(x).c_str());
-        }
-      }
-      return CheckInferred(instruction, x);
-    }
-    case HloOpcode::kBroadcast: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      const Shape& out = instruction.shape();
-      const std::vector<int64_t>& dims = instruction.dimensions();
-      if (static_cast<int64_t>(dims.size()) != in.rank()) {
-        return Fail(instruction, "dimensions=%s must have one entry per operand dimension (%lld)",
-                    Ints(dims).c_str(), static_cast<long long>(in.rank()));
-      }
-      FP8_RETURN_IF_ERROR(CheckDimensionList(instruction, "dimensions", dims, out.rank()));
-      for (int64_t i = 0; i < in.rank(); ++i) {
-        if (in.dimensions(i) != out.dimensions(dims[static_cast<size_t>(i)])) {
-          return Fail(instruction,
-                      "operand dimension %lld (size %lld) maps to result dimension "
-                      "%lld of size %lld",
-                      static_cast<long long>(i), static_cast<long long>(in.dimensions(i)),
-                      static_cast<long long>(dims[static_cast<size_t>(i)]),
-                      static_cast<long long>(out.dimensions(dims[static_cast<size_t>(i)])));
-        }
-      }
-      if (in.element_type() != out.element_type()) {
-        return Fail(instruction, "element type changes from %s to %s", Str(in).c_str(),
-                    Str(out).c_str());
-      }
-      return OkStatus();
-    }
+    case HloOpcode::kStochasticConvert:
+      return VerifyConvert(instruction);
+    case HloOpcode::kIsFinite:
+      return VerifyIsFinite(instruction);
+    case HloOpcode::kCompare:
+      return VerifyCompare(instruction);
+    case HloOpcode::kSelect:
+      return VerifySelect(instruction);
+    case HloOpcode::kClamp:
+      return VerifyClamp(instruction);
+    case HloOpcode::kBroadcast:
+      return VerifyBroadcast(instruction);
     case HloOpcode::kReshape:
-    case HloOpcode::kBitcast: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      const Shape& out = instruction.shape();
-      const bool same_type = in.element_type() == out.element_type();
-      if (opcode == HloOpcode::kReshape && !same_type) {
-        return Fail(instruction, "element type changes from %s to %s", Str(in).c_str(),
-                    Str(out).c_str());
-      }
-      if (same_type ? in.ElementCount() != out.ElementCount()
-                    : in.ElementCount() * PrimitiveTypeByteSize(in.element_type()) !=
-                          out.ElementCount() * PrimitiveTypeByteSize(out.element_type())) {
-        return Fail(instruction, "%s and %s have different sizes", Str(in).c_str(),
-                    Str(out).c_str());
-      }
-      return OkStatus();
-    }
-    case HloOpcode::kTranspose: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      const std::vector<int64_t>& perm = instruction.dimensions();
-      if (static_cast<int64_t>(perm.size()) != in.rank()) {
-        return Fail(instruction, "dimensions=%s is not a permutation of the operand's %lld dims",
-                    Ints(perm).c_str(), static_cast<long long>(in.rank()));
-      }
-      FP8_RETURN_IF_ERROR(CheckDimensionList(instruction, "dimensions", perm, in.rank()));
-      std::vector<int64_t> dims;
-      for (int64_t p : perm) dims.push_back(in.dimensions(p));
-      return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
-    }
-    case HloOpcode::kSlice: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      const std::vector<SliceDimension>& slice = instruction.slice();
-      if (static_cast<int64_t>(slice.size()) != in.rank()) {
-        return Fail(instruction, "slice has %zu dimensions, operand %s has %lld", slice.size(),
-                    Str(in).c_str(), static_cast<long long>(in.rank()));
-      }
-      std::vector<int64_t> dims;
-      for (int64_t i = 0; i < in.rank(); ++i) {
-        const SliceDimension& s = slice[static_cast<size_t>(i)];
-        if (s.start < 0 || s.start > s.limit || s.limit > in.dimensions(i) || s.stride < 1) {
-          return Fail(instruction,
-                      "slice [%lld:%lld:%lld] is invalid for dimension %lld of size "
-                      "%lld",
-                      static_cast<long long>(s.start), static_cast<long long>(s.limit),
-                      static_cast<long long>(s.stride), static_cast<long long>(i),
-                      static_cast<long long>(in.dimensions(i)));
-        }
-        dims.push_back((s.limit - s.start + s.stride - 1) / s.stride);
-      }
-      return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
-    }
-    case HloOpcode::kDynamicSlice: {
-      if (instruction.operand_count() < 1) return CheckOperandCount(instruction, 1);
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1 + in.rank()));
-      for (int64_t i = 1; i <= in.rank(); ++i)
-        FP8_RETURN_IF_ERROR(CheckScalarIndex(instruction, i));
-      const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes();
-      if (static_cast<int64_t>(sizes.size()) != in.rank()) {
-        return Fail(instruction, "dynamic_slice_sizes=%s must have %lld entries",
-                    Ints(sizes).c_str(), static_cast<long long>(in.rank()));
-      }
-      for (int64_t i = 0; i < in.rank(); ++i) {
-        if (sizes[static_cast<size_t>(i)] < 0 || sizes[static_cast<size_t>(i)] > in.dimensions(i)) {
-          return Fail(instruction, "dynamic_slice_sizes=%s exceeds the operand %s",
-                      Ints(sizes).c_str(), Str(in).c_str());
-        }
-      }
-      return CheckInferred(instruction, Shape::MakeArray(in.element_type(), sizes));
-    }
-    case HloOpcode::kDynamicUpdateSlice: {
-      if (instruction.operand_count() < 2) return CheckOperandCount(instruction, 2);
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      const Shape& update = operand_shape(1);
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2 + in.rank()));
-      for (int64_t i = 2; i < 2 + in.rank(); ++i) {
-        FP8_RETURN_IF_ERROR(CheckScalarIndex(instruction, i));
-      }
-      if (update.rank() != in.rank() || update.element_type() != in.element_type()) {
-        return Fail(instruction, "update %s does not match operand %s", Str(update).c_str(),
-                    Str(in).c_str());
-      }
-      for (int64_t i = 0; i < in.rank(); ++i) {
-        if (update.dimensions(i) > in.dimensions(i)) {
-          return Fail(instruction, "update %s is larger than operand %s", Str(update).c_str(),
-                      Str(in).c_str());
-        }
-      }
-      return CheckInferred(instruction, in);
-    }
-    case HloOpcode::kConcatenate: {
-      if (instruction.operand_count() < 1) return CheckOperandCount(instruction, 1);
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      if (instruction.dimensions().size() != 1) {
-        return Fail(instruction, "dimensions=%s must name exactly one dimension",
-                    Ints(instruction.dimensions()).c_str());
-      }
-      const int64_t axis = instruction.dimensions(0);
-      const Shape& first = operand_shape(0);
-      if (axis < 0 || axis >= first.rank()) {
-        return Fail(instruction, "dimension %lld out of range for %s", static_cast<long long>(axis),
-                    Str(first).c_str());
-      }
-      std::vector<int64_t> dims = first.dimensions();
-      for (int64_t i = 1; i < instruction.operand_count(); ++i) {
-        const Shape& other = operand_shape(i);
-        bool ok = other.rank() == first.rank() && other.element_type() == first.element_type();
-        for (int64_t d = 0; ok && d < first.rank(); ++d) {
-          if (d != axis && other.dimensions(d) != first.dimensions(d)) ok = false;
-        }
-        if (!ok) {
-          return Fail(instruction,
-                      "operand %lld %s does not match operand 0 %s outside "
-                      "dimension %lld",
-                      static_cast<long long>(i), Str(other).c_str(), Str(first).c_str(),
-                      static_cast<long long>(axis));
-        }
-        dims[static_cast<size_t>(axis)] += other.dimensions(axis);
-      }
-      return CheckInferred(instruction, Shape::MakeArray(first.element_type(), std::move(dims)));
-    }
-    case HloOpcode::kPad: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 2));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      const Shape& in = operand_shape(0);
-      if (!operand_shape(1).IsScalar() || operand_shape(1).element_type() != in.element_type()) {
-        return Fail(instruction, "padding value must be a %s scalar, got %s",
-                    PrimitiveTypeName(in.element_type()), Str(operand_shape(1)).c_str());
-      }
-      const std::vector<PaddingDimension>& padding = instruction.padding();
-      if (static_cast<int64_t>(padding.size()) != in.rank()) {
-        return Fail(instruction, "padding has %zu dimensions, operand %s has %lld", padding.size(),
-                    Str(in).c_str(), static_cast<long long>(in.rank()));
-      }
-      std::vector<int64_t> dims;
-      for (int64_t i = 0; i < in.rank(); ++i) {
-        const PaddingDimension& p = padding[static_cast<size_t>(i)];
-        const int64_t d = in.dimensions(i);
-        const int64_t size = p.low + p.high + d + std::max<int64_t>(d - 1, 0) * p.interior;
-        if (p.interior < 0 || size < 0) {
-          return Fail(instruction, "padding %lld_%lld_%lld is invalid for dimension %lld",
-                      static_cast<long long>(p.low), static_cast<long long>(p.high),
-                      static_cast<long long>(p.interior), static_cast<long long>(i));
-        }
-        dims.push_back(size);
-      }
-      return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
-    }
-    case HloOpcode::kIota: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 0));
-      FP8_RETURN_IF_ERROR(CheckArrayOperands(instruction));
-      if (instruction.shape().rank() == 0 || instruction.iota_dimension() < 0 ||
-          instruction.iota_dimension() >= instruction.shape().rank()) {
-        return Fail(instruction, "iota_dimension=%lld out of range for %s",
-                    static_cast<long long>(instruction.iota_dimension()),
-                    Str(instruction.shape()).c_str());
-      }
-      return OkStatus();
-    }
+    case HloOpcode::kBitcast:
+      return VerifyReshape(instruction);
+    case HloOpcode::kTranspose:
+      return VerifyTranspose(instruction);
+    case HloOpcode::kSlice:
+      return VerifySlice(instruction);
+    case HloOpcode::kDynamicSlice:
+      return VerifyDynamicSlice(instruction);
+    case HloOpcode::kDynamicUpdateSlice:
+      return VerifyDynamicUpdateSlice(instruction);
+    case HloOpcode::kConcatenate:
+      return VerifyConcatenate(instruction);
+    case HloOpcode::kPad:
+      return VerifyPad(instruction);
+    case HloOpcode::kIota:
+      return VerifyIota(instruction);
     case HloOpcode::kReduce:
       return VerifyReduce(instruction);
     case HloOpcode::kDot:
       return VerifyDot(instruction);
-    case HloOpcode::kCall: {
-      const HloComputation* callee = instruction.to_apply();
-      if (callee == nullptr) return Fail(instruction, "missing to_apply");
-      if (callee->num_parameters() != instruction.operand_count()) {
-        return Fail(instruction, "%%%s takes %lld parameters, got %lld operands",
-                    callee->name().c_str(), static_cast<long long>(callee->num_parameters()),
-                    static_cast<long long>(instruction.operand_count()));
-      }
-      for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-        const Shape& param = callee->parameter_instruction(i)->shape();
-        if (!Shape::Compatible(param, operand_shape(i))) {
-          return Fail(instruction, "operand %lld %s does not match parameter %lld %s of %%%s",
-                      static_cast<long long>(i), Str(operand_shape(i)).c_str(),
-                      static_cast<long long>(i), Str(param).c_str(), callee->name().c_str());
-        }
-      }
-      return CheckInferred(instruction, callee->root_instruction()->shape());
-    }
-    case HloOpcode::kTuple: {
-      std::vector<Shape> elements;
-      for (const HloInstruction* operand : instruction.operands()) {
-        elements.push_back(operand->shape());
-      }
-      return CheckInferred(instruction, Shape::MakeTuple(std::move(elements)));
-    }
-    case HloOpcode::kGetTupleElement: {
-      FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
-      const Shape& tuple = operand_shape(0);
-      if (!tuple.IsTuple()) {
-        return Fail(instruction, "operand must be a tuple, got %s", Str(tuple).c_str());
-      }
-      if (instruction.tuple_index() < 0 || instruction.tuple_index() >= tuple.tuple_shapes_size()) {
-        return Fail(instruction, "index=%lld out of range for %s",
-                    static_cast<long long>(instruction.tuple_index()), Str(tuple).c_str());
-      }
-      return CheckInferred(instruction, tuple.tuple_shapes(instruction.tuple_index()));
-    }
+    case HloOpcode::kCall:
+      return VerifyCall(instruction);
+    case HloOpcode::kTuple:
+      return VerifyTuple(instruction);
+    case HloOpcode::kGetTupleElement:
+      return VerifyGetTupleElement(instruction);
     case HloOpcode::kScatter:
       return VerifyScatter(instruction);
     default:

@@ -4,6 +4,8 @@
 // the dots in interpreter_dot.cc.
 #include "fp8dot/hlo/interpreter.h"
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "fp8dot/hlo/gemm_backend_config.h"
@@ -262,13 +264,11 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
   return value;
 }
 
-// scatter(operand, indices, updates), XLA's semantics (one operand, no batching dims): every
-// update element U goes to operand[scatter start(U) + window offset(U)] through to_apply(old,
-// new); a window that would leave the operand is skipped whole, as XLA does.
-StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& instruction,
-                            const std::vector<const Value*>& operands) {
-  const HloComputation* to_apply = instruction.to_apply();
-  if (operands.size() != 3 || to_apply == nullptr) {
+// The scatters the interpreter runs: one operand, array operand and updates, integer indices,
+// to_apply=, no batching dims.
+Status CheckScatterSupported(const HloInstruction& instruction,
+                             const std::vector<const Value*>& operands) {
+  if (operands.size() != 3 || instruction.to_apply() == nullptr) {
     return Unimplemented(
         "%s: the interpreter runs scatter with one operand, indices, updates and "
         "to_apply= (variadic scatter is not supported)",
@@ -279,16 +279,50 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
     return Unimplemented("%s: scatter with batching dims is not supported by the interpreter",
                          instruction.NameForErrors().c_str());
   }
-  const Value& operand = *operands[0];
-  const Value& indices = *operands[1];
-  const Value& updates = *operands[2];
-  if (operand.IsTuple() || indices.IsTuple() || updates.IsTuple() ||
-      !IsIntegralType(indices.shape.element_type())) {
+  if (operands[0]->IsTuple() || operands[1]->IsTuple() || operands[2]->IsTuple() ||
+      !IsIntegralType(operands[1]->shape.element_type())) {
     return InvalidArgument("%s: scatter needs array operand and updates and integer indices",
                            instruction.NameForErrors().c_str());
   }
+  return OkStatus();
+}
+
+// Where a scatter's update elements go: its dimension numbers read against the operand, indices
+// and updates shapes.
+struct ScatterIndexing {
+  int64_t index_vector_size = 1;             // entries of one index vector (a scatter start)
+  std::vector<int64_t> update_scatter_dims;  // updates dims that pick the index vector, in order
+  std::vector<int64_t> window_operand_dims;  // operand dims the window spans (not inserted)
+  std::vector<int64_t> window_size;          // per operand dim: the window's size, 1 if inserted
+  std::vector<int64_t> operand_strides;      // row-major
+  std::vector<int64_t> indices_strides;      // row-major
+};
+
+// The dims in [0, rank) that `dims` leaves out, in order; an entry of `dims` outside [0, rank) is
+// an error naming the attribute `what`.
+StatusOr<std::vector<int64_t>> DimsNotListed(const HloInstruction& instruction, const char* what,
+                                             const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<bool> listed(static_cast<size_t>(rank), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank) {
+      return InvalidArgument("%s: %s entry %lld is out of range",
+                             instruction.NameForErrors().c_str(), what, static_cast<long long>(d));
+    }
+    listed[static_cast<size_t>(d)] = true;
+  }
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!listed[static_cast<size_t>(d)]) others.push_back(d);
+  }
+  return others;
+}
+
+// Checks the dimension numbers against the three shapes and derives the indexing from them.
+StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const HloInstruction& instruction,
+                                                 const Value& operand, const Value& indices,
+                                                 const Value& updates) {
+  const ScatterDimensionNumbers& dnums = instruction.scatter_dimension_numbers();
   const int64_t operand_rank = operand.shape.rank();
-  const int64_t updates_rank = updates.shape.rank();
   const int64_t indices_rank = indices.shape.rank();
   const int64_t index_vector_dim = dnums.index_vector_dim;
   if (index_vector_dim < 0 || index_vector_dim > indices_rank) {
@@ -296,35 +330,19 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
                            instruction.NameForErrors().c_str(),
                            static_cast<long long>(index_vector_dim));
   }
-  const int64_t index_vector_size =
+  ScatterIndexing indexing;
+  indexing.index_vector_size =
       index_vector_dim == indices_rank ? 1 : indices.shape.dimensions(index_vector_dim);
-  std::vector<bool> is_window_dim(static_cast<size_t>(updates_rank), false);
-  for (int64_t d : dnums.update_window_dims) {
-    if (d < 0 || d >= updates_rank) {
-      return InvalidArgument("%s: update_window_dims entry %lld is out of range",
-                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
-    }
-    is_window_dim[static_cast<size_t>(d)] = true;
-  }
-  std::vector<int64_t> update_scatter_dims;
-  for (int64_t d = 0; d < updates_rank; ++d) {
-    if (!is_window_dim[static_cast<size_t>(d)]) update_scatter_dims.push_back(d);
-  }
-  std::vector<bool> inserted(static_cast<size_t>(operand_rank), false);
-  for (int64_t d : dnums.inserted_window_dims) {
-    if (d < 0 || d >= operand_rank) {
-      return InvalidArgument("%s: inserted_window_dims entry %lld is out of range",
-                             instruction.NameForErrors().c_str(), static_cast<long long>(d));
-    }
-    inserted[static_cast<size_t>(d)] = true;
-  }
-  std::vector<int64_t> window_operand_dims;
-  for (int64_t d = 0; d < operand_rank; ++d) {
-    if (!inserted[static_cast<size_t>(d)]) window_operand_dims.push_back(d);
-  }
-  if (window_operand_dims.size() != dnums.update_window_dims.size() ||
-      static_cast<int64_t>(dnums.scatter_dims_to_operand_dims.size()) != index_vector_size ||
-      static_cast<int64_t>(update_scatter_dims.size()) !=
+  FP8_ASSIGN_OR_RETURN(indexing.update_scatter_dims,
+                       DimsNotListed(instruction, "update_window_dims", dnums.update_window_dims,
+                                     updates.shape.rank()));
+  FP8_ASSIGN_OR_RETURN(
+      indexing.window_operand_dims,
+      DimsNotListed(instruction, "inserted_window_dims", dnums.inserted_window_dims, operand_rank));
+  if (indexing.window_operand_dims.size() != dnums.update_window_dims.size() ||
+      static_cast<int64_t>(dnums.scatter_dims_to_operand_dims.size()) !=
+          indexing.index_vector_size ||
+      static_cast<int64_t>(indexing.update_scatter_dims.size()) !=
           indices_rank - (index_vector_dim == indices_rank ? 0 : 1)) {
     return InvalidArgument(
         "%s: inconsistent scatter dimension numbers for operand %s, indices "
@@ -338,66 +356,107 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
                              instruction.NameForErrors().c_str(), static_cast<long long>(d));
     }
   }
-  // The window size along each operand dim: 1 for inserted dims.
-  std::vector<int64_t> window_size(static_cast<size_t>(operand_rank), 1);
-  for (size_t k = 0; k < window_operand_dims.size(); ++k) {
-    window_size[static_cast<size_t>(window_operand_dims[k])] =
+  indexing.window_size.assign(static_cast<size_t>(operand_rank), 1);
+  for (size_t k = 0; k < indexing.window_operand_dims.size(); ++k) {
+    indexing.window_size[static_cast<size_t>(indexing.window_operand_dims[k])] =
         updates.shape.dimensions(dnums.update_window_dims[k]);
   }
+  indexing.operand_strides = internal::RowMajorStrides(operand.shape.dimensions());
+  indexing.indices_strides = internal::RowMajorStrides(indices.shape.dimensions());
+  return indexing;
+}
+
+// The scatter start of update element `u` into `start` (the operand's rank): the index vector
+// at u's scatter coordinates, placed on the operand dims scatter_dims_to_operand_dims names.
+void ScatterStart(const ScatterDimensionNumbers& dnums, const ScatterIndexing& indexing,
+                  const Value& indices, const std::vector<int64_t>& u,
+                  std::vector<int64_t>& start) {
+  std::fill(start.begin(), start.end(), 0);
+  for (int64_t k = 0; k < indexing.index_vector_size; ++k) {
+    int64_t offset = 0;
+    for (int64_t d = 0, g = 0; d < indices.shape.rank(); ++d) {
+      const int64_t coordinate =
+          d == dnums.index_vector_dim
+              ? k
+              : u[static_cast<size_t>(indexing.update_scatter_dims[static_cast<size_t>(g++)])];
+      offset += coordinate * indexing.indices_strides[static_cast<size_t>(d)];
+    }
+    start[static_cast<size_t>(dnums.scatter_dims_to_operand_dims[static_cast<size_t>(k)])] =
+        static_cast<int64_t>(indices.values[static_cast<size_t>(offset)]);
+  }
+}
+
+// The operand element (row-major offset) update element `u` goes to: its scatter start plus its
+// window offset; nullopt when the window leaves the operand, which skips it whole, as XLA does.
+// `start` is scratch space of the operand's rank.
+std::optional<size_t> ScatterTarget(const ScatterDimensionNumbers& dnums,
+                                    const ScatterIndexing& indexing, const Value& indices,
+                                    const Shape& operand_shape, const std::vector<int64_t>& u,
+                                    std::vector<int64_t>& start) {
+  ScatterStart(dnums, indexing, indices, u, start);
+  int64_t offset = 0;
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    const size_t sd = static_cast<size_t>(d);
+    if (start[sd] < 0 || start[sd] + indexing.window_size[sd] > operand_shape.dimensions(d)) {
+      return std::nullopt;
+    }
+    offset += start[sd] * indexing.operand_strides[sd];
+  }
+  for (size_t k = 0; k < indexing.window_operand_dims.size(); ++k) {
+    offset += u[static_cast<size_t>(dnums.update_window_dims[k])] *
+              indexing.operand_strides[static_cast<size_t>(indexing.window_operand_dims[k])];
+  }
+  return static_cast<size_t>(offset);
+}
+
+// target = to_apply(target, update), evaluated by the interpreter (to_apply has no fast path).
+Status CallScatterCombiner(HloInterpreter& interpreter, const HloInstruction& instruction,
+                           PrimitiveType type, PrimitiveType update_type, double update,
+                           double& target) {
+  const HloComputation& to_apply = *instruction.to_apply();
+  StatusOr<Value> result = interpreter.EvaluateComputation(
+      to_apply, {Value::Scalar(type, target), Value::Scalar(update_type, update)});
+  if (!result.ok()) return result.status();
+  if (result->values.size() != 1) {
+    return InvalidArgument("%s: to_apply=%s must return a scalar",
+                           instruction.NameForErrors().c_str(), to_apply.name().c_str());
+  }
+  target = result->values[0];
+  return OkStatus();
+}
+
+// scatter(operand, indices, updates), XLA's semantics (one operand, no batching dims): every
+// update element U goes to operand[scatter start(U) + window offset(U)] through to_apply(old,
+// new); a window that would leave the operand is skipped whole, as XLA does.
+StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& instruction,
+                            const std::vector<const Value*>& operands) {
+  FP8_RETURN_IF_ERROR(CheckScatterSupported(instruction, operands));
+  const Value& operand = *operands[0];
+  const Value& indices = *operands[1];
+  const Value& updates = *operands[2];
+  FP8_ASSIGN_OR_RETURN(const ScatterIndexing indexing,
+                       AnalyzeScatterIndexing(instruction, operand, indices, updates));
+  const ScatterDimensionNumbers& dnums = instruction.scatter_dimension_numbers();
   const PrimitiveType type = instruction.shape().IsArray() ? instruction.shape().element_type()
                                                            : operand.shape.element_type();
-  const SimpleCombiner combiner = AnalyzeCombiner(*to_apply, type);
-  const std::vector<int64_t> operand_strides =
-      internal::RowMajorStrides(operand.shape.dimensions());
-  const std::vector<int64_t> indices_strides =
-      internal::RowMajorStrides(indices.shape.dimensions());
+  const SimpleCombiner combiner = AnalyzeCombiner(*instruction.to_apply(), type);
   std::vector<double> out = operand.values;
+  std::vector<int64_t> start(static_cast<size_t>(operand.shape.rank()));
   Status status = OkStatus();
-  std::vector<int64_t> start(static_cast<size_t>(operand_rank));
   internal::ForEachIndex(
       updates.shape.dimensions(), [&](const std::vector<int64_t>& u, int64_t linear) {
         if (!status.ok()) return;
-        // The scatter start: the index vector at the update's scatter coordinates.
-        std::fill(start.begin(), start.end(), 0);
-        for (int64_t k = 0; k < index_vector_size; ++k) {
-          int64_t offset = 0;
-          for (int64_t d = 0, g = 0; d < indices_rank; ++d) {
-            const int64_t coordinate =
-                d == index_vector_dim
-                    ? k
-                    : u[static_cast<size_t>(update_scatter_dims[static_cast<size_t>(g++)])];
-            offset += coordinate * indices_strides[static_cast<size_t>(d)];
-          }
-          start[static_cast<size_t>(dnums.scatter_dims_to_operand_dims[static_cast<size_t>(k)])] =
-              static_cast<int64_t>(indices.values[static_cast<size_t>(offset)]);
-        }
-        int64_t offset = 0;
-        for (int64_t d = 0; d < operand_rank; ++d) {
-          const size_t sd = static_cast<size_t>(d);
-          if (start[sd] < 0 || start[sd] + window_size[sd] > operand.shape.dimensions(d)) return;
-          offset += start[sd] * operand_strides[sd];
-        }
-        for (size_t k = 0; k < window_operand_dims.size(); ++k) {
-          offset += u[static_cast<size_t>(dnums.update_window_dims[k])] *
-                    operand_strides[static_cast<size_t>(window_operand_dims[k])];
-        }
-        double& target = out[static_cast<size_t>(offset)];
+        const std::optional<size_t> offset =
+            ScatterTarget(dnums, indexing, indices, operand.shape, u, start);
+        if (!offset.has_value()) return;
+        double& target = out[*offset];
         const double update = updates.values[static_cast<size_t>(linear)];
         if (combiner.kind != SimpleCombiner::Kind::kNone) {
           target = combiner.Apply(type, target, update);
-          return;
+        } else {
+          status = CallScatterCombiner(interpreter, instruction, type, updates.shape.element_type(),
+                                       update, target);
         }
-        StatusOr<Value> result = interpreter.EvaluateComputation(
-            *to_apply,
-            {Value::Scalar(type, target), Value::Scalar(updates.shape.element_type(), update)});
-        if (!result.ok() || result->values.size() != 1) {
-          status = result.ok() ? InvalidArgument("%s: to_apply=%s must return a scalar",
-                                                 instruction.NameForErrors().c_str(),
-                                                 to_apply->name().c_str())
-                               : result.status();
-          return;
-        }
-        target = result->values[0];
       });
   FP8_RETURN_IF_ERROR(status);
   return Value::Array(instruction.shape(), std::move(out));
@@ -413,6 +472,106 @@ Status ExpectOperands(const HloInstruction& instruction, const std::vector<const
   return OkStatus();
 }
 
+// Ops of a fixed operand count: EvalWithOperands checks the count, then runs `eval`.
+using EvalOf1 = StatusOr<Value> (*)(const HloInstruction&, const Value&);
+using EvalOf2 = StatusOr<Value> (*)(const HloInstruction&, const Value&, const Value&);
+using EvalOf3 = StatusOr<Value> (*)(const HloInstruction&, const Value&, const Value&,
+                                    const Value&);
+
+StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
+                                 const std::vector<const Value*>& operands, EvalOf1 eval) {
+  FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
+  return eval(instruction, *operands[0]);
+}
+
+StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
+                                 const std::vector<const Value*>& operands, EvalOf2 eval) {
+  FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
+  return eval(instruction, *operands[0], *operands[1]);
+}
+
+StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
+                                 const std::vector<const Value*>& operands, EvalOf3 eval) {
+  FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
+  return eval(instruction, *operands[0], *operands[1], *operands[2]);
+}
+
+// parameter(n): argument n of the computation being evaluated.
+StatusOr<Value> EvalParameter(const HloInstruction& instruction,
+                              const std::vector<Value>& parameters) {
+  const int64_t number = instruction.parameter_number();
+  if (number < 0 || number >= static_cast<int64_t>(parameters.size())) {
+    return InvalidArgument("%s: parameter(%lld) but the computation got %zu arguments",
+                           instruction.NameForErrors().c_str(), static_cast<long long>(number),
+                           parameters.size());
+  }
+  return parameters[static_cast<size_t>(number)];
+}
+
+// constant: the literal's values rounded to the element type.
+StatusOr<Value> EvalConstant(const HloInstruction& instruction) {
+  const Literal& literal = instruction.literal();
+  if (!instruction.shape().IsArray() ||
+      static_cast<int64_t>(literal.values.size()) != instruction.shape().ElementCount()) {
+    return InvalidArgument("%s: constant has %zu values for %s",
+                           instruction.NameForErrors().c_str(), literal.values.size(),
+                           instruction.shape().ToString().c_str());
+  }
+  std::vector<double> values(literal.values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = RoundToElementType(literal.values[i], instruction.shape().element_type());
+  }
+  return Value::Array(instruction.shape(), std::move(values));
+}
+
+// copy and opt-barrier: the operand's values, with the result's layouts.
+StatusOr<Value> EvalCopy(const HloInstruction& instruction, const Value& operand) {
+  return WithShape(operand, instruction.shape());
+}
+
+// call: to_apply= evaluated on the operands.
+StatusOr<Value> EvalCall(HloInterpreter& interpreter, const HloInstruction& instruction,
+                         const std::vector<const Value*>& operands) {
+  const HloComputation* callee = instruction.to_apply();
+  if (callee == nullptr) {
+    return InvalidArgument("%s: call without to_apply=", instruction.NameForErrors().c_str());
+  }
+  std::vector<Value> arguments;
+  for (const Value* operand : operands) arguments.push_back(*operand);
+  return interpreter.EvaluateComputation(*callee, arguments);
+}
+
+// tuple: the operands, with the result's layouts.
+StatusOr<Value> EvalTuple(const HloInstruction& instruction,
+                          const std::vector<const Value*>& operands) {
+  std::vector<Value> elements;
+  for (const Value* operand : operands) elements.push_back(*operand);
+  return WithShape(Value::Tuple(std::move(elements)), instruction.shape());
+}
+
+// get-tuple-element: element index= of the tuple operand.
+StatusOr<Value> EvalGetTupleElement(const HloInstruction& instruction, const Value& tuple) {
+  const int64_t index = instruction.tuple_index();
+  if (!tuple.IsTuple() || index < 0 || index >= static_cast<int64_t>(tuple.elements.size())) {
+    return InvalidArgument("%s: index=%lld is out of range for %s",
+                           instruction.NameForErrors().c_str(), static_cast<long long>(index),
+                           tuple.ShapeString().c_str());
+  }
+  return tuple.elements[static_cast<size_t>(index)];
+}
+
+// custom-call: the cuBLASLt GEMM targets (run on the dot backend); no other target.
+StatusOr<Value> EvalCustomCall(HloInterpreter& interpreter, const HloInstruction& instruction,
+                               const std::vector<const Value*>& operands) {
+  if (IsGemmTarget(instruction.custom_call_target())) {
+    return internal::EvalGemmCustomCall(interpreter, instruction, operands);
+  }
+  return Unimplemented(
+      "%s: custom-call target \"%s\" is not supported by the interpreter (only %s and %s)",
+      instruction.NameForErrors().c_str(), instruction.custom_call_target().c_str(),
+      kCublasLtMatmulF8Target, kCublasLtMatmulTarget);
+}
+
 }  // namespace
 
 StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instruction,
@@ -420,80 +579,46 @@ StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instru
                                                     const std::vector<Value>& parameters) {
   const HloOpcode opcode = instruction.opcode();
   if (opcode != HloOpcode::kCompare && IsElementwiseBinary(opcode)) {
-    FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
-    return internal::EvalBinary(instruction, *operands[0], *operands[1]);
+    return EvalWithOperands(instruction, operands, internal::EvalBinary);
   }
+  // Copy and reduce-precision are elementwise unary too, but have their own cases below.
   if (opcode != HloOpcode::kConvert && opcode != HloOpcode::kCopy &&
       opcode != HloOpcode::kReducePrecision && opcode != HloOpcode::kBitcastConvert &&
       IsElementwiseUnary(opcode)) {
-    FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-    return internal::EvalUnary(instruction, *operands[0]);
+    return EvalWithOperands(instruction, operands, internal::EvalUnary);
   }
   switch (opcode) {
-    case HloOpcode::kParameter: {
-      const int64_t number = instruction.parameter_number();
-      if (number < 0 || number >= static_cast<int64_t>(parameters.size())) {
-        return InvalidArgument("%s: parameter(%lld) but the computation got %zu arguments",
-                               instruction.NameForErrors().c_str(), static_cast<long long>(number),
-                               parameters.size());
-      }
-      return parameters[static_cast<size_t>(number)];
-    }
-    case HloOpcode::kConstant: {
-      const Literal& literal = instruction.literal();
-      if (!instruction.shape().IsArray() ||
-          static_cast<int64_t>(literal.values.size()) != instruction.shape().ElementCount()) {
-        return InvalidArgument("%s: constant has %zu values for %s",
-                               instruction.NameForErrors().c_str(), literal.values.size(),
-                               instruction.shape().ToString().c_str());
-      }
-      std::vector<double> values(literal.values.size());
-      for (size_t i = 0; i < values.size(); ++i) {
-        values[i] = RoundToElementType(literal.values[i], instruction.shape().element_type());
-      }
-      return Value::Array(instruction.shape(), std::move(values));
-    }
+    case HloOpcode::kParameter:
+      return EvalParameter(instruction, parameters);
+    case HloOpcode::kConstant:
+      return EvalConstant(instruction);
     case HloOpcode::kIsFinite:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalUnary(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalUnary);
     case HloOpcode::kCompare:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
-      return internal::EvalCompare(instruction, *operands[0], *operands[1]);
+      return EvalWithOperands(instruction, operands, internal::EvalCompare);
     case HloOpcode::kConvert:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalConvert(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalConvert);
     case HloOpcode::kReducePrecision:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalReducePrecision(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalReducePrecision);
     case HloOpcode::kCopy:
-    case HloOpcode::kOptimizationBarrier: {
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return WithShape(*operands[0], instruction.shape());
-    }
+    case HloOpcode::kOptimizationBarrier:
+      return EvalWithOperands(instruction, operands, EvalCopy);
     case HloOpcode::kSelect:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
-      return internal::EvalSelect(instruction, *operands[0], *operands[1], *operands[2]);
+      return EvalWithOperands(instruction, operands, internal::EvalSelect);
     case HloOpcode::kClamp:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 3));
-      return internal::EvalClamp(instruction, *operands[0], *operands[1], *operands[2]);
+      return EvalWithOperands(instruction, operands, internal::EvalClamp);
     case HloOpcode::kBroadcast:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalBroadcast(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalBroadcast);
     case HloOpcode::kReshape:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalReshape(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalReshape);
     case HloOpcode::kBitcast:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalBitcast(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalBitcast);
     case HloOpcode::kTranspose:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalTranspose(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalTranspose);
     case HloOpcode::kSlice:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalSlice(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalSlice);
     case HloOpcode::kReverse:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      return internal::EvalReverse(instruction, *operands[0]);
+      return EvalWithOperands(instruction, operands, internal::EvalReverse);
     case HloOpcode::kDynamicSlice:
       if (operands.empty()) return ExpectOperands(instruction, operands, 2);
       return internal::EvalDynamicSlice(instruction, operands);
@@ -502,8 +627,7 @@ StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instru
     case HloOpcode::kConcatenate:
       return internal::EvalConcatenate(instruction, operands);
     case HloOpcode::kPad:
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
-      return internal::EvalPad(instruction, *operands[0], *operands[1]);
+      return EvalWithOperands(instruction, operands, internal::EvalPad);
     case HloOpcode::kIota:
       return internal::EvalIota(instruction);
     case HloOpcode::kReduce:
@@ -513,39 +637,14 @@ StatusOr<Value> HloInterpreter::EvaluateInstruction(const HloInstruction& instru
     case HloOpcode::kDot:
       FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 2));
       return internal::EvalDot(*this, instruction, *operands[0], *operands[1]);
-    case HloOpcode::kCall: {
-      const HloComputation* callee = instruction.to_apply();
-      if (callee == nullptr) {
-        return InvalidArgument("%s: call without to_apply=", instruction.NameForErrors().c_str());
-      }
-      std::vector<Value> arguments;
-      for (const Value* operand : operands) arguments.push_back(*operand);
-      return EvaluateComputation(*callee, arguments);
-    }
-    case HloOpcode::kTuple: {
-      std::vector<Value> elements;
-      for (const Value* operand : operands) elements.push_back(*operand);
-      return WithShape(Value::Tuple(std::move(elements)), instruction.shape());
-    }
-    case HloOpcode::kGetTupleElement: {
-      FP8_RETURN_IF_ERROR(ExpectOperands(instruction, operands, 1));
-      const int64_t index = instruction.tuple_index();
-      if (!operands[0]->IsTuple() || index < 0 ||
-          index >= static_cast<int64_t>(operands[0]->elements.size())) {
-        return InvalidArgument("%s: index=%lld is out of range for %s",
-                               instruction.NameForErrors().c_str(), static_cast<long long>(index),
-                               operands[0]->ShapeString().c_str());
-      }
-      return operands[0]->elements[static_cast<size_t>(index)];
-    }
+    case HloOpcode::kCall:
+      return EvalCall(*this, instruction, operands);
+    case HloOpcode::kTuple:
+      return EvalTuple(instruction, operands);
+    case HloOpcode::kGetTupleElement:
+      return EvalWithOperands(instruction, operands, EvalGetTupleElement);
     case HloOpcode::kCustomCall:
-      if (IsGemmTarget(instruction.custom_call_target())) {
-        return internal::EvalGemmCustomCall(*this, instruction, operands);
-      }
-      return Unimplemented(
-          "%s: custom-call target \"%s\" is not supported by the interpreter (only %s and %s)",
-          instruction.NameForErrors().c_str(), instruction.custom_call_target().c_str(),
-          kCublasLtMatmulF8Target, kCublasLtMatmulTarget);
+      return EvalCustomCall(*this, instruction, operands);
     default:
       break;
   }

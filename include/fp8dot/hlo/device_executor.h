@@ -40,6 +40,13 @@ class DeviceGemmExecutor {
   };
 
   DeviceGemmExecutor() = default;
+  // Prepare's steps, for one instruction of the entry computation at a time, in post order.
+  Status PrepareInstruction(const HloInstruction& instruction, const std::vector<Value>& arguments);
+  Status ComputeScaleOnHost(const HloInstruction& instruction);
+  Status BindGemmOutput(const HloInstruction& instruction);
+  Status AddGemm(const HloInstruction& instruction);
+  Status BindGemmInputs(Gemm& gemm);
+  StatusOr<const void*> GemmInput(const HloInstruction& gemm, int index);
   StatusOr<const DeviceArray*> Upload(const HloInstruction* instruction);
   StatusOr<Value> Download(const HloInstruction* instruction) const;
 

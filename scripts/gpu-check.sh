@@ -7,8 +7,8 @@
 #   cmake -S . -B build-gpu -G Ninja -DFP8DOT_CUDA=ON && ninja -C build-gpu cuda_test gpu_bench
 #   mkdir -p build-gpu/lib && cp -L /lib/x86_64-linux-gnu/{libopenblas.so.0,libgfortran.so.5,libquadmath.so.0} build-gpu/lib/
 # then, through the device tool, carry build-gpu/tests/cuda/cuda_test, build-gpu/gpu_bench
-# and build-gpu/lib (optionally build-gpu/tests/hlo/device_executor_test, build-gpu/fp8dot and
-# build-gpu/libfp8dot_c.so) and run:  FP8DOT_COMMIT=<hash> scripts/gpu-check.sh
+# and build-gpu/lib (optionally build-gpu/tests/hlo/device_executor_test,
+# build-gpu/tests/dispatch_test, build-gpu/fp8dot and build-gpu/libfp8dot_c.so) and run:  FP8DOT_COMMIT=<hash> scripts/gpu-check.sh
 # Steps are bounded with timeouts so the whole script ends inside one 10-minute call:
 #   GPU_CHECK_SKIP_SANITIZER=1, GPU_CHECK_SKIP_BENCH=1, GPU_CHECK_SKIP_TORCH=1 turn steps off.
 set -u -o pipefail
@@ -34,12 +34,16 @@ echo "== GPU tests"
 timeout 300 "$TESTS" > "$OUT/gpu-tests.log" 2>&1
 tests_rc=$?
 grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests ran" "$OUT/gpu-tests.log" | tail -30
-# The HLO device-resident executor's GPU test, when its binary was carried along.
-if [ -x "$BUILD/tests/hlo/device_executor_test" ]; then
-  timeout 120 "$BUILD/tests/hlo/device_executor_test" > "$OUT/hlo-gpu-tests.log" 2>&1
-  echo "device_executor_test rc=$?"
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) \]" "$OUT/hlo-gpu-tests.log" | tail -5
-fi
+# The other binaries with GPU tests (the HLO device executor, RunDot's cuda backend), when they
+# were carried along; their logs go after the cuda_test log.
+for extra in tests/hlo/device_executor_test tests/dispatch_test; do
+  if [ -x "$BUILD/$extra" ]; then
+    echo "== $extra" >> "$OUT/more-gpu-tests.log"
+    timeout 120 "$BUILD/$extra" >> "$OUT/more-gpu-tests.log" 2>&1
+    echo "$extra rc=$?"
+  fi
+done
+[ -f "$OUT/more-gpu-tests.log" ] && grep -E "^\[  (PASSED|FAILED|SKIPPED) \]" "$OUT/more-gpu-tests.log"
 
 # 2. Benchmarks: fp8dot and cuBLASLt direct, then torch on the same GPU.
 # GPU_CHECK_REPEATS=2 times everything twice (METHOD.md: a difference smaller than the spread

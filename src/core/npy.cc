@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "fp8dot/file_writer.h"
+
 namespace fp8dot {
 namespace {
 
@@ -238,12 +240,7 @@ std::string SerializeNpy(const HostTensor& tensor) {
 }
 
 Status WriteNpyBytes(const std::string& path, std::string_view bytes) {
-  std::ofstream file(path, std::ios::binary);
-  if (!file) return NotFound("cannot open '%s' for writing", path.c_str());
-  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  file.close();
-  if (!file) return Internal("writing '%s' failed", path.c_str());
-  return OkStatus();
+  return WriteFileAtomically(path, bytes);
 }
 
 Status WriteNpy(const std::string& path, const HostTensor& tensor) {

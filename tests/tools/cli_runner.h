@@ -24,9 +24,11 @@ inline std::string TempPath(const std::string& name) {
          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
 }
 
-inline CliRun RunCli(const std::string& args) {
+// `shell_prefix` runs before the binary in the same shell command (e.g. "ulimit -f 8; exec ").
+inline CliRun RunCli(const std::string& args, const std::string& shell_prefix = "") {
   const std::string err_path = TempPath("stderr.txt");
-  const std::string command = std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
+  const std::string command =
+      shell_prefix + std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
   CliRun run{-1, "", ""};
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -41,6 +43,13 @@ inline CliRun RunCli(const std::string& args) {
   }
   if (err != nullptr) fclose(err);
   return run;
+}
+
+// `text` quoted for /bin/sh: every character reaches the program literally.
+inline std::string ShellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 // A failed command prints exactly one line, on stderr, and exits non-zero.

@@ -158,6 +158,28 @@ ENTRY main {
   EXPECT_EQ(pred_bytes.substr(pred_bytes.size() - 3), std::string("\0\0\1", 3));
 }
 
+TEST(RunCliTest, AFailedOutputRemovesTheOutputsAlreadyWritten) {
+  const std::string module = WriteText("two_outputs.hlo", R"(HloModule two_outputs
+ENTRY main {
+  p = f32[3] parameter(0)
+  n = f32[3] negate(p)
+  ROOT t = (f32[3], f32[3]) tuple(p, n)
+}
+)");
+  const std::string input = TempPath("p.npy"), dir = TempPath("out");
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor p, HostTensor::Create(DType::kF32, {3}));
+  FP8_ASSERT_OK(WriteNpy(input, p));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/out1.npy/taken");  // out1.npy cannot be written
+  CliRun run = RunCli("run " + module + " --inputs " + input + " --outputs " + dir);
+  ExpectOneLineError(run, dir + "/out1.npy");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out0.npy")) << "a half-written set of outputs";
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1);  // only the folder in out1.npy's place, no temporaries
+}
+
 TEST(RunCliTest, CudaWithoutAGpuIsAOneLineError) {
   CliRun run = RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --backend cuda");
   if (run.exit_code == 0) {

@@ -2,14 +2,16 @@
 // K x input distribution (the table in docs/accuracy.md and FACTS.md).
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 
 #include "backend_runner.h"
 #include "commands.h"
 #include "dot_inputs.h"
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/error_metrics.h"
+#include "fp8dot/file_writer.h"
 #include "fp8dot/npy.h"
+#include "run_program.h"
 
 namespace fp8dot::cli {
 namespace {
@@ -35,18 +37,20 @@ struct Measurement {
 StatusOr<Measurement> MeasureError(DotProblemOptions options, const BackendChoice& choice,
                                    Precision precision, const std::string& record_prefix) {
   options.precision_config.operand_precision = {precision, precision};
-  FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
+  FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(std::move(options)));
   FP8_ASSIGN_OR_RETURN(TimedResult run, RunOnBackend(problem, choice));
   if (!record_prefix.empty()) {
+    // One case's files all or none.
     const std::string mode = precision == Precision::kDefault ? ".fast" : ".promoted";
-    FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".lhs.npy", problem.lhs));
-    FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + ".rhs.npy", problem.rhs));
-    FP8_RETURN_IF_ERROR(WriteNpy(record_prefix + mode + ".npy", run.result.output));
-    std::ofstream json(record_prefix + mode + ".json");
-    json << "{\"backend\": \"" << run.run.description
-         << "\", \"k_slices\": " << run.run.k_split.slices
-         << ", \"k_tile\": " << run.run.k_split.tile << "}\n";
-    if (!json) return NotFound("cannot write '%s'", (record_prefix + mode + ".json").c_str());
+    const std::string json = "{\"backend\": \"" + run.run.description +
+                             "\", \"k_slices\": " + std::to_string(run.run.k_split.slices) +
+                             ", \"k_tile\": " + std::to_string(run.run.k_split.tile) + "}\n";
+    FileSetWriter files;
+    FP8_RETURN_IF_ERROR(files.Add(record_prefix + ".lhs.npy", SerializeNpy(problem.lhs)));
+    FP8_RETURN_IF_ERROR(files.Add(record_prefix + ".rhs.npy", SerializeNpy(problem.rhs)));
+    FP8_RETURN_IF_ERROR(files.Add(record_prefix + mode + ".npy", SerializeNpy(run.result.output)));
+    FP8_RETURN_IF_ERROR(files.Add(record_prefix + mode + ".json", json));
+    FP8_RETURN_IF_ERROR(files.Commit());
   }
   FP8_ASSIGN_OR_RETURN(HostTensor reference, ReferenceDotExact(problem.spec, problem.arguments()));
   FP8_ASSIGN_OR_RETURN(ErrorStats error, CompareToReference(run.result.output, reference));
@@ -64,13 +68,10 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
   if (!flags.plot_path.empty() && flags.csv_path.empty()) {
     return InvalidArgument("--plot draws from the CSV: give --csv FILE too");
   }
-  std::ofstream csv;
-  if (!flags.csv_path.empty()) {
-    csv.open(flags.csv_path);
-    if (!csv) return NotFound("cannot open '%s' for writing", flags.csv_path.c_str());
-    csv << "lhs_type,rhs_type,m,n,k,distribution,fast_error,promoted_error,fast_k_slices,"
-           "promoted_k_slices\n";
-  }
+  // The CSV is written (checked, atomically) once the sweep is complete.
+  std::ostringstream csv;
+  csv << "lhs_type,rhs_type,m,n,k,distribution,fast_error,promoted_error,fast_k_slices,"
+         "promoted_k_slices\n";
   std::printf(
       "accuracy: %s x %s, M=%lld N=%lld, f32 output, relative Frobenius error vs the exact "
       "reference, backend %s",
@@ -109,23 +110,19 @@ Status RunAccuracyCommand(const AccuracyFlags& flags) {
                   promoted.error > 0 ? fast.error / promoted.error : 0.0, fast.k_split.slices,
                   promoted.k_split.slices);
       std::fflush(stdout);
-      if (csv) {
-        csv << DTypeName(base.lhs_type) << ',' << DTypeName(base.rhs_type) << ',' << base.m << ','
-            << base.n << ',' << k << ',' << name << ',' << fast.error << ',' << promoted.error
-            << ',' << fast.k_split.slices << ',' << promoted.k_split.slices << '\n';
-      }
+      csv << DTypeName(base.lhs_type) << ',' << DTypeName(base.rhs_type) << ',' << base.m << ','
+          << base.n << ',' << k << ',' << name << ',' << fast.error << ',' << promoted.error << ','
+          << fast.k_split.slices << ',' << promoted.k_split.slices << '\n';
     }
   }
+  if (!flags.csv_path.empty()) FP8_RETURN_IF_ERROR(WriteFileAtomically(flags.csv_path, csv.str()));
   if (!flags.plot_path.empty()) {
-    csv.close();
-    // NOTE: matplotlib draws the plot (scripts/plot_accuracy.py); the arguments are quoted.
-    const std::string command = "python3 '" FP8DOT_SOURCE_DIR "/scripts/plot_accuracy.py' '" +
-                                flags.plot_path + "' '" + flags.dot.backend.backend + "=" +
-                                flags.csv_path + "'";
-    if (std::system(command.c_str()) != 0) {
-      return Internal("plotting failed: %s (is matplotlib installed? pip install matplotlib)",
-                      command.c_str());
-    }
+    // NOTE: matplotlib draws the plot (scripts/plot_accuracy.py). The paths travel as argv
+    // entries, never through a shell, so no file name can run a command.
+    FP8_RETURN_IF_ERROR(
+        RunProgram({"python3", FP8DOT_SOURCE_DIR "/scripts/plot_accuracy.py", flags.plot_path,
+                    flags.dot.backend.backend + "=" + flags.csv_path},
+                   "plotting (is matplotlib installed? pip install matplotlib)"));
   }
   return OkStatus();
 }

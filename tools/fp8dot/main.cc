@@ -1,6 +1,9 @@
 // fp8dot: FP8 matrix products where the PrecisionConfig decides the accumulation.
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <new>
+#include <string>
 
 #include "commands.h"
 
@@ -8,6 +11,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "fp8dot: FP8 matrix products on Hopper GPUs (and the CPU) whose PrecisionConfig decides the "
       "accumulation: DEFAULT -> fast, HIGHEST -> promoted to FP32."};
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, which the checked writer
+  // reports, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   app.require_subcommand(1);
   int exit_code = 0;
   fp8dot::cli::AddDotCommand(app, exit_code);

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "fp8dot/arithmetic.h"
 #include "fp8dot/error_metrics.h"
+#include "fp8dot/file_writer.h"
 #include "fp8dot/hlo/convert_round_trip_remover.h"
 #include "fp8dot/hlo/device_executor.h"
 #include "fp8dot/hlo/fp8_gemm_rewriter.h"
@@ -148,10 +149,11 @@ const char* NumpyIntegerDescr(hlo::PrimitiveType type) {
   }
 }
 
-Status WriteValueNpy(const std::string& path, const Value& value) {
+// The .npy bytes of one output: fp8dot's descr for float types, numpy's for pred and integers.
+StatusOr<std::string> SerializeValueNpy(const std::string& path, const Value& value) {
   if (hlo::ToDType(value.shape.element_type()).has_value()) {
     FP8_ASSIGN_OR_RETURN(HostTensor tensor, hlo::ValueToHostTensor(value, path));
-    return WriteNpy(path, tensor);
+    return SerializeNpy(tensor);
   }
   const char* descr = NumpyIntegerDescr(value.shape.element_type());
   if (descr == nullptr) {
@@ -159,10 +161,8 @@ Status WriteValueNpy(const std::string& path, const Value& value) {
                            value.ShapeString().c_str());
   }
   const std::vector<uint8_t> data = hlo::EncodeValueBytes(value);
-  return WriteNpyBytes(
-      path,
-      SerializeNpyRaw(descr, value.shape.dimensions(),
-                      std::string_view(reinterpret_cast<const char*>(data.data()), data.size())));
+  return SerializeNpyRaw(descr, value.shape.dimensions(),
+                         std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
 }
 
 int64_t CountGemmCustomCalls(const HloModule& module) {
@@ -267,6 +267,8 @@ Status ReportOutputs(const std::vector<Value>& outputs, const RunCommandFlags& f
                              error.message().c_str());
     }
   }
+  // All files or none: a failed write removes the outputs already written.
+  FileSetWriter files;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& output = outputs[i];
     double sum = 0, abs_sum = 0;
@@ -283,10 +285,12 @@ Status ReportOutputs(const std::vector<Value>& outputs, const RunCommandFlags& f
       const std::string path =
           (std::filesystem::path(flags.outputs_dir) / ("out" + std::to_string(i) + ".npy"))
               .string();
-      FP8_RETURN_IF_ERROR(WriteValueNpy(path, output));
+      FP8_ASSIGN_OR_RETURN(std::string bytes, SerializeValueNpy(path, output));
+      FP8_RETURN_IF_ERROR(files.Add(path, bytes));
     }
   }
   if (!flags.outputs_dir.empty()) {
+    FP8_RETURN_IF_ERROR(files.Commit());
     std::printf("outputs:      %zu .npy files in %s\n", outputs.size(), flags.outputs_dir.c_str());
   }
   return OkStatus();

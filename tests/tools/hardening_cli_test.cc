@@ -1,0 +1,93 @@
+// Hostile and extreme input to the CLI (issue #13): failed writes are errors that leave no file,
+// paths are never shell code, wrong answers are not reported as right, every error is one line
+// with exit code 1, and a problem too big for memory is refused before any work.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "fp8dot/npy.h"
+#include "fp8dot/random.h"
+#include "status_matchers.h"
+#include "tools/cli_runner.h"
+
+namespace fp8dot {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::ExpectOneLineError;
+using testing::RunCli;
+using testing::ShellQuote;
+using testing::TempPath;
+
+// A fresh, empty folder for this test.
+std::string FreshFolder(const std::string& name) {
+  const std::string folder = TempPath(name);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+// ---- 1. Checked writes ---------------------------------------------------------------------
+
+TEST(HardeningCliTest, DotOutputToDevFullIsAnError) {
+  CliRun run = RunCli("dot --m 64 --n 64 --k 32 --backend cpu --no-reference --output /dev/full");
+  ExpectOneLineError(run, "'/dev/full' failed: No space left on device");
+  EXPECT_EQ(run.exit_code, 1);
+}
+
+TEST(HardeningCliTest, DotOutputPastTheFileSizeLimitLeavesNoFile) {
+  // A 16 KB output under a 4 KB file-size limit: a truncated write, like a full disk.
+  const std::string folder = FreshFolder("out");
+  const std::string out = folder + "/d.npy";
+  CliRun run = RunCli("dot --m 64 --n 64 --k 32 --backend cpu --no-reference --output " + out,
+                      "ulimit -f 8; exec ");
+  ExpectOneLineError(run, "File too large");
+  EXPECT_TRUE(fs::is_empty(folder)) << "a truncated file or temporary was left behind";
+}
+
+TEST(HardeningCliTest, AccuracyCsvToDevFullIsAnError) {
+  ExpectOneLineError(
+      RunCli("accuracy --k-values 64 --distributions positive --m 4 --n 4 --backend cpu "
+             "--csv /dev/full"),
+      "'/dev/full' failed: No space left on device");
+}
+
+TEST(HardeningCliTest, AccuracyRecordIntoAMissingFolderIsAnError) {
+  ExpectOneLineError(
+      RunCli("accuracy --k-values 64 --distributions positive --m 4 --n 4 --backend cpu "
+             "--record " +
+             TempPath("no/such/folder")),
+      "No such file or directory");
+}
+
+// ---- 2. No shell ----------------------------------------------------------------------------
+
+TEST(HardeningCliTest, AccuracyPlotPathsArePassedLiterally) {
+  const std::string folder = FreshFolder("plot");
+  // Inside the old std::system's single quotes, these names closed the quote and ran mkdir (in
+  // the working directory: a path in `$(...)` would add folders to the file name).
+  const std::string marker = "HardeningCliTest_plot_ran";
+  fs::remove_all(marker);
+  const std::string csv = folder + "/a'$(mkdir " + marker + ")'.csv";
+  const std::string png = folder + "/p'$(mkdir " + marker + ")';mkdir " + marker + ";'.png";
+  CliRun run = RunCli(
+      "accuracy --k-values 64 --distributions positive --m 4 --n 4 --backend cpu --csv " +
+      ShellQuote(csv) + " --plot " + ShellQuote(png));
+  EXPECT_FALSE(fs::exists(marker)) << "a file name ran a shell command";
+  EXPECT_TRUE(fs::exists(csv)) << run.err;
+  if (std::system("python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_TRUE(fs::exists(png)) << run.err;
+  } else {
+    ExpectOneLineError(run, "plotting");
+  }
+}
+
+}  // namespace
+}  // namespace fp8dot

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "fp8dot/tensor.h"
 
@@ -18,7 +19,14 @@ struct ErrorStats {
   // Elements where either is NaN or inf, and they are not the same (both NaN, or equal infs):
   // unwritten outputs, overflows. Counted here, left out of the norms above.
   int64_t nonfinite_mismatches = 0;
+  // NaN or inf elements of each side, matching or not. The norms above cover only the elements
+  // finite in both, so a result whose reference is all inf must not read as "error 0".
+  int64_t nonfinite_reference = 0;
+  int64_t nonfinite_actual = 0;
   int64_t count = 0;  // elements compared
+
+  // "relative Frobenius 1.2e-03, max abs ..., NaN/inf: reference 0, output 0, mismatches 0"
+  std::string ToString() const;
 };
 
 // Element i of `actual` against element i of `reference`; the spans must have the same length.

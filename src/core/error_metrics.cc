@@ -1,6 +1,8 @@
 #include "fp8dot/error_metrics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 namespace fp8dot {
@@ -12,6 +14,8 @@ ErrorStats CompareValues(std::span<const double> actual, std::span<const double>
   for (int64_t i = 0; i < stats.count; ++i) {
     const double a = actual[static_cast<size_t>(i)], r = reference[static_cast<size_t>(i)];
     if (!std::isfinite(a) || !std::isfinite(r)) {
+      stats.nonfinite_reference += !std::isfinite(r);
+      stats.nonfinite_actual += !std::isfinite(a);
       const bool same = (std::isnan(a) && std::isnan(r)) || a == r;
       if (!same) ++stats.nonfinite_mismatches;
       continue;
@@ -26,6 +30,18 @@ ErrorStats CompareValues(std::span<const double> actual, std::span<const double>
       reference_squares > 0 ? std::sqrt(diff_squares / reference_squares) : std::sqrt(diff_squares);
   stats.max_relative = max_reference > 0 ? stats.max_abs / max_reference : stats.max_abs;
   return stats;
+}
+
+std::string ErrorStats::ToString() const {
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "relative Frobenius %.3e, max abs %.3e, max abs / max |reference| %.3e; NaN/inf "
+                "elements: reference %lld, output %lld, mismatches %lld (of %lld)",
+                relative_frobenius, max_abs, max_relative,
+                static_cast<long long>(nonfinite_reference),
+                static_cast<long long>(nonfinite_actual),
+                static_cast<long long>(nonfinite_mismatches), static_cast<long long>(count));
+  return text;
 }
 
 StatusOr<ErrorStats> CompareToReference(const HostTensor& actual, const HostTensor& reference,

@@ -1,5 +1,7 @@
 #include "fp8dot/dot_problem.h"
 
+#include <cmath>
+
 namespace fp8dot {
 namespace {
 
@@ -15,6 +17,12 @@ DotArguments DotProblem::arguments() const {
 }
 
 StatusOr<DotProblem> MakeDotProblem(const DotProblemOptions& options) {
+  if (options.output_scale.has_value() &&
+      !(std::isfinite(*options.output_scale) && *options.output_scale > 0)) {
+    // D is divided by it: 0, inf and NaN give zeros or NaNs, a negative one flips the sign.
+    return InvalidArgument("dot problem: output scale must be finite and > 0, got %g",
+                           *options.output_scale);
+  }
   DotProblem problem;
   DotSpec& spec = problem.spec;
   uint64_t seed = options.seed;

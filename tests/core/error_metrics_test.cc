@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "status_matchers.h"
@@ -27,6 +28,25 @@ TEST(ErrorMetricsTest, NormsAreRelativeToTheReferenceMagnitude) {
   const double norm = std::sqrt(9.0 + 16.0 + 0.001 * 0.001);
   EXPECT_DOUBLE_EQ(e.relative_frobenius, diff / norm);
   EXPECT_EQ(e.nonfinite_mismatches, 0);
+}
+
+TEST(ErrorMetricsTest, CountsTheNonFiniteElementsOfEachSide) {
+  // An all-inf result that matches its all-inf reference has no finite pair, so the norms are 0:
+  // the counts are what keep it from reading as "error 0".
+  const std::vector<double> reference = {kInf, kInf, -kInf, kNaN};
+  const ErrorStats all_inf = CompareValues(reference, reference);
+  EXPECT_EQ(all_inf.relative_frobenius, 0.0);
+  EXPECT_EQ(all_inf.nonfinite_mismatches, 0);
+  EXPECT_EQ(all_inf.nonfinite_reference, 4);
+  EXPECT_EQ(all_inf.nonfinite_actual, 4);
+  EXPECT_NE(all_inf.ToString().find("NaN/inf elements: reference 4, output 4, mismatches 0 (of 4)"),
+            std::string::npos)
+      << all_inf.ToString();
+  const ErrorStats mixed =
+      CompareValues(std::vector<double>{1.0, kNaN, 3.0}, std::vector<double>{kInf, 2.0, 3.0});
+  EXPECT_EQ(mixed.nonfinite_reference, 1);
+  EXPECT_EQ(mixed.nonfinite_actual, 1);
+  EXPECT_EQ(mixed.nonfinite_mismatches, 2);
 }
 
 TEST(ErrorMetricsTest, NonFiniteValuesAgreeOnlyWhenTheSame) {

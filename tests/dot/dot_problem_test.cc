@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <string>
+
 namespace fp8dot {
 namespace {
 
@@ -67,6 +71,21 @@ TEST(DotProblemTest, GivenTensorsAreUsedAndCheckedAgainstTheSpec) {
   arguments.bias = &wrong;
   EXPECT_EQ(CheckArgumentsMatchSpec(problem.spec, arguments).message(),
             "bias was given but the dot does not use one");
+}
+
+TEST(DotProblemTest, RefusesAnOutputScaleThatIsNotFiniteAndPositive) {
+  for (double scale : {0.0, -2.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    DotProblemOptions options;
+    options.m = options.n = 16;
+    options.k = 32;
+    options.output_type = DType::kF8E4M3FN;
+    options.output_scale = scale;
+    StatusOr<DotProblem> problem = MakeDotProblem(options);
+    ASSERT_FALSE(problem.ok()) << scale;
+    EXPECT_NE(problem.status().message().find("output scale must be finite and > 0"),
+              std::string::npos)
+        << problem.status().message();
+  }
 }
 
 }  // namespace

@@ -89,5 +89,38 @@ TEST(HardeningCliTest, AccuracyPlotPathsArePassedLiterally) {
   }
 }
 
+// ---- 3. Wrong answers are not reported as right ------------------------------------------
+
+TEST(HardeningCliTest, OutputScaleMustBeFiniteAndPositive) {
+  for (const char* scale : {"0", "-1", "nan", "inf"}) {
+    ExpectOneLineError(
+        RunCli(std::string("dot --out-type f8e4m3fn --backend cpu --output-scale ") + scale),
+        "--output-scale must be a finite number > 0, got ");
+  }
+  CliRun run =
+      RunCli("dot --m 8 --n 8 --k 32 --out-type f8e4m3fn --backend cpu --output-scale 0.5");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+// Writes a [rows, cols] f32 .npy of ones, with `first` at [0, 0].
+std::string OnesNpy(const std::string& name, int64_t rows, int64_t cols, double first) {
+  const std::string path = TempPath(name);
+  StatusOr<HostTensor> tensor = HostTensor::Create(DType::kF32, {rows, cols});
+  EXPECT_TRUE(tensor.ok());
+  for (int64_t i = 0; i < rows * cols; ++i) tensor->SetPhysical(i, i == 0 ? first : 1.0);
+  EXPECT_TRUE(WriteNpy(path, *tensor).ok());
+  return path;
+}
+
+TEST(HardeningCliTest, AnInfInAnInputIsReportedNotErrorZero) {
+  // Row 0 of D is inf in the reference and the output: equal, so no mismatch, but it must show.
+  const std::string a = OnesNpy("a.npy", 4, 8, INFINITY), b = OnesNpy("b.npy", 8, 4, 1.0);
+  CliRun run = RunCli("dot --lhs " + a + " --rhs " + b + " --backend cpu --cpu-path reference");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("NaN/inf elements: reference 4, output 4, mismatches 0 (of 16)"),
+            std::string::npos)
+      << run.out;
+}
+
 }  // namespace
 }  // namespace fp8dot

@@ -1,5 +1,10 @@
 #include "dot_inputs.h"
 
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <tuple>
+
 #include "fp8dot/npy.h"
 
 namespace fp8dot::cli {
@@ -114,7 +119,14 @@ StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags) {
   FP8_ASSIGN_OR_RETURN(options.distribution, ParseDistribution(flags.distribution));
   options.alpha = flags.alpha;
   options.beta = flags.beta;
-  if (!flags.output_scale.empty()) options.output_scale = flags.output_scale[0];
+  if (!flags.output_scale.empty()) {
+    const double scale = flags.output_scale[0];
+    // D is divided by it: 0, inf and NaN give zeros or NaNs, a negative one flips the sign.
+    if (!std::isfinite(scale) || scale <= 0) {
+      return InvalidArgument("--output-scale must be a finite number > 0, got %g", scale);
+    }
+    options.output_scale = scale;
+  }
   options.compute_amax = flags.amax;
   options.seed = flags.seed;
 

@@ -315,8 +315,11 @@ Status CompareWithOriginal(const std::vector<Value>& outputs, const std::vector<
         "compare out%zu: max abs error / max |original| %.3e, relative Frobenius %.3e, max abs "
         "%.3e",
         i, error.max_relative, error.relative_frobenius, error.max_abs);
-    if (error.nonfinite_mismatches > 0) {
-      std::printf(", %lld NaN/inf mismatches", static_cast<long long>(error.nonfinite_mismatches));
+    if (error.nonfinite_reference > 0 || error.nonfinite_actual > 0) {
+      std::printf(", NaN/inf elements: original %lld, rewritten %lld, mismatches %lld",
+                  static_cast<long long>(error.nonfinite_reference),
+                  static_cast<long long>(error.nonfinite_actual),
+                  static_cast<long long>(error.nonfinite_mismatches));
     }
     std::printf(" (rewritten vs original)\n");
   }

@@ -122,5 +122,57 @@ TEST(HardeningCliTest, AnInfInAnInputIsReportedNotErrorZero) {
       << run.out;
 }
 
+TEST(HardeningCliTest, AccuracyRefusesOperandFiles) {
+  // The rows were labelled with the sweep's M, N, K while computing on the files' shapes.
+  const std::string a = OnesNpy("a.npy", 4, 8, 1.0), b = OnesNpy("b.npy", 8, 4, 1.0);
+  ExpectOneLineError(RunCli("accuracy --backend cpu --lhs " + a + " --rhs " + b),
+                     "--lhs: accuracy sweeps random [M,K] x [K,N] operands");
+}
+
+// ---- 4. One clear line, exit code 1 ---------------------------------------------------------
+
+TEST(HardeningCliTest, OptionErrorsExitOneWithTheCommandName) {
+  for (const char* args : {"dot --no-such-option", "dot --m -5", "dot --m", "accuracy --k-values x",
+                           "probe --length 1", "run"}) {
+    CliRun run = RunCli(args);
+    EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
+    const std::string command = std::string(args).substr(0, std::string(args).find(' '));
+    ExpectOneLineError(run, "fp8dot " + command + ": error: ");
+  }
+  ExpectOneLineError(RunCli("frobnicate"), "fp8dot: error: ");
+}
+
+TEST(HardeningCliTest, ANonIntegerDimensionSaysSo) {
+  ExpectOneLineError(RunCli("dot --m abc"), "--m: 'abc' is not an integer");
+  ExpectOneLineError(RunCli("dot --batch 1.5"), "--batch: '1.5' is not an integer");
+}
+
+TEST(HardeningCliTest, OptionsTheModeIgnoresAreRefused) {
+  const std::string a = OnesNpy("a.npy", 4, 8, 1.0), b = OnesNpy("b.npy", 8, 4, 1.0);
+  for (const char* option : {"--m 4", "--n 4", "--k 8", "--batch 2", "--distribution positive"}) {
+    ExpectOneLineError(RunCli("dot --backend cpu --lhs " + a + " --rhs " + b + " " + option),
+                       std::string(option).substr(0, std::string(option).find(' ')) +
+                           ": shapes random operands only");
+  }
+  ExpectOneLineError(RunCli("dot --backend cpu --explain"),
+                     "--explain prints the CUDA plan: it needs --backend cuda");
+  ExpectOneLineError(RunCli("accuracy --backend cpu --out-type bf16"),
+                     "--out-type: accuracy sweeps random");
+  ExpectOneLineError(RunCli("accuracy --backend cpu --k 64"), "--k: accuracy sweeps random");
+  ExpectOneLineError(RunCli("probe --backend cpu --m 4"), "--m: probe runs its own crafted");
+}
+
+TEST(HardeningCliTest, ProbeRunsEveryBuiltInCaseForEveryFp8Pair) {
+  for (const char* lhs : {"f8e4m3fn", "f8e5m2"}) {
+    for (const char* rhs : {"f8e4m3fn", "f8e5m2"}) {
+      CliRun run = RunCli(std::string("probe --backend cpu --length 256 --lhs-type ") + lhs +
+                          " --rhs-type " + rhs);
+      EXPECT_EQ(run.exit_code, 0) << lhs << " x " << rhs << ": " << run.err;
+      EXPECT_NE(run.out.find("| carry_alignment |"), std::string::npos) << run.out;
+      EXPECT_NE(run.out.find("| subnormal_lhs |"), std::string::npos) << run.out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fp8dot

@@ -57,7 +57,16 @@ StatusOr<Measurement> MeasureError(DotProblemOptions options, const BackendChoic
   return Measurement{error.relative_frobenius, run.run.k_split};
 }
 
-Status RunAccuracyCommand(const AccuracyFlags& flags) {
+Status RunAccuracyCommand(const AccuracyFlags& flags, const CLI::App& command) {
+  // The sweep sets K, the precision, the distribution and the f32 output itself, on random
+  // operands of M x K and K x N.
+  FP8_RETURN_IF_ERROR(RefuseOptions(
+      command,
+      {"--k", "--precision", "--distribution", "--out-type", "--lhs", "--rhs", "--lhs-scale",
+       "--rhs-scale", "--lhs-batch-dims", "--rhs-batch-dims", "--lhs-contracting-dims",
+       "--rhs-contracting-dims", "--output-scale"},
+      "accuracy sweeps random [M,K] x [K,N] operands over --k-values and --distributions, "
+      "with both precisions and an f32 output; this option does not apply (use `fp8dot dot`)"));
   FP8_ASSIGN_OR_RETURN(DotProblemOptions base, ToProblemOptions(flags.dot));
   FP8_ASSIGN_OR_RETURN(BackendChoice choice, ToBackendChoice(flags.dot));
   if (!IsFp8(base.lhs_type) || !IsFp8(base.rhs_type)) {
@@ -148,8 +157,8 @@ void AddAccuracyCommand(CLI::App& app, int& exit_code) {
                       "Also draw error vs K as a PNG (needs --csv, python3 and matplotlib)");
   command->add_option("--record", flags->record_dir,
                       "Write each case's inputs and the backend's outputs as .npy to this folder");
-  command->callback([flags, &exit_code] {
-    Status status = RunAccuracyCommand(*flags);
+  command->callback([flags, command, &exit_code] {
+    Status status = RunAccuracyCommand(*flags, *command);
     if (!status.ok()) {
       std::fprintf(stderr, "fp8dot accuracy: error: %s\n", status.message().c_str());
       exit_code = 1;

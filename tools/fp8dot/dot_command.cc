@@ -36,9 +36,16 @@ const char* AccumulationExplanation(AccumulationMode mode) {
   }
 }
 
-Status RunDotCommand(const DotCommandFlags& flags) {
-  FP8_ASSIGN_OR_RETURN(DotProblemOptions options, ToProblemOptions(flags.dot));
+Status RunDotCommand(const DotCommandFlags& flags, const CLI::App& command) {
+  FP8_RETURN_IF_ERROR(RefuseRandomShapeOptionsWithFiles(command, flags.dot));
   FP8_ASSIGN_OR_RETURN(BackendChoice choice, ToBackendChoice(flags.dot));
+  if (flags.explain && ResolveBackend(choice.backend) != Backend::kCuda) {
+    return InvalidArgument(
+        "--explain prints the CUDA plan: it needs --backend cuda (or auto on a GPU), but the "
+        "backend is %s",
+        BackendName(ResolveBackend(choice.backend)));
+  }
+  FP8_ASSIGN_OR_RETURN(DotProblemOptions options, ToProblemOptions(flags.dot));
   FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
   const DotSpec& spec = problem.spec;
   if (flags.require_fp8 && !(IsFp8(spec.lhs.dtype) && IsFp8(spec.rhs.dtype))) {
@@ -104,8 +111,8 @@ void AddDotCommand(CLI::App& app, int& exit_code) {
   command->add_flag("--explain", flags->explain,
                     "With the cuda backend: print the plan (layouts, padding, scale modes, "
                     "FAST_ACCUM read back from the descriptor, algorithm)");
-  command->callback([flags, &exit_code] {
-    Status status = RunDotCommand(*flags);
+  command->callback([flags, command, &exit_code] {
+    Status status = RunDotCommand(*flags, *command);
     if (!status.ok()) {
       std::fprintf(stderr, "fp8dot dot: error: %s\n", status.message().c_str());
       exit_code = 1;

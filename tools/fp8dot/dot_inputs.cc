@@ -9,12 +9,29 @@
 
 namespace fp8dot::cli {
 
+const CLI::Validator& IntegerValidator() {
+  // Runs ahead of CLI::Range, which calls text that is no number "not in range".
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        int64_t value = 0;
+        return CLI::detail::lexical_cast(text, value) ? std::string()
+                                                      : "'" + text + "' is not an integer";
+      },
+      "INTEGER", "integer");
+  return validator;
+}
+
 void AddDotFlags(CLI::App& command, DotFlags& flags) {
   const CLI::Range kDimRange(int64_t{1}, int64_t{1} << 40);
-  command.add_option("--m", flags.m, "Rows of A and D (random inputs)")->check(kDimRange);
-  command.add_option("--n", flags.n, "Columns of B and D (random inputs)")->check(kDimRange);
-  command.add_option("--k", flags.k, "Contracted dim (random inputs)")->check(kDimRange);
+  for (auto [name, value, help] : {
+           std::tuple{"--m", &flags.m, "Rows of A and D (random inputs)"},
+           std::tuple{"--n", &flags.n, "Columns of B and D (random inputs)"},
+           std::tuple{"--k", &flags.k, "Contracted dim (random inputs)"},
+       }) {
+    command.add_option(name, *value, help)->check(IntegerValidator())->check(kDimRange);
+  }
   command.add_option("--batch", flags.batch, "Leading batch dim on both operands (0: none)")
+      ->check(IntegerValidator())
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   command.add_option("--lhs-type", flags.lhs_type,
                      "Element type of A: f8e4m3fn (default), f8e5m2, bf16, f16, f32, f64");
@@ -163,6 +180,21 @@ StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags) {
   FP8_RETURN_IF_ERROR(
       load_scale(flags.rhs_scale_path, options.rhs_scale_mode, "rhs", options.rhs_scale));
   return options;
+}
+
+Status RefuseOptions(const CLI::App& command, std::initializer_list<const char*> names,
+                     const char* why) {
+  for (const char* name : names) {
+    if (command.count(name) > 0) return InvalidArgument("%s: %s", name, why);
+  }
+  return OkStatus();
+}
+
+Status RefuseRandomShapeOptionsWithFiles(const CLI::App& command, const DotFlags& flags) {
+  if (flags.lhs_path.empty() && flags.rhs_path.empty()) return OkStatus();
+  return RefuseOptions(command, {"--m", "--n", "--k", "--batch", "--distribution"},
+                       "shapes random operands only; with --lhs/--rhs files the files' shapes "
+                       "and values are used");
 }
 
 StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags) {

@@ -2,6 +2,7 @@
 // and their conversion into DotProblemOptions with clear errors.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,12 @@ void AddDotFlags(CLI::App& command, DotFlags& flags);
 StatusOr<PrecisionConfig> ParsePrecisionConfig(const std::string& precision,
                                                const std::string& algorithm);
 StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags);
+// Fails when any option in `names` was given on `command`'s line: a mode that would ignore an
+// option refuses it instead. The error names the first such option and `why`.
+Status RefuseOptions(const CLI::App& command, std::initializer_list<const char*> names,
+                     const char* why);
+// The options that only shape random operands, refused together with --lhs/--rhs files.
+Status RefuseRandomShapeOptionsWithFiles(const CLI::App& command, const DotFlags& flags);
 StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags);
 
 }  // namespace fp8dot::cli

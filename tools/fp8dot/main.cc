@@ -7,6 +7,20 @@
 
 #include "commands.h"
 
+namespace {
+
+// "fp8dot dot" when the first argument names a subcommand, else "fp8dot".
+std::string CommandName(CLI::App& app, int argc, char** argv) {
+  if (argc <= 1) return "fp8dot";
+  try {
+    return "fp8dot " + app.get_subcommand(argv[1])->get_name();
+  } catch (const CLI::OptionNotFound&) {
+    return "fp8dot";
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "fp8dot: FP8 matrix products on Hopper GPUs (and the CPU) whose PrecisionConfig decides the "
@@ -29,12 +43,15 @@ int main(int argc, char** argv) {
     return app.exit(help);
   } catch (const std::bad_alloc&) {
     // Tensors check their size up front; this catches the working buffers of a huge problem.
-    std::fprintf(stderr, "fp8dot: error: out of host memory\n");
+    std::fprintf(stderr, "%s: error: out of host memory\n", CommandName(app, argc, argv).c_str());
     return 1;
   } catch (const CLI::ParseError& error) {
-    // One line, like every other fp8dot error.
-    std::fprintf(stderr, "fp8dot: error: %s (see --help)\n", error.what());
-    return error.get_exit_code() != 0 ? error.get_exit_code() : 2;
+    // One line and exit code 1, like every other fp8dot error.
+    std::string message = error.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", CommandName(app, argc, argv).c_str(),
+                 message.c_str());
+    return 1;
   }
   return exit_code;
 }

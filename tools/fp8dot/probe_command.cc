@@ -12,10 +12,12 @@
 //   cancel        a = [256, -256, 2^-9 x (K-2)]: the accumulator empties and must renormalise.
 //   carry_alignment     a = [30, 2^-5 ...], b = [28, 1 ...]: 30 x 28 = 840 has exponent 9, but
 //                 its operands' exponents sum to 8. Aligned at 8 the first group keeps its 2^-5
-//                 products (quantum 2^-5); aligned at 9 it drops them (quantum 2^-4).
+//                 products (quantum 2^-5); aligned at 9 it drops them (quantum 2^-4). An e5m2
+//                 a has no 30 and starts with 28 (28 x 28 = 784, the same exponents).
 //   subnormal_lhs a = [2^-9, 2^-6 ...], b = [256, 2^-6 ...]: the e4m3 subnormal 2^-9 times 256
 //                 is 0.5 (exponent -1) but aligns at -6 + 8 = 2 if subnormals count as the
-//                 smallest normal exponent; the first group's 2^-12 products show which.
+//                 smallest normal exponent; the first group's 2^-12 products show which. For an
+//                 e5m2 a: a = [2^-16, 2^-14 ...] (aligns at -14 + 8 = -6, is 2^-8; 2^-20 terms).
 //   subnormal_rhs (e5m2 b only) a = [256, 2^-6 ...], b = [2^-16, 2^-14 ...]: the same for an e5m2
 //                 subnormal (2^-16 aligns at -14); the 2^-20 products show it.
 #include <cmath>
@@ -41,7 +43,7 @@ struct CraftedCase {
   std::vector<double> a, b;
 };
 
-std::vector<CraftedCase> CraftedCases(int64_t k, DType rhs_type) {
+std::vector<CraftedCase> CraftedCases(int64_t k, DType lhs_type, DType rhs_type) {
   std::vector<CraftedCase> cases;
   auto row = [k](double first, double rest) {
     std::vector<double> a(static_cast<size_t>(k), rest);
@@ -61,9 +63,16 @@ std::vector<CraftedCase> CraftedCases(int64_t k, DType rhs_type) {
   std::vector<double> cancel = row(256, std::ldexp(1.0, -9));
   if (k > 1) cancel[1] = -256;
   cases.push_back({"cancel", cancel, ones});
-  cases.push_back({"carry_alignment", row(30, std::ldexp(1.0, -5)), row(28, 1.0)});
-  cases.push_back({"subnormal_lhs", row(std::ldexp(1.0, -9), std::ldexp(1.0, -6)),
-                   row(256, std::ldexp(1.0, -6))});
+  // e5m2 has no 30 (two mantissa bits): 28 x 28 = 784 has the same exponents (9 vs 4 + 4).
+  const double carry = lhs_type == DType::kF8E5M2 ? 28 : 30;
+  cases.push_back({"carry_alignment", row(carry, std::ldexp(1.0, -5)), row(28, 1.0)});
+  if (lhs_type == DType::kF8E5M2) {
+    cases.push_back({"subnormal_lhs", row(std::ldexp(1.0, -16), std::ldexp(1.0, -14)),
+                     row(256, std::ldexp(1.0, -6))});
+  } else {
+    cases.push_back({"subnormal_lhs", row(std::ldexp(1.0, -9), std::ldexp(1.0, -6)),
+                     row(256, std::ldexp(1.0, -6))});
+  }
   if (rhs_type == DType::kF8E5M2) {
     cases.push_back({"subnormal_rhs", row(256, std::ldexp(1.0, -6)),
                      row(std::ldexp(1.0, -16), std::ldexp(1.0, -14))});
@@ -92,16 +101,44 @@ StatusOr<DotProblem> CaseProblem(const CraftedCase& crafted, DType lhs_type, DTy
   FP8_ASSIGN_OR_RETURN(options.lhs, ExactTensor(crafted.name, "lhs", lhs_type, {1, k}, crafted.a));
   FP8_ASSIGN_OR_RETURN(options.rhs, ExactTensor(crafted.name, "rhs", rhs_type, {k, 1}, crafted.b));
   options.precision_config.operand_precision = {precision, precision};
-  return MakeDotProblem(options);
+  return MakeDotProblem(std::move(options));
 }
 
-Status RunProbeCommand(const ProbeFlags& flags) {
+Status RunProbeCommand(const ProbeFlags& flags, const CLI::App& command) {
+  FP8_RETURN_IF_ERROR(RefuseOptions(
+      command,
+      {"--m",
+       "--n",
+       "--k",
+       "--batch",
+       "--out-type",
+       "--precision",
+       "--algorithm",
+       "--lhs-scale-mode",
+       "--rhs-scale-mode",
+       "--lhs",
+       "--rhs",
+       "--lhs-scale",
+       "--rhs-scale",
+       "--lhs-batch-dims",
+       "--rhs-batch-dims",
+       "--lhs-contracting-dims",
+       "--rhs-contracting-dims",
+       "--epilogue",
+       "--alpha",
+       "--beta",
+       "--output-scale",
+       "--amax",
+       "--distribution",
+       "--seed"},
+      "probe runs its own crafted [1,K] x [K,1] cases (--length K) in both precisions; it takes "
+      "only the types, the backend and the accumulator model"));
   FP8_ASSIGN_OR_RETURN(BackendChoice choice, ToBackendChoice(flags.dot));
   FP8_ASSIGN_OR_RETURN(DotProblemOptions types, ToProblemOptions(flags.dot));
   if (!IsFp8(types.lhs_type) || !IsFp8(types.rhs_type)) {
     return InvalidArgument("probe crafts FP8 dot products: --lhs-type/--rhs-type must be FP8");
   }
-  const std::vector<CraftedCase> cases = CraftedCases(flags.k, types.rhs_type);
+  const std::vector<CraftedCase> cases = CraftedCases(flags.k, types.lhs_type, types.rhs_type);
   std::printf(
       "probe: crafted %s x %s dot products, K=%lld, backend %s vs the emulation (%d fraction "
       "bits, %s, groups of %d, promotion every %d)\n\n",
@@ -159,8 +196,8 @@ void AddProbeCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
   command->add_option("--record", flags->record_dir,
                       "Write each case's inputs and the backend's outputs as .npy to this folder");
-  command->callback([flags, &exit_code] {
-    Status status = RunProbeCommand(*flags);
+  command->callback([flags, command, &exit_code] {
+    Status status = RunProbeCommand(*flags, *command);
     if (!status.ok()) {
       std::fprintf(stderr, "fp8dot probe: error: %s\n", status.message().c_str());
       exit_code = 1;

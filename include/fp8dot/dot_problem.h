@@ -47,10 +47,19 @@ struct DotProblemOptions {
   // Default: A[M,K] x B[K,N], with a leading batch dim on both when batch > 0 (or when given
   // rank-3 operands).
   std::optional<DotDimensionNumbers> dimension_numbers;
+  // The most bytes the whole problem may take: operands, scales, C, bias, the output and the f64
+  // reference, counted before anything is allocated. Unset: DefaultMemoryLimitBytes().
+  std::optional<int64_t> memory_limit_bytes;
 };
 
+// Half the machine's physical memory (sysconf), or INT64_MAX when it cannot be read.
+int64_t DefaultMemoryLimitBytes();
+
 // Random operands are drawn from `distribution`, scales uniform in [0.25, 4), C and bias
-// symmetric. Fails with the validation error when the options describe an invalid dot.
-StatusOr<DotProblem> MakeDotProblem(const DotProblemOptions& options);
+// symmetric; given tensors are moved into the problem (pass std::move(options) to avoid copies).
+// Fails with the validation error when the options describe an invalid dot, with
+// RESOURCE_EXHAUSTED (bytes needed and the limit) before any allocation when the problem needs
+// more than memory_limit_bytes, and when output_scale is not finite and > 0.
+StatusOr<DotProblem> MakeDotProblem(DotProblemOptions options);
 
 }  // namespace fp8dot

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "fp8dot/file_writer.h"
 
@@ -247,60 +246,126 @@ Status WriteNpy(const std::string& path, const HostTensor& tensor) {
   return WriteNpyBytes(path, SerializeNpy(tensor));
 }
 
-StatusOr<HostTensor> ParseNpy(std::string_view bytes, std::optional<DType> type_hint,
-                              const std::string& source) {
-  if (bytes.size() < kMagicSize + 4 ||
-      bytes.substr(0, kMagicSize) != std::string_view(kMagic, kMagicSize)) {
+namespace {
+
+// What a .npy header says: the element type, the shape and layout, and where the data starts.
+struct NpyHeader {
+  DType type = DType::kF32;
+  Dims shape;
+  std::vector<int64_t> layout;
+  size_t data_start = 0;
+  int64_t data_bytes = 0;  // what the shape and type need
+};
+
+// The header's length field: `prefix` holds at least the first 12 bytes of the file (or all of
+// it when shorter). Returns where the header text starts and how long it is.
+Status ParsePreamble(std::string_view prefix, const std::string& source, size_t* header_start,
+                     size_t* header_length) {
+  if (prefix.size() < kMagicSize + 4 ||
+      prefix.substr(0, kMagicSize) != std::string_view(kMagic, kMagicSize)) {
     return InvalidArgument("%s: not a .npy file (missing the \\x93NUMPY magic)", source.c_str());
   }
-  const auto major = static_cast<unsigned char>(bytes[6]);
-  size_t header_length = 0, header_start = 0;
+  const auto major = static_cast<unsigned char>(prefix[6]);
+  *header_length = 0;
   if (major == 1) {
-    header_length = static_cast<unsigned char>(bytes[8]) |
-                    (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
-    header_start = 10;
+    *header_length = static_cast<unsigned char>(prefix[8]) |
+                     (static_cast<size_t>(static_cast<unsigned char>(prefix[9])) << 8);
+    *header_start = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) return InvalidArgument("%s: truncated header", source.c_str());
+    if (prefix.size() < 12) return InvalidArgument("%s: truncated header", source.c_str());
     for (int i = 0; i < 4; ++i) {
-      header_length |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+      *header_length |= static_cast<size_t>(static_cast<unsigned char>(prefix[8 + i])) << (8 * i);
     }
-    header_start = 12;
+    *header_start = 12;
   } else {
     return InvalidArgument("%s: unsupported .npy version %u (expected 1, 2 or 3)", source.c_str(),
                            major);
   }
+  return OkStatus();
+}
+
+// Parses the header text and checks that the file's `file_size` bytes hold exactly the data the
+// shape and type need, before any of it is read or allocated.
+StatusOr<NpyHeader> ParseHeader(std::string_view text, size_t header_start, size_t file_size,
+                                std::optional<DType> type_hint, const std::string& source) {
+  NpyHeader header;
+  std::string descr;
+  bool fortran_order = false;
+  HeaderParser parser(text);
+  Status parsed = parser.Parse(&descr, &fortran_order, &header.shape);
+  if (!parsed.ok()) return InvalidArgument("%s: %s", source.c_str(), parsed.message().c_str());
+  FP8_ASSIGN_OR_RETURN(header.type, TypeFromDescr(descr, type_hint, source));
+  header.layout = RowMajorLayout(static_cast<int64_t>(header.shape.size()));
+  if (fortran_order) std::reverse(header.layout.begin(), header.layout.end());
+  header.data_start = header_start + text.size();
+  const size_t data_size = file_size - header.data_start;
+  bool overflow = false;
+  header.data_bytes = DTypeSizeInBytes(header.type);
+  for (int64_t d : header.shape) {
+    overflow = overflow || __builtin_mul_overflow(header.data_bytes, d, &header.data_bytes);
+  }
+  if (overflow || static_cast<uint64_t>(header.data_bytes) != data_size) {
+    return InvalidArgument(
+        "%s: shape %s of %s needs %s data bytes, the file has %zu", source.c_str(),
+        DimsToString(header.shape).c_str(), DTypeName(header.type),
+        overflow ? "more than 2^63" : std::to_string(header.data_bytes).c_str(), data_size);
+  }
+  return header;
+}
+
+}  // namespace
+
+StatusOr<HostTensor> ParseNpy(std::string_view bytes, std::optional<DType> type_hint,
+                              const std::string& source) {
+  size_t header_start = 0, header_length = 0;
+  FP8_RETURN_IF_ERROR(ParsePreamble(bytes, source, &header_start, &header_length));
   if (header_length > bytes.size() - header_start) {
     return InvalidArgument("%s: header length %zu runs past the end of the file (%zu bytes)",
                            source.c_str(), header_length, bytes.size());
   }
-  std::string descr;
-  bool fortran_order = false;
-  Dims shape;
-  HeaderParser parser(bytes.substr(header_start, header_length));
-  Status parsed = parser.Parse(&descr, &fortran_order, &shape);
-  if (!parsed.ok()) return InvalidArgument("%s: %s", source.c_str(), parsed.message().c_str());
-  FP8_ASSIGN_OR_RETURN(DType type, TypeFromDescr(descr, type_hint, source));
-
-  std::vector<int64_t> layout = RowMajorLayout(static_cast<int64_t>(shape.size()));
-  if (fortran_order) std::reverse(layout.begin(), layout.end());
-  FP8_ASSIGN_OR_RETURN(HostTensor tensor, HostTensor::Create(type, shape, layout));
-  const size_t data_start = header_start + header_length;
-  const size_t data_size = bytes.size() - data_start;
-  if (data_size != static_cast<size_t>(tensor.size_in_bytes())) {
-    return InvalidArgument("%s: shape %s of %s needs %lld data bytes, the file has %zu",
-                           source.c_str(), DimsToString(shape).c_str(), DTypeName(type),
-                           static_cast<long long>(tensor.size_in_bytes()), data_size);
-  }
-  std::memcpy(tensor.data(), bytes.data() + data_start, data_size);
+  FP8_ASSIGN_OR_RETURN(NpyHeader header,
+                       ParseHeader(bytes.substr(header_start, header_length), header_start,
+                                   bytes.size(), type_hint, source));
+  FP8_ASSIGN_OR_RETURN(HostTensor tensor,
+                       HostTensor::Create(header.type, header.shape, header.layout));
+  std::memcpy(tensor.data(), bytes.data() + header.data_start,
+              static_cast<size_t>(header.data_bytes));
   return tensor;
 }
 
+// Reads the header first, checks the shape against the file size, then reads the data straight
+// into the tensor: the peak is the tensor itself, whatever the header claims.
 StatusOr<HostTensor> ReadNpy(const std::string& path, std::optional<DType> type_hint) {
-  std::ifstream file(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return NotFound("cannot open '%s'", path.c_str());
-  std::stringstream contents;
-  contents << file.rdbuf();
-  return ParseNpy(contents.str(), type_hint, path);
+  const std::streamoff end = file.tellg();
+  if (end < 0) return Internal("cannot read the size of '%s'", path.c_str());
+  const auto file_size = static_cast<size_t>(end);
+  file.seekg(0);
+  std::string prefix(std::min<size_t>(file_size, 12), '\0');
+  if (!file.read(prefix.data(), static_cast<std::streamsize>(prefix.size()))) {
+    return Internal("reading '%s' failed", path.c_str());
+  }
+  size_t header_start = 0, header_length = 0;
+  FP8_RETURN_IF_ERROR(ParsePreamble(prefix, path, &header_start, &header_length));
+  if (header_length > file_size - header_start) {
+    return InvalidArgument("%s: header length %zu runs past the end of the file (%zu bytes)",
+                           path.c_str(), header_length, file_size);
+  }
+  std::string text(header_length, '\0');
+  file.seekg(static_cast<std::streamoff>(header_start));
+  if (!file.read(text.data(), static_cast<std::streamsize>(header_length))) {
+    return Internal("reading the header of '%s' failed", path.c_str());
+  }
+  FP8_ASSIGN_OR_RETURN(NpyHeader header,
+                       ParseHeader(text, header_start, file_size, type_hint, path));
+  FP8_ASSIGN_OR_RETURN(HostTensor tensor,
+                       HostTensor::Create(header.type, header.shape, header.layout));
+  if (!file.read(static_cast<char*>(tensor.data()),
+                 static_cast<std::streamsize>(header.data_bytes))) {
+    return Internal("reading the data of '%s' failed", path.c_str());
+  }
+  return tensor;
 }
 
 }  // namespace fp8dot

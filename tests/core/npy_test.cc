@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -128,6 +132,55 @@ TEST(NpyTest, FuzzedFilesNeverCrash) {
     parsed += ParseNpy(bytes).ok();
   }
   EXPECT_LT(parsed, 20000);  // most mutations must be rejected, not silently accepted
+}
+
+// A header's shape is checked against the file size before anything is allocated or read.
+TEST(NpyTest, ReadNpyChecksTheShapeAgainstTheFileSizeFirst) {
+  const std::string path = ::testing::TempDir() + "/npy_huge_claim.npy";
+  {
+    // 10^11 f64 elements (800 GB, under HostTensor's 1 TiB cap) claimed by a 128-byte file.
+    std::ofstream file(path, std::ios::binary);
+    file << SerializeNpyRaw("'<f8'", {100000000000}, "");
+  }
+  StatusOr<HostTensor> read = ReadNpy(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("shape [100000000000] of f64 needs 800000000000 data "
+                                         "bytes, the file has 0"),
+            std::string::npos)
+      << read.status().message();
+  // Past int64: said so, no wrap-around.
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << SerializeNpyRaw("'<f8'", {1000000000000000, 1000000000000000}, "");
+  }
+  read = ReadNpy(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("needs more than 2^63 data bytes"), std::string::npos)
+      << read.status().message();
+}
+
+long MaxRssKb() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// Reading a .npy peaks at about the tensor's own size (it used to hold three copies).
+TEST(NpyTest, ReadNpyReadsStraightIntoTheTensor) {
+  const std::string path = ::testing::TempDir() + "/npy_peak.npy";
+  constexpr int64_t kElements = int64_t{32} << 20;  // 128 MiB of f32
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << SerializeNpyRaw("'<f4'", {kElements}, "");
+    const std::string chunk(1 << 20, '\0');
+    for (int64_t written = 0; written < kElements * 4; written += chunk.size()) file << chunk;
+  }
+  const long before_kb = MaxRssKb();
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor tensor, ReadNpy(path));
+  EXPECT_EQ(tensor.element_count(), kElements);
+  const long grown_mib = (MaxRssKb() - before_kb) / 1024;
+  EXPECT_LE(grown_mib, 128 + 64) << "peak memory grew by " << grown_mib << " MiB for 128 MiB";
+  std::remove(path.c_str());
 }
 
 }  // namespace

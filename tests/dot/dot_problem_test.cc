@@ -2,6 +2,7 @@
 #include "status_matchers.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <limits>
@@ -86,6 +87,47 @@ TEST(DotProblemTest, RefusesAnOutputScaleThatIsNotFiniteAndPositive) {
               std::string::npos)
         << problem.status().message();
   }
+}
+
+// M = N = K = 100,000 used to spend minutes filling inputs before failing: the whole problem is
+// measured against the limit first.
+TEST(DotProblemTest, RefusesAProblemPastTheMemoryLimitBeforeAllocating) {
+  DotProblemOptions huge;
+  huge.m = huge.n = huge.k = 100000;
+  StatusOr<DotProblem> problem = MakeDotProblem(huge);
+  ASSERT_FALSE(problem.ok());
+  EXPECT_EQ(problem.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(problem.status().message().find(
+                "needs 140000000000 bytes (operands 20000000000, scales 0, C 0, bias 0, output "
+                "40000000000, f64 reference 80000000000), more than the memory limit of"),
+            std::string::npos)
+      << problem.status().message();
+
+  // Every tensor counts: [4,8] x [8,4] f8 with per-row/column scales, C and bias in f32.
+  DotProblemOptions small;
+  small.m = small.n = 4;
+  small.k = 8;
+  small.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  small.lhs_scale_mode = ScaleMode::kOuterVector;
+  small.rhs_scale_mode = ScaleMode::kOuterVector;
+  small.beta = 1.0;
+  small.epilogue = Epilogue::kBias;
+  // operands 64, scales 32, C 64, bias 16, output 64, reference 128.
+  small.memory_limit_bytes = 368;
+  FP8_EXPECT_OK(MakeDotProblem(small).status());
+  small.memory_limit_bytes = 367;
+  problem = MakeDotProblem(small);
+  ASSERT_FALSE(problem.ok());
+  EXPECT_NE(problem.status().message().find("needs 368 bytes (operands 64, scales 32, C 64, bias "
+                                            "16, output 64, f64 reference 128), more than the "
+                                            "memory limit of 367 bytes"),
+            std::string::npos)
+      << problem.status().message();
+}
+
+TEST(DotProblemTest, DefaultMemoryLimitIsHalfThePhysicalMemory) {
+  const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  EXPECT_NEAR(static_cast<double>(DefaultMemoryLimitBytes()), physical / 2.0, 4096.0);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST(CliTest, BadInputsExitWithOneLineReasons) {
                      "cannot open '/nonexistent.npy'");
   // A problem larger than the machine is an error, not an abort.
   ExpectOneLineError(RunCli("dot --m 1000000 --n 1000 --k 1000000 --backend cpu"),
-                     "more than this machine's memory");
+                     "more than the memory limit of");
   // CLI11's own validation also answers in one line.
   ExpectOneLineError(RunCli("dot --m -5"), "--m");
 }

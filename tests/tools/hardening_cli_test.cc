@@ -76,9 +76,9 @@ TEST(HardeningCliTest, AccuracyPlotPathsArePassedLiterally) {
   fs::remove_all(marker);
   const std::string csv = folder + "/a'$(mkdir " + marker + ")'.csv";
   const std::string png = folder + "/p'$(mkdir " + marker + ")';mkdir " + marker + ";'.png";
-  CliRun run = RunCli(
-      "accuracy --k-values 64 --distributions positive --m 4 --n 4 --backend cpu --csv " +
-      ShellQuote(csv) + " --plot " + ShellQuote(png));
+  CliRun run =
+      RunCli("accuracy --k-values 64 --distributions positive --m 4 --n 4 --backend cpu --csv " +
+             ShellQuote(csv) + " --plot " + ShellQuote(png));
   EXPECT_FALSE(fs::exists(marker)) << "a file name ran a shell command";
   EXPECT_TRUE(fs::exists(csv)) << run.err;
   if (std::system("python3 -c 'import matplotlib' 2>/dev/null") == 0) {
@@ -172,6 +172,24 @@ TEST(HardeningCliTest, ProbeRunsEveryBuiltInCaseForEveryFp8Pair) {
       EXPECT_NE(run.out.find("| subnormal_lhs |"), std::string::npos) << run.out;
     }
   }
+}
+
+// ---- 5. Memory ---------------------------------------------------------------------------------
+
+TEST(HardeningCliTest, AProblemPastTheMemoryLimitFailsBeforeFillingInputs) {
+  // This spent minutes filling 20 GB of inputs before failing; the budget check comes first.
+  const auto start = std::chrono::steady_clock::now();
+  CliRun run = RunCli("dot --m 100000 --n 100000 --k 100000 --backend cpu --max-memory 64G");
+  ExpectOneLineError(run,
+                     "needs 140000000000 bytes (operands 20000000000, scales 0, C 0, bias 0, "
+                     "output 40000000000, f64 reference 80000000000), more than the memory limit "
+                     "of 68719476736 bytes (set it with --max-memory)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  ExpectOneLineError(RunCli("dot --m 64 --n 64 --k 64 --backend cpu --max-memory 1K"),
+                     "more than the memory limit of 1024 bytes");
+  EXPECT_EQ(RunCli("dot --m 8 --n 8 --k 32 --backend cpu --max-memory 1M").exit_code, 0);
+  ExpectOneLineError(RunCli("dot --max-memory 12Q"),
+                     "--max-memory takes a byte count such as 4096, 512M, 8G or 1T, got '12Q'");
 }
 
 }  // namespace

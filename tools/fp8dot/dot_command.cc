@@ -46,7 +46,11 @@ Status RunDotCommand(const DotCommandFlags& flags, const CLI::App& command) {
         BackendName(ResolveBackend(choice.backend)));
   }
   FP8_ASSIGN_OR_RETURN(DotProblemOptions options, ToProblemOptions(flags.dot));
-  FP8_ASSIGN_OR_RETURN(DotProblem problem, MakeDotProblem(options));
+  StatusOr<DotProblem> made = MakeDotProblem(std::move(options));
+  if (made.status().code() == StatusCode::kResourceExhausted) {
+    return ResourceExhausted("%s (set it with --max-memory)", made.status().message().c_str());
+  }
+  FP8_ASSIGN_OR_RETURN(DotProblem problem, std::move(made));
   const DotSpec& spec = problem.spec;
   if (flags.require_fp8 && !(IsFp8(spec.lhs.dtype) && IsFp8(spec.rhs.dtype))) {
     return InvalidArgument("--require-fp8: %s x %s is not an FP8 dot", DTypeName(spec.lhs.dtype),

@@ -85,6 +85,10 @@ void AddDotFlags(CLI::App& command, DotFlags& flags) {
   command.add_option("--accumulator-alignment", flags.accumulator_alignment,
                      "Emulation: align products by their operands' exponent sum (operands, the "
                      "H200) or by their own exponent (product)");
+  command.add_option("--max-memory", flags.max_memory,
+                     "Most host memory one dot problem may take (operands, scales, C, bias, "
+                     "output, reference), checked before anything is allocated: bytes or "
+                     "512M, 8G, 1T (default: half the physical memory)");
   command.add_option("--split-k", flags.split_k,
                      "Emulation: split-K slices of 128-element K-tiles, each accumulated on its "
                      "own: S, or K=S,K=S,... per K (what --backend cuda --explain prints)");
@@ -145,6 +149,10 @@ StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags) {
     options.output_scale = scale;
   }
   options.compute_amax = flags.amax;
+  if (!flags.max_memory.empty()) {
+    FP8_ASSIGN_OR_RETURN(options.memory_limit_bytes,
+                         ParseByteSize(flags.max_memory, "--max-memory"));
+  }
   options.seed = flags.seed;
 
   if (flags.lhs_path.empty() != flags.rhs_path.empty()) {
@@ -180,6 +188,27 @@ StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags) {
   FP8_RETURN_IF_ERROR(
       load_scale(flags.rhs_scale_path, options.rhs_scale_mode, "rhs", options.rhs_scale));
   return options;
+}
+
+StatusOr<int64_t> ParseByteSize(const std::string& text, const char* option) {
+  size_t end = 0;
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  int shift = -1;
+  const std::string unit = text.substr(end);
+  if (unit.empty()) shift = 0;
+  if (unit == "K" || unit == "k") shift = 10;
+  if (unit == "M" || unit == "m") shift = 20;
+  if (unit == "G" || unit == "g") shift = 30;
+  if (unit == "T" || unit == "t") shift = 40;
+  if (end == 0 || end > 15 || shift < 0) {
+    return InvalidArgument("%s takes a byte count such as 4096, 512M, 8G or 1T, got '%s'", option,
+                           text.c_str());
+  }
+  const int64_t count = std::stoll(text.substr(0, end));
+  if (count <= 0 || count > (INT64_MAX >> shift)) {
+    return InvalidArgument("%s must be > 0 and < 2^63 bytes, got '%s'", option, text.c_str());
+  }
+  return count << shift;
 }
 
 Status RefuseOptions(const CLI::App& command, std::initializer_list<const char*> names,

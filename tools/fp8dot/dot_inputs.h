@@ -36,6 +36,7 @@ struct DotFlags {
   int promotion_interval = Fp8AccumulatorModel().promotion_interval;
   std::string accumulator_alignment = "operands";
   std::string split_k = "1";
+  std::string max_memory;  // empty: DefaultMemoryLimitBytes()
 };
 
 // Registers the options on `command`.
@@ -44,6 +45,8 @@ void AddDotFlags(CLI::App& command, DotFlags& flags);
 StatusOr<PrecisionConfig> ParsePrecisionConfig(const std::string& precision,
                                                const std::string& algorithm);
 StatusOr<DotProblemOptions> ToProblemOptions(const DotFlags& flags);
+// "4096", "512M", "8G", "1T" (binary units) -> bytes; the error names `option`.
+StatusOr<int64_t> ParseByteSize(const std::string& text, const char* option);
 // Fails when any option in `names` was given on `command`'s line: a mode that would ignore an
 // option refuses it instead. The error names the first such option and `why`.
 Status RefuseOptions(const CLI::App& command, std::initializer_list<const char*> names,

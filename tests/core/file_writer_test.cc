@@ -76,6 +76,17 @@ TEST(FileWriterTest, ReadOnlyFolderIsAnErrorAndKeepsTheOldFile) {
   EXPECT_EQ(FilesIn(folder), 1);
 }
 
+// Root writes into chmod'ed folders; no one, root included, creates files in sysfs's top folder.
+TEST(FileWriterTest, AFolderNoOneCanWriteIsAnError) {
+  if (!fs::is_directory("/sys/kernel")) GTEST_SKIP() << "no sysfs here";
+  Status status = WriteFileAtomically("/sys/fp8dot_file_writer_test.npy", "x");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("creating '/sys/fp8dot_file_writer_test.npy' failed: "),
+            std::string::npos)
+      << status.message();
+  EXPECT_FALSE(fs::exists("/sys/fp8dot_file_writer_test.npy"));
+}
+
 TEST(FileSetWriterTest, WritesAllOnCommit) {
   const std::string folder = FreshFolder();
   FileSetWriter files;

@@ -75,7 +75,7 @@ TEST(HardeningCliTest, AccuracyPlotPathsArePassedLiterally) {
   const std::string marker = "HardeningCliTest_plot_ran";
   fs::remove_all(marker);
   const std::string csv = folder + "/a'$(mkdir " + marker + ")'.csv";
-  const std::string png = folder + "/p'$(mkdir " + marker + ")';mkdir " + marker + ";'.png";
+  const std::string png = folder + "/p'$(mkdir " + marker + ")'.png";
   CliRun run =
       RunCli("accuracy --k-values 64 --distributions positive --m 4 --n 4 --backend cpu --csv " +
              ShellQuote(csv) + " --plot " + ShellQuote(png));

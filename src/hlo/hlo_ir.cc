@@ -488,6 +488,18 @@ std::string HloInstruction::ToString() const {
   return out;
 }
 
+std::optional<int64_t> PaddedDimensionSize(int64_t size, const PaddingDimension& p) {
+  int64_t interior = 0, padded = 0;
+  if (p.interior < 0 || size < 0 ||
+      __builtin_mul_overflow(std::max<int64_t>(size - 1, 0), p.interior, &interior) ||
+      __builtin_add_overflow(size, interior, &padded) ||
+      __builtin_add_overflow(padded, p.low, &padded) ||
+      __builtin_add_overflow(padded, p.high, &padded) || padded < 0) {
+    return std::nullopt;
+  }
+  return padded;
+}
+
 // ---- HloComputation ------------------------------------------------------------------------
 
 bool HloComputation::IsEntry() const {
@@ -646,10 +658,8 @@ std::vector<HloComputation*> HloModule::computations() const {
 }
 
 HloComputation* HloModule::GetComputationWithName(std::string_view name) const {
-  for (const auto& computation : computations_) {
-    if (computation->name() == name) return computation.get();
-  }
-  return nullptr;
+  auto it = computations_by_name_.find(std::string(name));
+  return it == computations_by_name_.end() ? nullptr : it->second;
 }
 
 HloComputation* HloModule::AddComputation(std::string name) {
@@ -659,6 +669,7 @@ HloComputation* HloModule::AddComputation(std::string name) {
   }
   computations_.push_back(std::unique_ptr<HloComputation>(new HloComputation(unique)));
   computations_.back()->parent_ = this;
+  computations_by_name_[unique] = computations_.back().get();
   return computations_.back().get();
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tools/cli_runner.h"
@@ -76,6 +77,21 @@ TEST(ExplainCliTest, Fp8GemmWithIntegerOperandsIsAnError) {
   CliRun run = RunCli("explain --summary " +
                       WriteModule("s32", "s8", "g = (f32[2,2], s8[16]) custom-call(a, b, sa, sb)"));
   ExpectOneLineError(run, "%g (line 8): a is s32[2,2]");
+}
+
+TEST(ExplainCliTest, Fp8GemmWithoutOperandPrecisionsNamesTheCall) {
+  std::string text;
+  {
+    std::ifstream in(
+        WriteModule("f8e4m3fn", "f8e4m3fn", "g = (f32[2,2], s8[16]) custom-call(a, b, sa, sb)"));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string precision = R"("operand_precision":["DEFAULT","DEFAULT"])";
+  text.replace(text.find(precision), precision.size(), R"("operand_precision":[])");
+  const std::string path = TempPath("no_precision.hlo");
+  std::ofstream(path) << text;
+  ExpectOneLineError(RunCli("explain --summary " + path),
+                     "%g (line 8): operand_precision must have 2 entries (lhs, rhs), got 0");
 }
 
 TEST(RunCliLimitsTest, MaxEvaluationStepsStopsADoublingCallChain) {

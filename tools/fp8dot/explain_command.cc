@@ -42,8 +42,12 @@ Status RunExplainCommand(const ExplainFlags& flags) {
                            hlo::ParseGemmBackendConfig(gemm->backend_config()));
       const DType lhs = call.spec.lhs.dtype;
       const DType rhs = call.spec.rhs.dtype;
-      FP8_ASSIGN_OR_RETURN(AccumulationMode mode,
-                           ResolveAccumulation(lhs, rhs, config.precision_config));
+      StatusOr<AccumulationMode> resolved = ResolveAccumulation(lhs, rhs, config.precision_config);
+      if (!resolved.ok()) {
+        return Status(resolved.status().code(),
+                      gemm->NameForErrors() + ": " + resolved.status().message());
+      }
+      const AccumulationMode mode = *resolved;
       std::printf(
           "//   %%%s: %s x %s -> %s, operand_precision={%s,%s} algorithm=%s -> %s, "
           "epilogue %s%s\n",

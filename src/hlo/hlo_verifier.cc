@@ -216,12 +216,14 @@ Status VerifyReduce(const HloInstruction& instruction) {
     }
     results.push_back(Shape::MakeArray(init.element_type(), std::move(dims)));
   }
+  // to_apply returns what the inits are: one scalar, or a tuple of N.
+  std::vector<Shape> inits;
+  for (int64_t i = 0; i < n; ++i) inits.push_back(instruction.operand(n + i)->shape());
+  const Shape expected = n == 1 ? inits[0] : Shape::MakeTuple(std::move(inits));
   const HloInstruction* root = to_apply->root_instruction();
-  if (root != nullptr && n == 1 &&
-      !Shape::Compatible(root->shape(), instruction.operand(1)->shape())) {
-    return Fail(instruction, "to_apply %%%s returns %s but the init value is %s",
-                to_apply->name().c_str(), Str(root->shape()).c_str(),
-                Str(instruction.operand(1)->shape()).c_str());
+  if (root != nullptr && !Shape::Compatible(root->shape(), expected)) {
+    return Fail(instruction, "to_apply %%%s returns %s but the init values are %s",
+                to_apply->name().c_str(), Str(root->shape()).c_str(), Str(expected).c_str());
   }
   return CheckInferred(instruction, n == 1 ? results[0] : Shape::MakeTuple(std::move(results)));
 }

@@ -313,9 +313,15 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
           status = result.status();
           return;
         }
+        if (n > 1 && result->elements.size() != n) {  // .at(j) threw std::out_of_range
+          status = InvalidArgument("%s: to_apply=%s must return a tuple of %zu scalars, got %s",
+                                   instruction.NameForErrors().c_str(), to_apply->name().c_str(), n,
+                                   result->ShapeString().c_str());
+          return;
+        }
         for (size_t j = 0; j < n; ++j) {
-          const Value& part = n == 1 ? *result : result->elements.at(j);
-          if (part.values.size() != 1) {
+          const Value& part = n == 1 ? *result : result->elements[j];
+          if (part.IsTuple() || part.values.size() != 1) {
             status = InvalidArgument("%s: to_apply=%s must return scalars",
                                      instruction.NameForErrors().c_str(), to_apply->name().c_str());
             return;

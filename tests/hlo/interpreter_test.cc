@@ -1105,5 +1105,28 @@ sum {
   EXPECT_NE(direct.status().message().find("repeats dimension 0"), std::string::npos);
 }
 
+TEST(InterpreterTest, VariadicReduceWhoseBodyReturnsOneScalarIsAnError) {
+  // result->elements.at(j) threw std::out_of_range (abort) for a body that is not a tuple.
+  const std::string first = R"(
+first {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = f32[] add(a, c)
+})";
+  StatusOr<Value> value = EvalUnverified(
+      Module("x = f32[4] parameter(0)\ni = s32[4] parameter(1)\nz = f32[] constant(0)\n"
+             "zi = s32[] constant(0)\n"
+             "ROOT r2 = (f32[], s32[]) reduce(x, i, z, zi), dimensions={0}, to_apply=first",
+             first),
+      {Arr(P::kF32, {4}, {1, 2, 3, 4}), Arr(P::kS32, {4}, {0, 1, 2, 3})});
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().message().find(
+                "reduce: to_apply %first returns f32[] but the init values are (f32[], s32[])"),
+            std::string::npos)
+      << value.status().message();
+}
+
 }  // namespace
 }  // namespace fp8dot::hlo

@@ -156,6 +156,17 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, Shape s
   return instruction;
 }
 
+void HloInstruction::set_name(std::string name) {
+  if (parent_ != nullptr) {  // keep the computation's index right
+    auto it = parent_->instructions_by_name_.find(name_);
+    if (it != parent_->instructions_by_name_.end() && it->second == this) {
+      parent_->instructions_by_name_.erase(it);
+    }
+    parent_->instructions_by_name_[name] = this;
+  }
+  name_ = std::move(name);
+}
+
 std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
                                                                 std::string name) {
   auto instruction = Create(HloOpcode::kParameter, std::move(shape));
@@ -548,10 +559,8 @@ HloInstruction* HloComputation::parameter_instruction(int64_t i) const {
 }
 
 HloInstruction* HloComputation::GetInstructionWithName(std::string_view name) const {
-  for (const auto& instruction : instructions_) {
-    if (instruction->name() == name) return instruction.get();
-  }
-  return nullptr;
+  auto it = instructions_by_name_.find(std::string(name));
+  return it == instructions_by_name_.end() ? nullptr : it->second;
 }
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
@@ -565,6 +574,7 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     if (parameters_.size() <= number) parameters_.resize(number + 1, nullptr);
     if (parameters_[number] == nullptr) parameters_[number] = added;
   }
+  instructions_by_name_[added->name_] = added;
   instructions_.push_back(std::move(instruction));
   return added;
 }
@@ -589,6 +599,7 @@ Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
                            instruction->NameForErrors().c_str(), name_.c_str());
   }
   for (HloInstruction* operand : instruction->operands_) operand->RemoveUser(instruction);
+  instructions_by_name_.erase(instruction->name_);
   instructions_.erase(it);
   return OkStatus();
 }
@@ -619,6 +630,7 @@ int64_t HloComputation::RemoveDeadCode() {
   for (const auto& instruction : instructions_) {
     if (live.count(instruction.get())) continue;
     for (HloInstruction* operand : instruction->operands_) operand->RemoveUser(instruction.get());
+    instructions_by_name_.erase(instruction->name_);
     ++removed;
   }
   instructions_.erase(std::remove_if(instructions_.begin(), instructions_.end(),

@@ -161,7 +161,7 @@ class HloInstruction {
   HloOpcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
   // Only before AddInstruction (or through HloComputation, which keeps names unique).
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name);
   const Shape& shape() const { return shape_; }
   Shape* mutable_shape() { return &shape_; }
   HloComputation* parent() const { return parent_; }
@@ -328,7 +328,7 @@ class HloComputation {
   HloInstruction* parameter_instruction(int64_t i) const;
   const std::vector<HloInstruction*>& parameter_instructions() const { return parameters_; }
   int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
-  // The instruction called `name` (without '%'), or nullptr.
+  // The instruction called `name` (without '%'), or nullptr. A hash lookup.
   HloInstruction* GetInstructionWithName(std::string_view name) const;
 
   // Takes ownership; gives the instruction a module-unique name (see hlo_ir.h). A parameter is
@@ -354,6 +354,7 @@ class HloComputation {
   HloModule* parent_ = nullptr;
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
   std::vector<HloInstruction*> parameters_;  // indexed by parameter number
+  std::unordered_map<std::string, HloInstruction*> instructions_by_name_;  // instructions_ by name
   HloInstruction* root_ = nullptr;
 };
 

@@ -156,6 +156,17 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, Shape s
   return instruction;
 }
 
+void HloInstruction::set_name(std::string name) {
+  if (parent_ != nullptr) {  // keep the computation's index right
+    auto it = parent_->instructions_by_name_.find(name_);
+    if (it != parent_->instructions_by_name_.end() && it->second == this) {
+      parent_->instructions_by_name_.erase(it);
+    }
+    parent_->instructions_by_name_[name] = this;
+  }
+  name_ = std::move(name);
+}
+
 std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(int64_t number, Shape shape,
                                                                 std::string name) {
   auto instruction = Create(HloOpcode::kParameter, std::move(shape));
@@ -488,6 +499,18 @@ std::string HloInstruction::ToString() const {
   return out;
 }
 
+std::optional<int64_t> PaddedDimensionSize(int64_t size, const PaddingDimension& p) {
+  int64_t interior = 0, padded = 0;
+  if (p.interior < 0 || size < 0 ||
+      __builtin_mul_overflow(std::max<int64_t>(size - 1, 0), p.interior, &interior) ||
+      __builtin_add_overflow(size, interior, &padded) ||
+      __builtin_add_overflow(padded, p.low, &padded) ||
+      __builtin_add_overflow(padded, p.high, &padded) || padded < 0) {
+    return std::nullopt;
+  }
+  return padded;
+}
+
 // ---- HloComputation ------------------------------------------------------------------------
 
 bool HloComputation::IsEntry() const {
@@ -536,10 +559,8 @@ HloInstruction* HloComputation::parameter_instruction(int64_t i) const {
 }
 
 HloInstruction* HloComputation::GetInstructionWithName(std::string_view name) const {
-  for (const auto& instruction : instructions_) {
-    if (instruction->name() == name) return instruction.get();
-  }
-  return nullptr;
+  auto it = instructions_by_name_.find(std::string(name));
+  return it == instructions_by_name_.end() ? nullptr : it->second;
 }
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
@@ -553,6 +574,7 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     if (parameters_.size() <= number) parameters_.resize(number + 1, nullptr);
     if (parameters_[number] == nullptr) parameters_[number] = added;
   }
+  instructions_by_name_[added->name_] = added;
   instructions_.push_back(std::move(instruction));
   return added;
 }
@@ -577,6 +599,7 @@ Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
                            instruction->NameForErrors().c_str(), name_.c_str());
   }
   for (HloInstruction* operand : instruction->operands_) operand->RemoveUser(instruction);
+  instructions_by_name_.erase(instruction->name_);
   instructions_.erase(it);
   return OkStatus();
 }
@@ -607,6 +630,7 @@ int64_t HloComputation::RemoveDeadCode() {
   for (const auto& instruction : instructions_) {
     if (live.count(instruction.get())) continue;
     for (HloInstruction* operand : instruction->operands_) operand->RemoveUser(instruction.get());
+    instructions_by_name_.erase(instruction->name_);
     ++removed;
   }
   instructions_.erase(std::remove_if(instructions_.begin(), instructions_.end(),
@@ -646,10 +670,8 @@ std::vector<HloComputation*> HloModule::computations() const {
 }
 
 HloComputation* HloModule::GetComputationWithName(std::string_view name) const {
-  for (const auto& computation : computations_) {
-    if (computation->name() == name) return computation.get();
-  }
-  return nullptr;
+  auto it = computations_by_name_.find(std::string(name));
+  return it == computations_by_name_.end() ? nullptr : it->second;
 }
 
 HloComputation* HloModule::AddComputation(std::string name) {
@@ -659,6 +681,7 @@ HloComputation* HloModule::AddComputation(std::string name) {
   }
   computations_.push_back(std::unique_ptr<HloComputation>(new HloComputation(unique)));
   computations_.back()->parent_ = this;
+  computations_by_name_[unique] = computations_.back().get();
   return computations_.back().get();
 }
 

@@ -8,6 +8,7 @@
 #include "fp8dot/hlo/hlo_parser.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -323,10 +324,45 @@ class HloParser {
     if (pos_ >= text_.size()) return ErrorHere("expected a computation, got end of input");
     // Peek() is '\0' at the end, but the text may contain NUL bytes: test the position.
     while ((SkipSpace(), pos_ < text_.size())) {
-      if (!ParseComputation()) return false;
+      bool skipped = false;
+      if (!SkipDebugInfoTable(&skipped)) return false;
+      if (!skipped && !ParseComputation()) return false;
+    }
+    if (module_->computations().empty()) {
+      return ErrorHere("expected a computation, got end of input");
     }
     if (module_->entry_computation() == nullptr) {
       module_->set_entry_computation(module_->computations().back());
+    }
+    return true;
+  }
+
+  // XLA's optimized dumps carry source-location tables after the header, which instructions
+  // reference by metadata={... stack_frame_id=N}. fp8dot has no use for them: skipped.
+  // debug_table ::= ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames')
+  //                 (int (string | '{' raw '}'))+
+  bool SkipDebugInfoTable(bool* skipped) {
+    *skipped = false;
+    const size_t start = (SkipSpace(), pos_);
+    for (std::string_view table : {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}) {
+      if (!TryKeyword(table)) continue;
+      if (!IsDigit(Peek())) {  // a computation that happens to have this name
+        pos_ = start;
+        return true;
+      }
+      while (IsDigit(Peek())) {
+        int64_t id;
+        if (!ParseInt64(&id)) return false;
+        std::string entry;
+        if (Peek() == '"' ? !ParseString(&entry)
+                          : !(Peek() == '{' && ParseRawValue(&entry, std::string(table)))) {
+          return ErrorHere(StrFormat("expected a string or {...} after id %lld in the %.*s table",
+                                     static_cast<long long>(id), static_cast<int>(table.size()),
+                                     table.data()));
+        }
+      }
+      *skipped = true;
+      return true;
     }
     return true;
   }
@@ -917,6 +953,10 @@ class HloParser {
              (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
       ++end;
     }
+    if (IsIntegralType(type) && end > pos_ &&
+        std::all_of(text_.begin() + pos_, text_.begin() + end, IsDigit)) {
+      return ParseIntegerDigits(type, start, negative, end, value);
+    }
     double magnitude = 0;
     auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
     if (end == pos_ || result.ec != std::errc() || result.ptr != text_.data() + end) {
@@ -929,12 +969,66 @@ class HloParser {
     return CheckScalarType(type, start, *value);
   }
 
+  // The range of an integer type: [-2^(w-1), 2^(w-1)-1] or [0, 2^w-1], as text.
+  static std::string IntegerRangeText(PrimitiveType type) {
+    const int width = PrimitiveTypeByteSize(type) * 8;
+    if (IsSignedIntegralType(type)) {
+      const uint64_t half = uint64_t{1} << (width - 1);
+      return StrFormat("[-%llu, %llu]", static_cast<unsigned long long>(half),
+                       static_cast<unsigned long long>(half - 1));
+    }
+    const uint64_t max = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    return StrFormat("[0, %llu]", static_cast<unsigned long long>(max));
+  }
+
+  // The digits [pos_, end) of an integer literal of `type` (after an optional sign at `start`),
+  // read exactly: out of the type's range is an error, as in XLA, and so is a value that a double
+  // cannot hold exactly (the interpreter's values are doubles; docs/hlo.md).
+  bool ParseIntegerDigits(PrimitiveType type, size_t start, bool negative, size_t end,
+                          double* value) {
+    const int width = PrimitiveTypeByteSize(type) * 8;
+    const bool is_signed = IsSignedIntegralType(type);
+    const uint64_t max_positive = is_signed     ? (uint64_t{1} << (width - 1)) - 1
+                                  : width == 64 ? ~uint64_t{0}
+                                                : (uint64_t{1} << width) - 1;
+    const uint64_t max_negative = is_signed ? uint64_t{1} << (width - 1) : 0;
+    uint64_t magnitude = 0;
+    auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
+    const std::string token(text_.substr(start, end - start));
+    if (result.ec != std::errc() || magnitude > (negative ? max_negative : max_positive)) {
+      return Error(start, StrFormat("%s literal %s is out of range %s", PrimitiveTypeName(type),
+                                    token.c_str(), IntegerRangeText(type).c_str()));
+    }
+    // Exact as a double: at most 53 significant bits.
+    if (magnitude != 0 && (magnitude >> std::countr_zero(magnitude)) > (uint64_t{1} << 53)) {
+      return Error(start, StrFormat("%s literal %s cannot be held exactly: fp8dot holds integer "
+                                    "values as doubles, exact up to 2^53 (docs/hlo.md)",
+                                    PrimitiveTypeName(type), token.c_str()));
+    }
+    pos_ = end;
+    *value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+    return true;
+  }
+
   bool CheckScalarType(PrimitiveType type, size_t at, double value) {
     if (type == PrimitiveType::kPred && value != 0 && value != 1) {
       return Error(at, "pred literal must be true, false, 0 or 1");
     }
     if (IsIntegralType(type) && (!std::isfinite(value) || value != std::floor(value))) {
       return Error(at, StrFormat("%s literal must be an integer", PrimitiveTypeName(type)));
+    }
+    if (IsIntegralType(type)) {  // written with '.' or an exponent: exact below 2^53 only
+      const int width = PrimitiveTypeByteSize(type) * 8;
+      const double low = IsSignedIntegralType(type) ? -std::ldexp(1.0, width - 1) : 0.0;
+      const double high = std::ldexp(1.0, IsSignedIntegralType(type) ? width - 1 : width);
+      if (value < low || value >= high) {
+        return Error(at, StrFormat("%s literal %g is out of range %s", PrimitiveTypeName(type),
+                                   value, IntegerRangeText(type).c_str()));
+      }
+      if (std::fabs(value) > std::ldexp(1.0, 53)) {
+        return Error(at, StrFormat("%s literal %g is beyond 2^53: write it as digits",
+                                   PrimitiveTypeName(type), value));
+      }
     }
     if (!IsIntegralType(type) && !IsFloatingPointType(type) && type != PrimitiveType::kPred) {
       return Error(at, StrFormat("%s has no literal values", PrimitiveTypeName(type)));

@@ -216,12 +216,14 @@ Status VerifyReduce(const HloInstruction& instruction) {
     }
     results.push_back(Shape::MakeArray(init.element_type(), std::move(dims)));
   }
+  // to_apply returns what the inits are: one scalar, or a tuple of N.
+  std::vector<Shape> inits;
+  for (int64_t i = 0; i < n; ++i) inits.push_back(instruction.operand(n + i)->shape());
+  const Shape expected = n == 1 ? inits[0] : Shape::MakeTuple(std::move(inits));
   const HloInstruction* root = to_apply->root_instruction();
-  if (root != nullptr && n == 1 &&
-      !Shape::Compatible(root->shape(), instruction.operand(1)->shape())) {
-    return Fail(instruction, "to_apply %%%s returns %s but the init value is %s",
-                to_apply->name().c_str(), Str(root->shape()).c_str(),
-                Str(instruction.operand(1)->shape()).c_str());
+  if (root != nullptr && !Shape::Compatible(root->shape(), expected)) {
+    return Fail(instruction, "to_apply %%%s returns %s but the init values are %s",
+                to_apply->name().c_str(), Str(root->shape()).c_str(), Str(expected).c_str());
   }
   return CheckInferred(instruction, n == 1 ? results[0] : Shape::MakeTuple(std::move(results)));
 }
@@ -276,6 +278,33 @@ Status VerifyScatter(const HloInstruction& instruction) {
                 "operand's rank %lld",
                 Ints(s.update_window_dims).c_str(), Ints(s.inserted_window_dims).c_str(),
                 static_cast<long long>(operand.rank()));
+  }
+  // Updates' scatter dims (those not in update_window_dims) are the indices' dims other than
+  // index_vector_dim, in order; each window dim fits the operand dim it spans.
+  for (int64_t u = 0, g = 0; u < updates.rank(); ++u) {
+    if (std::count(s.update_window_dims.begin(), s.update_window_dims.end(), u)) continue;
+    if (g == s.index_vector_dim) ++g;
+    if (updates.dimensions(u) != indices.dimensions(g)) {
+      return Fail(instruction,
+                  "updates %s dimension %lld (size %lld) does not match indices %s dimension %lld",
+                  Str(updates).c_str(), static_cast<long long>(u),
+                  static_cast<long long>(updates.dimensions(u)), Str(indices).c_str(),
+                  static_cast<long long>(g));
+    }
+    ++g;
+  }
+  for (int64_t d = 0, k = 0; d < operand.rank(); ++d) {
+    if (std::count(s.inserted_window_dims.begin(), s.inserted_window_dims.end(), d) ||
+        std::count(s.input_batching_dims.begin(), s.input_batching_dims.end(), d)) {
+      continue;
+    }
+    if (k >= static_cast<int64_t>(s.update_window_dims.size())) break;  // batching dims overlap
+    const int64_t u = s.update_window_dims[static_cast<size_t>(k++)];
+    if (updates.dimensions(u) > operand.dimensions(d)) {
+      return Fail(instruction, "updates %s window dimension %lld (size %lld) exceeds operand %s",
+                  Str(updates).c_str(), static_cast<long long>(u),
+                  static_cast<long long>(updates.dimensions(u)), Str(operand).c_str());
+    }
   }
   if (updates.element_type() != operand.element_type()) {
     return Fail(instruction, "updates %s and operand %s have different element types",
@@ -419,9 +448,10 @@ Status VerifyReshape(const HloInstruction& instruction) {
     return Fail(instruction, "element type changes from %s to %s", Str(in).c_str(),
                 Str(out).c_str());
   }
+  // Both counts fit in int64 (VerifyHloInstruction checks every shape first); the byte sizes may
+  // not: CheckedByteSize.
   if (same_type ? in.ElementCount() != out.ElementCount()
-                : in.ElementCount() * PrimitiveTypeByteSize(in.element_type()) !=
-                      out.ElementCount() * PrimitiveTypeByteSize(out.element_type())) {
+                : in.CheckedByteSize() != out.CheckedByteSize() || !in.CheckedByteSize()) {
     return Fail(instruction, "%s and %s have different sizes", Str(in).c_str(), Str(out).c_str());
   }
   return OkStatus();
@@ -466,7 +496,9 @@ Status VerifySlice(const HloInstruction& instruction) {
                   static_cast<long long>(s.stride), static_cast<long long>(i),
                   static_cast<long long>(in.dimensions(i)));
     }
-    dims.push_back((s.limit - s.start + s.stride - 1) / s.stride);
+    // ceil((limit - start) / stride), without the overflow of limit - start + stride - 1.
+    const int64_t extent = s.limit - s.start;  // in [0, dim]: checked above
+    dims.push_back(extent / s.stride + (extent % s.stride != 0 ? 1 : 0));
   }
   return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
 }
@@ -546,7 +578,11 @@ Status VerifyConcatenate(const HloInstruction& instruction) {
                   static_cast<long long>(i), Str(other).c_str(), Str(first).c_str(),
                   static_cast<long long>(axis));
     }
-    dims[static_cast<size_t>(axis)] += other.dimensions(axis);
+    int64_t& size = dims[static_cast<size_t>(axis)];
+    if (__builtin_add_overflow(size, other.dimensions(axis), &size)) {
+      return Fail(instruction, "the sizes along dimension %lld overflow int64 at operand %lld %s",
+                  static_cast<long long>(axis), static_cast<long long>(i), Str(other).c_str());
+    }
   }
   return CheckInferred(instruction, Shape::MakeArray(first.element_type(), std::move(dims)));
 }
@@ -570,14 +606,16 @@ Status VerifyPad(const HloInstruction& instruction) {
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < in.rank(); ++i) {
     const PaddingDimension& p = padding[static_cast<size_t>(i)];
-    const int64_t d = in.dimensions(i);
-    const int64_t size = p.low + p.high + d + std::max<int64_t>(d - 1, 0) * p.interior;
-    if (p.interior < 0 || size < 0) {
-      return Fail(instruction, "padding %lld_%lld_%lld is invalid for dimension %lld",
+    const std::optional<int64_t> size = PaddedDimensionSize(in.dimensions(i), p);
+    if (!size.has_value()) {
+      return Fail(instruction,
+                  "padding %lld_%lld_%lld is invalid for dimension %lld of size %lld (negative "
+                  "interior or size, or a size beyond int64)",
                   static_cast<long long>(p.low), static_cast<long long>(p.high),
-                  static_cast<long long>(p.interior), static_cast<long long>(i));
+                  static_cast<long long>(p.interior), static_cast<long long>(i),
+                  static_cast<long long>(in.dimensions(i)));
     }
-    dims.push_back(size);
+    dims.push_back(*size);
   }
   return CheckInferred(instruction, Shape::MakeArray(in.element_type(), std::move(dims)));
 }
@@ -698,9 +736,24 @@ Status VerifyShapeRule(const HloInstruction& instruction) {
   }
 }
 
+// Every array in `shape` has an element count that fits in int64.
+Status CheckElementCountFits(const HloInstruction& instruction, const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      FP8_RETURN_IF_ERROR(CheckElementCountFits(instruction, element));
+    }
+    return OkStatus();
+  }
+  if (shape.IsArray() && !shape.CheckedElementCount().has_value()) {
+    return Fail(instruction, "shape %s has more elements than fit in int64", Str(shape).c_str());
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status VerifyHloInstruction(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckElementCountFits(instruction, instruction.shape()));
   for (const HloInstruction* operand : instruction.operands()) {
     if (operand->parent() != instruction.parent()) {
       return Fail(instruction, "operand %%%s is in another computation", operand->name().c_str());

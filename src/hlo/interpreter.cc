@@ -5,10 +5,12 @@
 #include "fp8dot/hlo/interpreter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 
 #include "fp8dot/hlo/gemm_backend_config.h"
+#include "fp8dot/hlo/hlo_verifier.h"
 #include "hlo/interpreter_ops.h"
 
 namespace fp8dot::hlo {
@@ -78,6 +80,27 @@ Value WithShape(Value value, const Shape& shape) {
   return value;
 }
 
+// s64/u64 values are doubles, exact only up to 2^53 in magnitude (interpreter_value.h): a value
+// beyond that may already be wrong, so it is an error rather than a silent wrong answer.
+Status CheckExactIntegers(const HloInstruction& instruction, const Value& value) {
+  for (const Value& element : value.elements) {
+    FP8_RETURN_IF_ERROR(CheckExactIntegers(instruction, element));
+  }
+  const PrimitiveType type = value.shape.element_type();
+  if (type != PrimitiveType::kS64 && type != PrimitiveType::kU64) return OkStatus();
+  constexpr double kTwoTo53 = 9007199254740992.0;
+  for (size_t i = 0; i < value.values.size(); ++i) {
+    if (std::fabs(value.values[i]) > kTwoTo53) {
+      return Unimplemented(
+          "%s: %s element %zu is about %.17g, beyond 2^53: the interpreter holds integers as "
+          "doubles, exact only up to 2^53 in magnitude, and refuses rather than give a wrong "
+          "answer",
+          instruction.NameForErrors().c_str(), PrimitiveTypeName(type), i, value.values[i]);
+    }
+  }
+  return OkStatus();
+}
+
 bool IsGemmTarget(const std::string& target) {
   return target == kCublasLtMatmulF8Target || target == kCublasLtMatmulTarget;
 }
@@ -89,6 +112,9 @@ StatusOr<Value> HloInterpreter::Evaluate(const HloModule& module,
   const HloComputation* entry = module.entry_computation();
   if (entry == nullptr)
     return InvalidArgument("module %s has no entry computation", module.name().c_str());
+  // The eval functions index operands by the shapes and attributes the verifier checks (scatter
+  // dimension numbers, transpose permutations, ...): never run a module that fails it.
+  FP8_RETURN_IF_ERROR(VerifyHloModule(module));
   if (static_cast<int64_t>(arguments.size()) != entry->num_parameters()) {
     return InvalidArgument("%s takes %lld parameters, got %zu arguments", entry->name().c_str(),
                            static_cast<long long>(entry->num_parameters()), arguments.size());
@@ -107,7 +133,42 @@ StatusOr<Value> HloInterpreter::Evaluate(const HloModule& module,
     }
     parameters.push_back(WithShape(arguments[i], parameter->shape()));
   }
+  steps_ = 0;
+  verified_ = true;  // EvaluateComputation need not verify the module again
+  struct VerifiedGuard {
+    bool& verified;
+    ~VerifiedGuard() { verified = false; }
+  } guard{verified_};
   return EvaluateComputation(*entry, parameters);
+}
+
+Status HloInterpreter::CheckLimits(const HloInstruction& instruction) {
+  if (++steps_ > options_.max_evaluation_steps) {
+    return ResourceExhausted(
+        "%s: evaluation stopped after %lld instructions evaluated (calls included), the limit "
+        "InterpreterOptions::max_evaluation_steps (fp8dot run --max-evaluation-steps)",
+        instruction.NameForErrors().c_str(), static_cast<long long>(options_.max_evaluation_steps));
+  }
+  return CheckElementLimit(instruction, instruction.shape());
+}
+
+Status HloInterpreter::CheckElementLimit(const HloInstruction& instruction, const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      FP8_RETURN_IF_ERROR(CheckElementLimit(instruction, element));
+    }
+    return OkStatus();
+  }
+  const std::optional<int64_t> count = shape.CheckedElementCount();
+  if (!count.has_value() || *count > options_.max_elements) {
+    return ResourceExhausted(
+        "%s: %s has %s elements, more than the interpreter's limit of %lld per array "
+        "(InterpreterOptions::max_elements)",
+        instruction.NameForErrors().c_str(), shape.ToString().c_str(),
+        count.has_value() ? std::to_string(*count).c_str() : "more than 2^63",
+        static_cast<long long>(options_.max_elements));
+  }
+  return OkStatus();
 }
 
 StatusOr<Value> HloInterpreter::EvaluateComputation(const HloComputation& computation,
@@ -119,6 +180,11 @@ StatusOr<Value> HloInterpreter::EvaluateComputation(const HloComputation& comput
   const HloInstruction* root = computation.root_instruction();
   if (root == nullptr) {
     return InvalidArgument("computation %s has no root", computation.name().c_str());
+  }
+  if (call_depth_ == 0 && !verified_) {  // a call from outside: verify as Evaluate does
+    steps_ = 0;
+    FP8_RETURN_IF_ERROR(computation.parent() != nullptr ? VerifyHloModule(*computation.parent())
+                                                        : VerifyHloComputation(computation));
   }
   ++call_depth_;
   struct DepthGuard {
@@ -145,7 +211,9 @@ StatusOr<Value> HloInterpreter::EvaluateComputation(const HloComputation& comput
       }
       operands.push_back(&it->second);
     }
+    FP8_RETURN_IF_ERROR(CheckLimits(*instruction));
     FP8_ASSIGN_OR_RETURN(Value value, EvaluateInstruction(*instruction, operands, arguments));
+    FP8_RETURN_IF_ERROR(CheckExactIntegers(*instruction, value));
     values[instruction] = std::move(value);
     for (const HloInstruction* operand : instruction->operands()) {
       if (--pending_uses[operand] == 0 && operand != root) values.erase(operand);
@@ -245,9 +313,15 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
           status = result.status();
           return;
         }
+        if (n > 1 && result->elements.size() != n) {  // .at(j) threw std::out_of_range
+          status = InvalidArgument("%s: to_apply=%s must return a tuple of %zu scalars, got %s",
+                                   instruction.NameForErrors().c_str(), to_apply->name().c_str(), n,
+                                   result->ShapeString().c_str());
+          return;
+        }
         for (size_t j = 0; j < n; ++j) {
-          const Value& part = n == 1 ? *result : result->elements.at(j);
-          if (part.values.size() != 1) {
+          const Value& part = n == 1 ? *result : result->elements[j];
+          if (part.IsTuple() || part.values.size() != 1) {
             status = InvalidArgument("%s: to_apply=%s must return scalars",
                                      instruction.NameForErrors().c_str(), to_apply->name().c_str());
             return;
@@ -356,6 +430,17 @@ StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const HloInstruction& instructi
                              instruction.NameForErrors().c_str(), static_cast<long long>(d));
     }
   }
+  // The updates' scatter dims index the indices: they must be its dims (index_vector_dim
+  // excepted), or ScatterStart reads past the indices.
+  for (int64_t d = 0, g = 0; d < indices_rank; ++d) {
+    if (d == index_vector_dim) continue;
+    const int64_t u = indexing.update_scatter_dims[static_cast<size_t>(g++)];
+    if (updates.shape.dimensions(u) != indices.shape.dimensions(d)) {
+      return InvalidArgument("%s: updates %s dimension %lld does not match indices %s",
+                             instruction.NameForErrors().c_str(), updates.ShapeString().c_str(),
+                             static_cast<long long>(u), indices.ShapeString().c_str());
+    }
+  }
   indexing.window_size.assign(static_cast<size_t>(operand_rank), 1);
   for (size_t k = 0; k < indexing.window_operand_dims.size(); ++k) {
     indexing.window_size[static_cast<size_t>(indexing.window_operand_dims[k])] =
@@ -431,6 +516,11 @@ Status CallScatterCombiner(HloInterpreter& interpreter, const HloInstruction& in
 StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& instruction,
                             const std::vector<const Value*>& operands) {
   FP8_RETURN_IF_ERROR(CheckScatterSupported(instruction, operands));
+  if (!Shape::Compatible(instruction.shape(), operands[0]->shape)) {
+    return InvalidArgument(
+        "%s: the result %s is not the operand's shape %s", instruction.NameForErrors().c_str(),
+        instruction.shape().ToString().c_str(), operands[0]->ShapeString().c_str());
+  }
   const Value& operand = *operands[0];
   const Value& indices = *operands[1];
   const Value& updates = *operands[2];

@@ -197,6 +197,18 @@ StatusOr<Value> EvalTranspose(const HloInstruction& instruction, const Value& op
                            instruction.NameForErrors().c_str(),
                            static_cast<long long>(operand.shape.rank()));
   }
+  // A true permutation whose sizes are the result's: {0,0} would read past the operand.
+  std::vector<bool> seen(permutation.size(), false);
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    const int64_t p = permutation[i];
+    if (p < 0 || p >= operand.shape.rank() || seen[static_cast<size_t>(p)] ||
+        operand.shape.dimensions(p) != shape.dimensions(static_cast<int64_t>(i))) {
+      return InvalidArgument("%s: dimensions= is not a permutation taking %s to %s",
+                             instruction.NameForErrors().c_str(), operand.ShapeString().c_str(),
+                             shape.ToString().c_str());
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape.dimensions());
   std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
   ForEachIndex(shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
@@ -351,12 +363,11 @@ StatusOr<Value> EvalPad(const HloInstruction& instruction, const Value& operand,
   }
   for (size_t d = 0; d < padding.size(); ++d) {
     const int64_t in = operand.shape.dimensions(static_cast<int64_t>(d));
-    const int64_t expected =
-        padding[d].low + padding[d].high + in + std::max<int64_t>(in - 1, 0) * padding[d].interior;
-    if (padding[d].interior < 0 || expected != shape.dimensions(static_cast<int64_t>(d))) {
-      return InvalidArgument("%s: padding of dim %zu gives size %lld, but the result has %lld",
+    const std::optional<int64_t> expected = PaddedDimensionSize(in, padding[d]);
+    if (expected != shape.dimensions(static_cast<int64_t>(d))) {
+      return InvalidArgument("%s: padding of dim %zu gives size %s, but the result has %lld",
                              instruction.NameForErrors().c_str(), d,
-                             static_cast<long long>(expected),
+                             expected ? std::to_string(*expected).c_str() : "(invalid)",
                              static_cast<long long>(shape.dimensions(static_cast<int64_t>(d))));
     }
   }
@@ -366,8 +377,15 @@ StatusOr<Value> EvalPad(const HloInstruction& instruction, const Value& operand,
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) {
       // Negative low/high padding cuts elements off: skip those that land outside.
-      const int64_t position = padding[d].low + index[d] * (padding[d].interior + 1);
-      if (position < 0 || position >= shape.dimensions(static_cast<int64_t>(d))) return;
+      // position = low + index * (interior + 1), which PaddedDimensionSize bounds by the
+      // result's size except for index 0 of a size-1 dim with a huge interior: checked.
+      int64_t position = 0;
+      if (__builtin_mul_overflow(index[d], padding[d].interior, &position) ||
+          __builtin_add_overflow(position, index[d], &position) ||
+          __builtin_add_overflow(position, padding[d].low, &position) || position < 0 ||
+          position >= shape.dimensions(static_cast<int64_t>(d))) {
+        return;
+      }
       offset += position * out_strides[d];
     }
     out[static_cast<size_t>(offset)] = operand.values[static_cast<size_t>(linear)];

@@ -81,6 +81,8 @@ double RoundToElementType(double value, PrimitiveType type) {
 
 double ConvertFloatToInteger(double value, PrimitiveType type) {
   if (std::isnan(value)) return 0.0;
+  // For s64/u64 the bounds round to doubles (2^63, 2^64) beyond 2^53, which the interpreter
+  // refuses as inexact: saturating there is an error, never a wrapped -2^63.
   const auto [low, high] = IntegerRange(type);
   const double truncated = std::trunc(value);
   if (truncated <= low) return low;
@@ -185,6 +187,11 @@ StatusOr<Value> RandomValue(const Shape& shape, uint64_t seed) {
   }
   if (!shape.IsArray()) {
     return InvalidArgument("cannot make a random value of %s", shape.ToString().c_str());
+  }
+  const std::optional<int64_t> count = shape.CheckedElementCount();
+  if (!count.has_value() || *count > kDefaultMaxElements) {
+    return ResourceExhausted("cannot make a random value of %s: more than %lld elements",
+                             shape.ToString().c_str(), static_cast<long long>(kDefaultMaxElements));
   }
   const PrimitiveType type = shape.element_type();
   std::optional<DType> dtype = ToDType(type);

@@ -153,6 +153,33 @@ int64_t Shape::ElementCount() const {
   return count;
 }
 
+std::optional<int64_t> Shape::CheckedElementCount() const {
+  int64_t count = 1;
+  for (int64_t d : dims_) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
+  }
+  return count;
+}
+
+std::optional<int64_t> Shape::CheckedByteSize() const {
+  int64_t bytes = 0;
+  if (IsTuple()) {
+    for (const Shape& element : tuple_shapes_) {
+      const std::optional<int64_t> element_bytes = element.CheckedByteSize();
+      if (!element_bytes.has_value() || __builtin_add_overflow(bytes, *element_bytes, &bytes)) {
+        return std::nullopt;
+      }
+    }
+    return bytes;
+  }
+  const std::optional<int64_t> count = CheckedElementCount();
+  if (!count.has_value() ||
+      __builtin_mul_overflow(*count, int64_t{PrimitiveTypeByteSize(element_type_)}, &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
 bool Shape::has_default_layout() const {
   const int64_t r = rank();
   if (static_cast<int64_t>(minor_to_major_.size()) != r) return false;

@@ -82,6 +82,31 @@ TEST(HloIrTest, UniqueNamesAndUsers) {
                    .ok());  // shape mismatch
 }
 
+TEST(HloIrTest, InstructionLookupByNameFollowsAddRemoveAndRename) {
+  // GetInstructionWithName is a hash lookup (#13): the index must follow every mutation.
+  HloModule module("m");
+  HloComputation* c = module.AddComputation("e");
+  HloInstruction* p = c->AddInstruction(
+      HloInstruction::CreateParameter(0, Shape::MakeArray(PrimitiveType::kF32, {4}), "p"));
+  HloInstruction* dead =
+      c->AddInstruction(HloInstruction::CreateUnary(p->shape(), HloOpcode::kNegate, p));
+  HloInstruction* removed =
+      c->AddInstruction(HloInstruction::CreateUnary(p->shape(), HloOpcode::kExp, p));
+  HloInstruction* root =
+      c->AddInstruction(HloInstruction::CreateUnary(p->shape(), HloOpcode::kAbs, p));
+  c->set_root_instruction(root);
+  EXPECT_EQ(c->GetInstructionWithName("p"), p);
+  EXPECT_EQ(c->GetInstructionWithName("negate"), dead);
+  FP8_ASSERT_OK(c->RemoveInstruction(removed));
+  EXPECT_EQ(c->GetInstructionWithName("exponential"), nullptr);
+  EXPECT_EQ(c->RemoveDeadCode(), 1);
+  EXPECT_EQ(c->GetInstructionWithName("negate"), nullptr);
+  root->set_name("renamed");
+  EXPECT_EQ(c->GetInstructionWithName("abs"), nullptr);
+  EXPECT_EQ(c->GetInstructionWithName("renamed"), root);
+  EXPECT_EQ(c->GetInstructionWithName("missing"), nullptr);
+}
+
 TEST(HloIrTest, PostOrderPutsAppendedOperandsFirst) {
   HloModule module("m");
   HloComputation* c = module.AddComputation("e");

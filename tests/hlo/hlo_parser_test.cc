@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "hlo/hlo_test_util.h"
+#include "status_matchers.h"
 
 namespace fp8dot::hlo {
 namespace {
@@ -322,6 +324,115 @@ TEST(HloParserErrorTest, IntegerOverflowAndNegativeDims) {
             "bad.hlo:3:11: error: dimension size must not be negative\n"
             "  p = f32[-1] parameter(0)\n"
             "          ^");
+}
+
+// ---- Hostile and extreme input (issue #13) ------------------------------------------------------
+
+TEST(HloParserErrorTest, IntegerLiteralsOutOfTheirTypesRangeAreErrors) {
+  // XLA rejects these; fp8dot used to wrap them through a double (s8 300 -> 44).
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s8[] constant(300)\n}\n"),
+            "bad.hlo:3:26: error: s8 literal 300 is out of range [-128, 127]\n"
+            "  ROOT c = s8[] constant(300)\n"
+            "                         ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s32[] constant(1e23)\n}\n"),
+            "bad.hlo:3:27: error: s32 literal 1e+23 is out of range [-2147483648, 2147483647]\n"
+            "  ROOT c = s32[] constant(1e23)\n"
+            "                          ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = u8[2] constant({1, -1})\n}\n"),
+            "bad.hlo:3:31: error: u8 literal -1 is out of range [0, 255]\n"
+            "  ROOT c = u8[2] constant({1, -1})\n"
+            "                              ^");
+  EXPECT_EQ(
+      ParseError("HloModule m\nENTRY e {\n  ROOT c = u64[] constant(18446744073709551616)\n}\n"),
+      "bad.hlo:3:27: error: u64 literal 18446744073709551616 is out of range [0, "
+      "18446744073709551615]\n"
+      "  ROOT c = u64[] constant(18446744073709551616)\n"
+      "                          ^");
+  // The extremes of each type parse.
+  FP8_ASSERT_OK(
+      ParseHloModule("HloModule m\nENTRY e {\n  a = s8[2] constant({-128, 127})\n"
+                     "  b = u32[2] constant({0, 4294967295})\n  ROOT c = s64[] "
+                     "constant(-9223372036854775808)\n}\n",
+                     "ok.hlo"));
+}
+
+TEST(HloParserErrorTest, S64LiteralsADoubleCannotHoldAreErrors) {
+  // The interpreter's values are doubles: 2^53 + 1 would silently become 2^53.
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9007199254740993)\n}\n"),
+            "bad.hlo:3:27: error: s64 literal 9007199254740993 cannot be held exactly: fp8dot "
+            "holds integer values as doubles, exact up to 2^53 (docs/hlo.md)\n"
+            "  ROOT c = s64[] constant(9007199254740993)\n"
+            "                          ^");
+  FP8_ASSERT_OK(ParseHloModule(
+      "HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9007199254740992)\n}\n", "ok.hlo"));
+}
+
+TEST(HloParserTest, ParsesXlaDumpsWithStackFrameTables) {
+  // The shape of XLA's optimized dumps (examples/jax/h200/*.optimized.hlo): source-location
+  // tables after the header, stack_frame_id= inside metadata.
+  FP8_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<HloModule> module,
+      ParseHloModule(R"(HloModule jit_f, entry_computation_layout={(f32[2]{0})->f32[2]{0}}
+
+FileNames
+1 "/work/examples/jax/export_modules.py"
+
+FunctionNames
+1 "<module>"
+2 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=98 end_line=98 column=0 end_column=0}
+2 {file_name_id=1 function_name_id=2 line=45 end_line=45 column=18 end_column=42}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=1}
+
+ENTRY %main (p: f32[2]) -> f32[2] {
+  %p = f32[2]{0} parameter(0), metadata={op_name="x" stack_frame_id=1}
+  ROOT %n = f32[2]{0} negate(%p), metadata={op_name="jit(f)/neg" stack_frame_id=2}
+}
+)",
+                     "dump.hlo"));
+  EXPECT_EQ(module->entry_computation()->name(), "main");
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 2);
+  // The dumps JAX exported on the H200 parse (all but flax_fp8_mlp_grad, whose async
+  // fusion-start op fp8dot does not know).
+  for (const char* name :
+       {"direct_fp8_dot_general", "dot_algorithm_any_f8_any_f8_f32",
+        "dot_algorithm_any_f8_any_f8_f32_fast_accum", "flax_fp8_mlp_forward", "fp8_dot_forward",
+        "fp8_dot_grad", "scaled_dot_bf16_default", "scaled_dot_f32_default",
+        "scaled_dot_f32_highest", "scaled_dot_fp8_output"}) {
+    FP8_EXPECT_OK(ParseHloModuleFile(std::string(FP8DOT_SOURCE_DIR) + "/examples/jax/h200/" + name +
+                                     ".optimized.hlo"));
+  }
+}
+
+TEST(HloParserErrorTest, MalformedStackFrameTableIsAnError) {
+  EXPECT_EQ(ParseError("HloModule m\nStackFrames\n1 file_location_id=1\nENTRY e {\n}\n"),
+            "bad.hlo:3:3: error: expected a string or {...} after id 1 in the StackFrames table\n"
+            "1 file_location_id=1\n"
+            "  ^");
+}
+
+TEST(HloParserTest, HundredThousandComputationsParseInLinearTime) {
+  // Computation lookup by name used to be a linear scan: 10^5 computations took minutes.
+  constexpr int kComputations = 100000;
+  std::string text = "HloModule m\n";
+  for (int i = 0; i < kComputations; ++i) {
+    const std::string n = std::to_string(i);
+    text += "c" + n + " {\n  ROOT p" + n + " = f32[] parameter(0)\n}\n";
+  }
+  text += "ENTRY e {\n  x = f32[] parameter(0)\n  ROOT y = f32[] call(x), to_apply=c99999\n}\n";
+  const auto start = std::chrono::steady_clock::now();
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<HloModule> module, ParseHloModule(text, "big.hlo"));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(module->computations().size(), size_t{kComputations + 1});
+  EXPECT_NE(module->GetComputationWithName("c54321"), nullptr);
+  // Linear: well under a second on a laptop (sanitizers ~10x); quadratic took minutes.
+  EXPECT_LT(seconds, 10.0);
 }
 
 }  // namespace

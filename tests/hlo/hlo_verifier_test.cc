@@ -135,5 +135,81 @@ TEST(HloVerifierTest, ScatterAndCustomCall) {
             "OK");
 }
 
+// ---- Hostile and extreme input (issue #13) ------------------------------------------------------
+
+TEST(HloVerifierTest, PadOfMinInt64IsRejectedNotWrapped) {
+  // low + high + size used to wrap: -2^63 + -2^63 + 4 = 4, so this verified and produced output.
+  EXPECT_EQ(Verify("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT q = f32[4] pad(p, z), "
+                   "padding=-9223372036854775808_-9223372036854775808\n"),
+            "%q (line 10) pad: padding -9223372036854775808_-9223372036854775808_0 is invalid for "
+            "dimension 0 of size 4 (negative interior or size, or a size beyond int64)");
+  EXPECT_EQ(
+      Verify("  p = f32[3] parameter(0)\n  z = f32[] constant(0)\n"
+             "  ROOT q = f32[1] pad(p, z), padding=0_0_4611686018427387904\n"),
+      "%q (line 10) pad: padding 0_0_4611686018427387904 is invalid for dimension 0 of size 3 "
+      "(negative interior or size, or a size beyond int64)");
+  // Negative padding within bounds is still fine.
+  EXPECT_EQ(Verify("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT q = f32[3] pad(p, z), padding=-2_1\n"),
+            "OK");
+}
+
+TEST(HloVerifierTest, ConcatenateWhoseSizeOverflowsIsRejected) {
+  // Two 2^62-element arrays... four of them: the sum used to wrap to a negative size.
+  EXPECT_EQ(Verify("  p = f32[4611686018427387904] parameter(0)\n"
+                   "  ROOT c = f32[1] concatenate(p, p), dimensions={0}\n"),
+            "%c (line 9) concatenate: the sizes along dimension 0 overflow int64 at operand 1 "
+            "f32[4611686018427387904]{0}");
+}
+
+TEST(HloVerifierTest, SliceWithAHugeStrideHasOneElement) {
+  // (limit - start + stride - 1) / stride overflowed for stride near 2^63.
+  EXPECT_EQ(Verify("  p = f32[3] parameter(0)\n"
+                   "  ROOT s = f32[1] slice(p), slice={[0:3:9223372036854775807]}\n"),
+            "OK");
+}
+
+TEST(HloVerifierTest, ShapesWithMoreElementsThanInt64AreRejected) {
+  EXPECT_EQ(Verify("  z = f32[] constant(0)\n"
+                   "  ROOT b = f32[4294967296,4294967296] broadcast(z), dimensions={}\n"),
+            "%b (line 9) broadcast: shape f32[4294967296,4294967296]{1,0} has more elements than "
+            "fit in int64");
+  EXPECT_EQ(Verify("  ROOT i = (f32[2], s32[3037000500,3037000500]) parameter(0)\n"),
+            "%i (line 8) parameter: shape s32[3037000500,3037000500]{1,0} has more elements than "
+            "fit in int64");
+  // Bitcast's byte sizes overflow even when the element counts fit.
+  EXPECT_EQ(Verify("  p = f64[2305843009213693952] parameter(0)\n"
+                   "  ROOT b = s8[0] bitcast(p)\n"),
+            "%b (line 9) bitcast: f64[2305843009213693952]{0} and s8[0]{0} have different sizes");
+}
+
+TEST(HloVerifierTest, ScatterUpdatesMustMatchIndicesAndFitTheOperand) {
+  // updates' scatter dim (5) larger than the indices' (1): the interpreter read past them.
+  EXPECT_EQ(Verify("  x = f32[8] parameter(0)\n  i = s32[1,1] parameter(1)\n"
+                   "  v = f32[5] parameter(2)\n"
+                   "  ROOT s = f32[8] scatter(x, i, v), update_window_dims={}, "
+                   "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                   "index_vector_dim=1, to_apply=sum\n"),
+            "%s (line 11) scatter: updates f32[5]{0} dimension 0 (size 5) does not match indices "
+            "s32[1,1]{1,0} dimension 0");
+  // A window of 9 into an operand of 8.
+  EXPECT_EQ(Verify("  x = f32[8] parameter(0)\n  i = s32[1] parameter(1)\n"
+                   "  v = f32[9] parameter(2)\n"
+                   "  ROOT s = f32[8] scatter(x, i, v), update_window_dims={0}, "
+                   "inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+                   "index_vector_dim=0, to_apply=sum\n"),
+            "%s (line 11) scatter: updates f32[9]{0} window dimension 0 (size 9) exceeds operand "
+            "f32[8]{0}");
+  // A result that is not the operand's shape.
+  EXPECT_EQ(Verify("  x = f32[8] parameter(0)\n  i = s32[1] parameter(1)\n"
+                   "  v = f32[] parameter(2)\n"
+                   "  ROOT s = f32[100] scatter(x, i, v), update_window_dims={}, "
+                   "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                   "index_vector_dim=0, to_apply=sum\n"),
+            "%s (line 11) scatter: declared shape f32[100] does not match the inferred shape "
+            "f32[8]");
+}
+
 }  // namespace
 }  // namespace fp8dot::hlo

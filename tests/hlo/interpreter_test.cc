@@ -9,10 +9,10 @@
 #include <limits>
 #include <sstream>
 
+#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
 #include "hlo/hlo_test_util.h"
-#include "fp8dot/hlo/fp8_gemm_rewriter.h"
 #include "status_matchers.h"
 
 namespace fp8dot::hlo {
@@ -948,6 +948,184 @@ TEST(InterpreterValueTest, RandomValuesAreNeverAllZeroAndDeterministic) {
     EXPECT_NE(a->values[0], 0) << PrimitiveTypeName(type);
     EXPECT_EQ(a->values, b->values);
   }
+}
+
+// ---- Hostile and extreme input (issue #13) ------------------------------------------------------
+
+// Parses without verifying: what a caller that skips the verifier hands the interpreter.
+StatusOr<Value> EvalUnverified(const std::string& text, const std::vector<Value>& args,
+                               InterpreterOptions options = {}) {
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(text, "test.hlo"));
+  HloInterpreter interpreter(options);
+  return interpreter.Evaluate(*module, args);
+}
+
+TEST(InterpreterLimitsTest, ArraysBeyondMaxElementsAreResourceExhaustedBeforeAllocating) {
+  // 2^40 and 2^60 elements used to escape as std::length_error / bad_alloc (abort).
+  for (const std::string& body :
+       {std::string("z = f32[] constant(0)\nROOT b = f32[1099511627776] broadcast(z), "
+                    "dimensions={}"),
+        std::string("ROOT b = s32[1152921504606846976] iota(), iota_dimension=0"),
+        std::string("p = f32[2] parameter(0)\nz = f32[] constant(0)\n"
+                    "ROOT b = f32[1099511627778] pad(p, z), padding=0_0_1099511627776")}) {
+    StatusOr<Value> value =
+        EvalUnverified(Module(body), body.find("parameter") != std::string::npos
+                                         ? std::vector<Value>{Arr(P::kF32, {2}, {1, 2})}
+                                         : std::vector<Value>{});
+    ASSERT_FALSE(value.ok()) << body;
+    EXPECT_EQ(value.status().code(), StatusCode::kResourceExhausted) << value.status().ToString();
+    EXPECT_NE(value.status().message().find(
+                  "elements, more than the interpreter's limit of 268435456 per array "
+                  "(InterpreterOptions::max_elements)"),
+              std::string::npos)
+        << value.status().message();
+  }
+  // The limit is an option.
+  StatusOr<Value> small =
+      EvalUnverified(Module("p = f32[5] parameter(0)\nROOT n = f32[5] negate(p)"),
+                     {Arr(P::kF32, {5}, {1, 2, 3, 4, 5})}, {.max_elements = 4});
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.status().message(),
+            "%p (line 4): f32[5]{0} has 5 elements, more than the interpreter's limit of 4 per "
+            "array (InterpreterOptions::max_elements)");
+}
+
+TEST(InterpreterLimitsTest, RandomValueRefusesHugeShapes) {
+  StatusOr<Value> value = RandomValue(Shape::MakeArray(P::kF32, {int64_t{1} << 40}), 1);
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.status().code(), StatusCode::kResourceExhausted);
+}
+
+// c0 negates; c(i) calls c(i-1) twice: calling c39 evaluates 2^40 computations.
+std::string DoublingCallChain(int levels) {
+  std::string text =
+      "HloModule m\nc0 {\n  p0 = f32[] parameter(0)\n  ROOT n0 = f32[] negate(p0)\n}\n";
+  for (int i = 1; i < levels; ++i) {
+    const std::string n = std::to_string(i), prev = std::to_string(i - 1);
+    text += "c" + n + " {\n  p" + n + " = f32[] parameter(0)\n  a" + n + " = f32[] call(p" + n +
+            "), to_apply=c" + prev + "\n  ROOT b" + n + " = f32[] call(a" + n + "), to_apply=c" +
+            prev + "\n}\n";
+  }
+  return text + "ENTRY e {\n  x = f32[] parameter(0)\n  ROOT y = f32[] call(x), to_apply=c" +
+         std::to_string(levels - 1) + "\n}\n";
+}
+
+TEST(InterpreterLimitsTest, DoublingCallChainStopsAtTheEvaluationBudget) {
+  // 2^40 calls used to run for days.
+  StatusOr<Value> value = EvalUnverified(DoublingCallChain(40), {Value::Scalar(P::kF32, 1)},
+                                         {.max_evaluation_steps = 10000});
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(value.status().message().find(
+                "evaluation stopped after 10000 instructions evaluated (calls included), the limit "
+                "InterpreterOptions::max_evaluation_steps (fp8dot run --max-evaluation-steps)"),
+            std::string::npos)
+      << value.status().message();
+  // A chain that fits the budget runs: 2^10 negations of 1.
+  FP8_ASSERT_OK_AND_ASSIGN(Value small,
+                           EvalUnverified(DoublingCallChain(11), {Value::Scalar(P::kF32, 1)},
+                                          {.max_evaluation_steps = 10000}));
+  ExpectValues(small.values, {1});
+}
+
+TEST(InterpreterTest, ConvertFloatToIntSaturatesForEveryWidth) {
+  const std::vector<double> input = {kNaN, kInf, -kInf, 3e9, -3e9, 2.5};
+  ExpectValues(EvalValues(Module("p = f32[6] parameter(0)\nROOT c = s32[6] convert(p)"),
+                          {Arr(P::kF32, {6}, input)}),
+               {0, 2147483647, -2147483648.0, 2147483647, -2147483648.0, 2});
+  ExpectValues(EvalValues(Module("p = f32[6] parameter(0)\nROOT c = u8[6] convert(p)"),
+                          {Arr(P::kF32, {6}, input)}),
+               {0, 255, 0, 255, 0, 2});
+  ExpectValues(EvalValues(Module("p = f32[6] parameter(0)\nROOT c = u32[6] convert(p)"),
+                          {Arr(P::kF32, {6}, input)}),
+               {0, 4294967295.0, 0, 3e9, 0, 2});
+  ExpectValues(EvalValues(Module("p = f64[3] parameter(0)\nROOT c = s64[3] convert(p)"),
+                          {Arr(P::kF64, {3}, {kNaN, 1e15, -2.5})}),
+               {0, 1e15, -2});
+}
+
+TEST(InterpreterTest, S64ValuesBeyond2To53AreAnErrorNotAWrongAnswer) {
+  // convert(inf) to s64 used to give -2^63; its true value 2^63-1 has no double.
+  StatusOr<Value> inf = Eval(Module("p = f32[] parameter(0)\nROOT c = s64[] convert(p)"),
+                             {Value::Scalar(P::kF32, kInf)});
+  ASSERT_FALSE(inf.ok());
+  EXPECT_EQ(inf.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(inf.status().message(),
+            "%c (line 5): s64 element 0 is about 9.2233720368547758e+18, beyond 2^53: the "
+            "interpreter holds integers as doubles, exact only up to 2^53 in magnitude, and "
+            "refuses rather than give a wrong answer");
+  // 2^52 * 4 = 2^54: exact here, but 2^54 + 1 would not be.
+  StatusOr<Value> product = Eval(Module("a = s64[] constant(4503599627370496)\n"
+                                        "b = s64[] constant(4)\nROOT m = s64[] multiply(a, b)"),
+                                 {});
+  ASSERT_FALSE(product.ok());
+  EXPECT_NE(product.status().message().find("%m (line 6): s64 element 0"), std::string::npos)
+      << product.status().message();
+  // s32 arithmetic is exact two's complement: 65537^2 = 2^32 + 2^17 + 1 wraps to 131073.
+  ExpectValues(EvalValues(Module("a = s32[] constant(65537)\nROOT m = s32[] multiply(a, a)"), {}),
+               {131073});
+}
+
+TEST(InterpreterTest, ModulesThatFailTheVerifierAreRefused) {
+  // transpose dimensions={0,0} read past the operand; the verifier's error comes back instead.
+  StatusOr<Value> transpose =
+      EvalUnverified(Module("p = f32[2,3] parameter(0)\nROOT t = f32[2,2] transpose(p), "
+                            "dimensions={0,0}"),
+                     {Arr(P::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_FALSE(transpose.ok());
+  EXPECT_EQ(transpose.status().message(),
+            "%t (line 5) transpose: dimensions {0,0} repeats dimension 0");
+  // scatter: updates f32[5] against indices s32[1,1] read past the indices; result f32[100]
+  // against an f32[8] operand.
+  const std::string sum = R"(
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+})";
+  StatusOr<Value> scatter = EvalUnverified(
+      Module("x = f32[8] parameter(0)\ni = s32[1,1] parameter(1)\nv = f32[5] parameter(2)\n"
+             "ROOT s2 = f32[8] scatter(x, i, v), update_window_dims={}, inserted_window_dims={0}, "
+             "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sum",
+             sum),
+      {Arr(P::kF32, {8}, std::vector<double>(8, 0)), Arr(P::kS32, {1, 1}, {0}),
+       Arr(P::kF32, {5}, {1, 2, 3, 4, 5})});
+  ASSERT_FALSE(scatter.ok());
+  EXPECT_NE(scatter.status().message().find("does not match indices"), std::string::npos)
+      << scatter.status().message();
+  // EvaluateComputation called from outside verifies too.
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<HloModule> module,
+                           ParseHloModule(Module("p = f32[2,3] parameter(0)\nROOT t = f32[2,2] "
+                                                 "transpose(p), dimensions={0,0}"),
+                                          "test.hlo"));
+  HloInterpreter interpreter;
+  StatusOr<Value> direct = interpreter.EvaluateComputation(
+      *module->entry_computation(), {Arr(P::kF32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_FALSE(direct.ok());
+  EXPECT_NE(direct.status().message().find("repeats dimension 0"), std::string::npos);
+}
+
+TEST(InterpreterTest, VariadicReduceWhoseBodyReturnsOneScalarIsAnError) {
+  // result->elements.at(j) threw std::out_of_range (abort) for a body that is not a tuple.
+  const std::string first = R"(
+first {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = f32[] add(a, c)
+})";
+  StatusOr<Value> value = EvalUnverified(
+      Module("x = f32[4] parameter(0)\ni = s32[4] parameter(1)\nz = f32[] constant(0)\n"
+             "zi = s32[] constant(0)\n"
+             "ROOT r2 = (f32[], s32[]) reduce(x, i, z, zi), dimensions={0}, to_apply=first",
+             first),
+      {Arr(P::kF32, {4}, {1, 2, 3, 4}), Arr(P::kS32, {4}, {0, 1, 2, 3})});
+  ASSERT_FALSE(value.ok());
+  EXPECT_NE(value.status().message().find(
+                "reduce: to_apply %first returns f32[] but the init values are (f32[], s32[])"),
+            std::string::npos)
+      << value.status().message();
 }
 
 }  // namespace

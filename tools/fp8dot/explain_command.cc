@@ -8,6 +8,7 @@
 #include "fp8dot/hlo/gemm_backend_config.h"
 #include "fp8dot/hlo/hlo_parser.h"
 #include "fp8dot/hlo/hlo_verifier.h"
+#include "hlo/gemm_call.h"
 
 namespace fp8dot::cli {
 namespace {
@@ -33,17 +34,24 @@ Status RunExplainCommand(const ExplainFlags& flags) {
           gemm->custom_call_target() != hlo::kCublasLtMatmulF8Target) {
         continue;
       }
+      // The call comes from the user's text as often as from the rewriter: read it through
+      // DescribeGemmCustomCall, which checks the operands and the result before anything uses
+      // them (a call with too few operands, a non-tuple result or integer operands is an error).
+      FP8_ASSIGN_OR_RETURN(const hlo::GemmCall call, hlo::DescribeGemmCustomCall(*gemm));
       FP8_ASSIGN_OR_RETURN(hlo::GemmBackendConfig config,
                            hlo::ParseGemmBackendConfig(gemm->backend_config()));
-      const DType lhs = *hlo::ToDType(gemm->operand(0)->shape().element_type());
-      const DType rhs = *hlo::ToDType(gemm->operand(1)->shape().element_type());
-      FP8_ASSIGN_OR_RETURN(AccumulationMode mode,
-                           ResolveAccumulation(lhs, rhs, config.precision_config));
+      const DType lhs = call.spec.lhs.dtype;
+      const DType rhs = call.spec.rhs.dtype;
+      StatusOr<AccumulationMode> resolved = ResolveAccumulation(lhs, rhs, config.precision_config);
+      if (!resolved.ok()) {
+        return Status(resolved.status().code(),
+                      gemm->NameForErrors() + ": " + resolved.status().message());
+      }
+      const AccumulationMode mode = *resolved;
       std::printf(
           "//   %%%s: %s x %s -> %s, operand_precision={%s,%s} algorithm=%s -> %s, "
           "epilogue %s%s\n",
-          gemm->name().c_str(), DTypeName(lhs), DTypeName(rhs),
-          gemm->shape().tuple_shapes(0).ToString().c_str(),
+          gemm->name().c_str(), DTypeName(lhs), DTypeName(rhs), call.d_shape.ToString().c_str(),
           PrecisionName(config.precision_config.operand_precision[0]),
           PrecisionName(config.precision_config.operand_precision[1]),
           AlgorithmName(config.precision_config.algorithm), AccumulationModeName(mode),

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ struct RunCommandFlags {
   bool xla_excess_precision = false;
   int repeat = 1;
   bool device_resident = false;
+  int64_t max_evaluation_steps = hlo::InterpreterOptions{}.max_evaluation_steps;
 };
 
 // Parses and verifies; with --xla-excess-precision also drops convert round trips as XLA does.
@@ -238,7 +240,8 @@ StatusOr<Value> Evaluate(const HloModule& module, const std::vector<Value>& argu
                 static_cast<long long>(executor->gemm_count()));
     std::printf("time:         %.3f ms (device time of the whole module)", evaluation_ms[0]);
   } else {
-    hlo::HloInterpreter interpreter({.dot_backend = backend});
+    hlo::HloInterpreter interpreter(
+        {.dot_backend = backend, .max_evaluation_steps = flags.max_evaluation_steps});
     for (int run = 0; run < flags.repeat; ++run) {
       const auto start = std::chrono::steady_clock::now();
       FP8_ASSIGN_OR_RETURN(result, interpreter.Evaluate(module, arguments));
@@ -300,7 +303,8 @@ Status ReportOutputs(const std::vector<Value>& outputs, const RunCommandFlags& f
 Status CompareWithOriginal(const std::vector<Value>& outputs, const std::vector<Value>& arguments,
                            Backend backend, const RunCommandFlags& flags) {
   FP8_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> original, LoadModule(flags));
-  hlo::HloInterpreter original_interpreter({.dot_backend = backend});
+  hlo::HloInterpreter original_interpreter(
+      {.dot_backend = backend, .max_evaluation_steps = flags.max_evaluation_steps});
   FP8_ASSIGN_OR_RETURN(Value original_result, original_interpreter.Evaluate(*original, arguments));
   PrintGemmTimes(original_interpreter, 1, "original:");
   std::vector<Value> original_outputs;
@@ -382,6 +386,11 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
                    "Evaluate N times; report the first run and the warm median (GEMM device "
                    "time and evaluation time)")
       ->check(CLI::Range(1, 1000));
+  command
+      ->add_option("--max-evaluation-steps", flags->max_evaluation_steps,
+                   "Stop with an error after N instructions evaluated, calls included "
+                   "(default 100000000)")
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   command->add_flag(
       "--xla-excess-precision", flags->xla_excess_precision,
       "Drop convert<wide>(convert<narrow>(x)) round trips first, as XLA does by "

@@ -39,6 +39,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,10 @@ struct PaddingDimension {
   int64_t high = 0;
   int64_t interior = 0;
 };
+
+// The size of a dimension of `size` elements padded by `p`: low + size + (size-1)*interior + high.
+// nullopt when interior < 0, the result is negative, or any step overflows int64.
+std::optional<int64_t> PaddedDimensionSize(int64_t size, const PaddingDimension& p);
 
 enum class ComparisonDirection { kEq, kNe, kLt, kLe, kGt, kGe };
 const char* ComparisonDirectionString(ComparisonDirection direction);  // "EQ", "LT", ...
@@ -156,7 +161,7 @@ class HloInstruction {
   HloOpcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
   // Only before AddInstruction (or through HloComputation, which keeps names unique).
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name);
   const Shape& shape() const { return shape_; }
   Shape* mutable_shape() { return &shape_; }
   HloComputation* parent() const { return parent_; }
@@ -323,7 +328,7 @@ class HloComputation {
   HloInstruction* parameter_instruction(int64_t i) const;
   const std::vector<HloInstruction*>& parameter_instructions() const { return parameters_; }
   int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
-  // The instruction called `name` (without '%'), or nullptr.
+  // The instruction called `name` (without '%'), or nullptr. A hash lookup.
   HloInstruction* GetInstructionWithName(std::string_view name) const;
 
   // Takes ownership; gives the instruction a module-unique name (see hlo_ir.h). A parameter is
@@ -349,6 +354,7 @@ class HloComputation {
   HloModule* parent_ = nullptr;
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
   std::vector<HloInstruction*> parameters_;  // indexed by parameter number
+  std::unordered_map<std::string, HloInstruction*> instructions_by_name_;  // instructions_ by name
   HloInstruction* root_ = nullptr;
 };
 
@@ -363,6 +369,8 @@ class HloModule {
   std::vector<HloComputation*> computations() const;
   HloComputation* entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation* entry) { entry_ = entry; }
+  // The computation called `name`, or nullptr. A hash lookup: modules with 10^5 computations
+  // parse in linear time.
   HloComputation* GetComputationWithName(std::string_view name) const;
   // Creates an empty computation with a module-unique name (renamed if taken).
   HloComputation* AddComputation(std::string name);
@@ -380,6 +388,7 @@ class HloModule {
  private:
   std::string name_;
   std::vector<std::unique_ptr<HloComputation>> computations_;
+  std::unordered_map<std::string, HloComputation*> computations_by_name_;  // computations_ by name
   HloComputation* entry_ = nullptr;
   std::vector<RawAttribute> header_attributes_;
   std::set<std::string, std::less<>> taken_names_;  // instruction names in use

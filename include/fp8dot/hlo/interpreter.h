@@ -43,6 +43,19 @@ namespace fp8dot::hlo {
 struct InterpreterOptions {
   Backend dot_backend = Backend::kCpuEmulation;  // where dots and GEMM custom calls run (RunDot)
   RunDotOptions dot_options;
+
+  // Resource limits. A module that needs more fails with RESOURCE_EXHAUSTED naming the limit and
+  // this option, before the interpreter allocates or evaluates any further. The defaults keep a
+  // laptop safe; raise them for bigger modules.
+  //
+  // The most elements of any one array value (an instruction's result, each element of a tuple
+  // separately). Values hold doubles: 2^28 elements are 2 GiB.
+  int64_t max_elements = kDefaultMaxElements;  // 2^28
+  // The most instructions one Evaluate() evaluates, counting every instruction of every called
+  // computation each time it runs (reduce and scatter bodies per element, unless the body is a
+  // single binary op, which runs without a call). Stops modules whose computations call each other
+  // exponentially many times. `fp8dot run --max-evaluation-steps`.
+  int64_t max_evaluation_steps = 100'000'000;
 };
 
 // One dot or GEMM custom call the interpreter ran.
@@ -57,11 +70,13 @@ class HloInterpreter {
  public:
   explicit HloInterpreter(InterpreterOptions options = {}) : options_(std::move(options)) {}
 
-  // Evaluates the entry computation. `arguments` must match the entry parameters in number,
-  // element type and dims (layouts are ignored). Returns the root's value (a tuple for a tuple
-  // root).
+  // Verifies the module (VerifyHloModule), then evaluates the entry computation. `arguments`
+  // must match the entry parameters in number, element type and dims (layouts are ignored).
+  // Returns the root's value (a tuple for a tuple root). Any module gives a value or a Status:
+  // one that fails the verifier is refused with the verifier's error.
   StatusOr<Value> Evaluate(const HloModule& module, const std::vector<Value>& arguments);
-  // Evaluates any computation (to_apply bodies, called computations) with these parameters.
+  // Evaluates any computation (to_apply bodies, called computations) with these parameters. A call
+  // from outside the interpreter verifies the computation's module first, as Evaluate does.
   StatusOr<Value> EvaluateComputation(const HloComputation& computation,
                                       const std::vector<Value>& arguments);
 
@@ -76,10 +91,15 @@ class HloInterpreter {
   StatusOr<Value> EvaluateInstruction(const HloInstruction& instruction,
                                       const std::vector<const Value*>& operands,
                                       const std::vector<Value>& parameters);
+  // Counts one evaluation step for `instruction` and checks its result against max_elements.
+  Status CheckLimits(const HloInstruction& instruction);
+  Status CheckElementLimit(const HloInstruction& instruction, const Shape& shape);
 
   InterpreterOptions options_;
   std::vector<GemmRecord> gemm_records_;
   int call_depth_ = 0;
+  bool verified_ = false;  // inside Evaluate(), which has verified the module
+  int64_t steps_ = 0;  // instructions evaluated since the outermost Evaluate/EvaluateComputation
 };
 
 }  // namespace fp8dot::hlo

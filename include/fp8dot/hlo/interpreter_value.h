@@ -5,7 +5,10 @@
 // knows (f8e4m3fn .. f64) exactly. After every op the interpreter rounds each element back to its
 // element type (RoundToElementType), so a chain of ops gives the values XLA's CPU backend gives
 // for the same element types (bit-exact for the arithmetic ops; transcendental functions may
-// differ by an ulp from XLA's own approximations). s64/u64 values beyond 2^53 are not exact.
+// differ by an ulp from XLA's own approximations). Integer ops compute in 64-bit two's complement,
+// so s8..s32/u8..u32 are exact; s64/u64 values beyond 2^53 in magnitude cannot be held exactly,
+// and the interpreter fails (UNIMPLEMENTED, naming the instruction) on any such value instead of
+// giving a wrong answer; the parser rejects integer literals a double cannot hold.
 //
 // The layout (minor_to_major) of a shape says how XLA would store the array; it never changes
 // the logical values, except through bitcast, which the interpreter evaluates in physical order.
@@ -56,7 +59,12 @@ StatusOr<Value> ValueFromHostTensor(const HostTensor& tensor, const Shape& shape
 // row-major order: what XLA would store for a row-major array. For checksums.
 std::vector<uint8_t> EncodeValueBytes(const Value& value);
 
-// A random value of `shape` (tuples element by element), never all zeros:
+// The interpreter's default limit on the elements of one array (InterpreterOptions::max_elements):
+// values hold doubles, so 2^28 elements are 2 GiB.
+inline constexpr int64_t kDefaultMaxElements = int64_t{1} << 28;
+
+// A random value of `shape` (tuples element by element), never all zeros. An array of more than
+// kDefaultMaxElements elements is RESOURCE_EXHAUSTED, before anything is allocated:
 //   floats: arrays uniform in [-4, 4] (random.h's symmetric distribution), scalars in [0, 4]
 //           (scalars are mostly scales), rounded to the element type;
 //   integers: uniform in [-3, 3] (signed) or [0, 3] (unsigned); pred: 0 or 1.

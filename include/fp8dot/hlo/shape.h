@@ -84,6 +84,11 @@ class Shape {
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
   // Product of the dims; saturates at INT64_MAX instead of overflowing.
   int64_t ElementCount() const;
+  // Product of the dims; nullopt when it does not fit in int64 or a dim is negative.
+  std::optional<int64_t> CheckedElementCount() const;
+  // Bytes of an array (elements x PrimitiveTypeByteSize), or of all of a tuple's arrays;
+  // nullopt on int64 overflow or a negative dim.
+  std::optional<int64_t> CheckedByteSize() const;
   std::vector<int64_t>& mutable_dimensions() { return dims_; }
   const std::vector<int64_t>& minor_to_major() const { return minor_to_major_; }
   void set_minor_to_major(std::vector<int64_t> layout) { minor_to_major_ = std::move(layout); }

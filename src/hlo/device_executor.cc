@@ -224,10 +224,12 @@ StatusOr<const void*> DeviceGemmExecutor::GemmInput(const HloInstruction& gemm, 
 Status DeviceGemmExecutor::Gemm::AllocateOutputs() {
   const DType d_type = call.spec.output_type;
   d.shape = call.d_shape;
-  FP8_ASSIGN_OR_RETURN(
-      d.buffer, DeviceBuffer::Allocate(
-                    static_cast<size_t>(call.d_shape.ElementCount() * DTypeSizeInBytes(d_type)),
-                    "GEMM output"));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(call.d_shape.ElementCount(), DTypeSizeInBytes(d_type), &bytes)) {
+    return ResourceExhausted("GEMM output %s does not fit in memory",
+                             call.d_shape.ToString().c_str());
+  }
+  FP8_ASSIGN_OR_RETURN(d.buffer, DeviceBuffer::Allocate(static_cast<size_t>(bytes), "GEMM output"));
   buffers.output = d.buffer.data();
   if (call.spec.compute_amax) {
     amax.shape = Shape::MakeScalar(PrimitiveType::kF32);

@@ -3,8 +3,9 @@
 # index. Idempotent: does nothing for what is already there. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
+# clang + libclang-rt-dev (libFuzzer, only a Recommends of clang): the fuzz targets (scripts/fuzz.sh).
 packages=(cmake ninja-build g++ pkg-config libgtest-dev googletest libopenblas-dev
-          nlohmann-json3-dev libcli11-dev python3 python3-pip)
+          nlohmann-json3-dev libcli11-dev python3 python3-pip clang libclang-rt-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

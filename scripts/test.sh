@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds fp8dot and runs the whole test suite (GPU tests report "Skipped" without a GPU).
 # FP8DOT_SANITIZE=1 also builds a CPU-only copy with AddressSanitizer + UBSan and runs it.
+# FP8DOT_FUZZ_SECONDS=N also builds the libFuzzer targets (clang) and runs each for N seconds
+# (scripts/fuzz.sh); a finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -13,4 +15,9 @@ if [[ "${FP8DOT_SANITIZE:-0}" == 1 ]]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
   (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j2)
+fi
+
+if [[ -n "${FP8DOT_FUZZ_SECONDS:-}" ]]; then
+  echo "== libFuzzer targets, ${FP8DOT_FUZZ_SECONDS} s each (scripts/fuzz.sh)"
+  scripts/fuzz.sh "$FP8DOT_FUZZ_SECONDS"
 fi

@@ -328,8 +328,10 @@ StatusOr<HostTensor> ParseNpy(std::string_view bytes, std::optional<DType> type_
                                    bytes.size(), type_hint, source));
   FP8_ASSIGN_OR_RETURN(HostTensor tensor,
                        HostTensor::Create(header.type, header.shape, header.layout));
-  std::memcpy(tensor.data(), bytes.data() + header.data_start,
-              static_cast<size_t>(header.data_bytes));
+  if (header.data_bytes > 0) {  // an empty tensor has no buffer to copy into
+    std::memcpy(tensor.data(), bytes.data() + header.data_start,
+                static_cast<size_t>(header.data_bytes));
+  }
   return tensor;
 }
 

@@ -15,6 +15,20 @@
 namespace fp8dot {
 namespace {
 
+// Regression (tests/fuzz: npy_fuzzer empty-array-memcpy-null): a zero-element array parses
+// without copying into the empty tensor's null buffer (UBSan in the sanitizer build).
+TEST(NpyTest, ZeroElementArraysRoundTrip) {
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor empty, HostTensor::Create(DType::kF32, {0, 4}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor back, ParseNpy(SerializeNpy(empty)));
+  EXPECT_EQ(back.dims(), (Dims{0, 4}));
+  EXPECT_EQ(back.element_count(), 0);
+  const std::string path = ::testing::TempDir() + "/npy_test_empty.npy";
+  FP8_ASSERT_OK(WriteNpy(path, empty));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor read, ReadNpy(path));
+  EXPECT_EQ(read.dims(), (Dims{0, 4}));
+  std::remove(path.c_str());
+}
+
 TEST(NpyTest, RoundTripsEveryType) {
   for (DType type : kAllDTypes) {
     FP8_ASSERT_OK_AND_ASSIGN(HostTensor t, RandomTensor(type, {3, 5}, Distribution::kSymmetric, 3));

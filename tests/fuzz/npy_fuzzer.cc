@@ -32,36 +32,10 @@ void Check(std::string_view bytes, std::optional<fp8dot::DType> hint) {
   }
 }
 
-// FP8DOT_FUZZ_SKIP_KNOWN=1 skips inputs whose header's shape has a 0 dimension: they hit the
-// known finding findings/npy_fuzzer/empty-array-memcpy-null at once, which blinds the fuzzer to
-// anything else. A rough textual test ("'shape': (" up to ")" holding a dimension 0).
-bool HasZeroDimension(std::string_view bytes) {
-  const size_t shape = bytes.find("'shape'");
-  if (shape == std::string_view::npos) return false;
-  const size_t open = bytes.find('(', shape);
-  const size_t close = bytes.find(')', open == std::string_view::npos ? shape : open);
-  if (open == std::string_view::npos || close == std::string_view::npos) return false;
-  bool digits_all_zero = false, in_number = false;
-  for (size_t i = open + 1; i <= close; ++i) {
-    const char c = bytes[i];
-    if (c >= '0' && c <= '9') {
-      if (!in_number) digits_all_zero = true;
-      in_number = true;
-      if (c != '0') digits_all_zero = false;
-    } else {
-      if (in_number && digits_all_zero) return true;
-      in_number = false;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  static const bool skip_known = std::getenv("FP8DOT_FUZZ_SKIP_KNOWN") != nullptr;
-  if (skip_known && HasZeroDimension(bytes)) return 0;
   Check(bytes, std::nullopt);
   for (fp8dot::DType hint : fp8dot::kAllDTypes) Check(bytes, hint);
   return 0;

@@ -81,14 +81,22 @@ StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims) {
 StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims,
                                         std::vector<int64_t> minor_to_major) {
   constexpr int64_t kMaxBytes = int64_t{1} << 40;
-  int64_t count = 1;
+  // The product of the non-zero dims bounds every stride, so it must fit even when a zero dim
+  // makes the tensor empty (strides are computed all the same).
+  int64_t extent = 1;
+  bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) return InvalidArgument("tensor dims %s: negative size", DimsToString(dims).c_str());
-    if (d > 0 && count > kMaxBytes / d) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (extent > kMaxBytes / d) {
       return ResourceExhausted("tensor dims %s: too many elements", DimsToString(dims).c_str());
     }
-    count *= d;
+    extent *= d;
   }
+  const int64_t count = empty ? 0 : extent;
   const int64_t bytes = count * DTypeSizeInBytes(dtype);
   if (bytes > kMaxBytes) {
     return ResourceExhausted("tensor %s%s needs more than 1 TiB", DTypeName(dtype),

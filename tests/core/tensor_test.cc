@@ -53,5 +53,16 @@ TEST(TensorTest, ScalarAndZeroSizedTensors) {
   EXPECT_EQ(empty.size_in_bytes(), 0);
 }
 
+// Regression (the long fuzz run, npy_fuzzer): an empty tensor whose other dims multiply past
+// int64 overflowed computing its strides. Its non-zero dims must fit like any tensor's.
+TEST(TensorTest, EmptyTensorsWithHugeOtherDimsAreRefused) {
+  StatusOr<HostTensor> t = HostTensor::Create(DType::kBF16, {0, 777777777777777, 777777777, 72});
+  EXPECT_EQ(t.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(t.status().message(),
+            "tensor dims [0,777777777777777,777777777,72]: too many elements");
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor fine, HostTensor::Create(DType::kBF16, {0, 1 << 20, 64}));
+  EXPECT_EQ(fine.element_count(), 0);
+}
+
 }  // namespace
 }  // namespace fp8dot

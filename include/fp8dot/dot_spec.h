@@ -117,6 +117,12 @@ StatusOr<CanonicalDot> ValidateDotSpec(const DotSpec& spec);
 // Expected dims of an operand's scale tensor for a mode (see the table above).
 Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot);
 
+// The scale mode whose shape (the table above) `scale_dims` has, for callers that pass a scale
+// tensor without naming its mode (the Python API). Modes are tried in the table's order, so a
+// shape two modes share means the same scaling either way ([1] is a tensor scale, not one row;
+// [1, K/128] for M = 1 is 1x128). The error lists every mode's expected shape.
+StatusOr<ScaleMode> InferScaleMode(const Dims& scale_dims, bool is_lhs, const CanonicalDot& dot);
+
 // True when cuBLASLt runs this FP8 type pair natively (everything but e5m2 x e5m2).
 bool IsNativeFp8Pair(DType lhs, DType rhs);
 

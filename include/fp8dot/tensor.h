@@ -26,6 +26,13 @@ std::string ShapeString(DType dtype, const Dims& dims, const std::vector<int64_t
 std::vector<int64_t> LayoutStrides(const Dims& dims, const std::vector<int64_t>& minor_to_major);
 // The element offset of every multi-index over the dims in `walk` (row-major order over them:
 // the last listed dim fastest), e.g. the offsets of all rows of a GEMM operand.
+// The layout of a dense array given each dim's element stride (numpy/torch/DLPack strides): the
+// dims ordered from the smallest stride up. Dims of size 1 may have any stride (frameworks give
+// them arbitrary ones); an array with no element has the row-major layout. An error when the
+// strides leave gaps or overlap, i.e. the array is a non-contiguous view (slice, expand, step).
+StatusOr<std::vector<int64_t>> LayoutFromStrides(const Dims& dims,
+                                                 const std::vector<int64_t>& strides);
+
 std::vector<int64_t> WalkOffsets(const Dims& dims, const std::vector<int64_t>& strides,
                                  const std::vector<int64_t>& walk);
 
@@ -35,6 +42,12 @@ class HostTensor {
   // Zero-filled tensor. Fails on negative dims, a bad layout or a size that overflows.
   static StatusOr<HostTensor> Create(DType dtype, Dims dims);
   static StatusOr<HostTensor> Create(DType dtype, Dims dims, std::vector<int64_t> minor_to_major);
+  // A tensor over memory the caller owns (a numpy array, a torch tensor), without a copy. The
+  // memory must hold the dense tensor of that layout and outlive every use of the view and of
+  // its copies (copies of a view are views of the same memory). Writing through a view of
+  // read-only memory is the caller's error.
+  static StatusOr<HostTensor> View(DType dtype, Dims dims, std::vector<int64_t> minor_to_major,
+                                   const void* data);
   // A rank-0 tensor holding `value` (rounded to `dtype`).
   static HostTensor Scalar(DType dtype, double value);
 
@@ -45,12 +58,15 @@ class HostTensor {
   const std::vector<int64_t>& minor_to_major() const { return minor_to_major_; }
   bool is_row_major() const { return minor_to_major_ == RowMajorLayout(rank()); }
   int64_t element_count() const { return ElementCount(dims_); }
-  int64_t size_in_bytes() const { return static_cast<int64_t>(bytes_.size()); }
+  int64_t size_in_bytes() const {
+    return view_ ? view_bytes_ : static_cast<int64_t>(bytes_.size());
+  }
+  bool is_view() const { return view_ != nullptr; }
   // Element strides of each logical dim in the physical buffer.
   const std::vector<int64_t>& strides() const { return strides_; }
 
-  void* data() { return bytes_.data(); }
-  const void* data() const { return bytes_.data(); }
+  void* data() { return view_ ? view_ : bytes_.data(); }
+  const void* data() const { return view_ ? view_ : bytes_.data(); }
 
   // Element at a physical (buffer) position / at a logical multi-index.
   double GetPhysical(int64_t position) const { return LoadElement(dtype_, data(), position); }
@@ -72,7 +88,9 @@ class HostTensor {
   Dims dims_;
   std::vector<int64_t> minor_to_major_;
   std::vector<int64_t> strides_;
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> bytes_;  // owned storage (empty for a view)
+  uint8_t* view_ = nullptr;     // borrowed storage of a view
+  int64_t view_bytes_ = 0;
 };
 
 }  // namespace fp8dot

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <utility>
 
 namespace fp8dot {
 
@@ -73,6 +75,45 @@ std::vector<int64_t> WalkOffsets(const Dims& dims, const std::vector<int64_t>& s
   return offsets;
 }
 
+StatusOr<std::vector<int64_t>> LayoutFromStrides(const Dims& dims,
+                                                 const std::vector<int64_t>& strides) {
+  if (strides.size() != dims.size()) {
+    return InvalidArgument("%zu strides for the %zu dims of %s", strides.size(), dims.size(),
+                           DimsToString(dims).c_str());
+  }
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidArgument("dims %s: negative size", DimsToString(dims).c_str());
+    if (d == 0) return RowMajorLayout(rank);
+  }
+  // Smallest stride first; size-1 dims (whose stride means nothing) go outermost, and ties keep
+  // the row-major order, so a row-major array gets exactly RowMajorLayout.
+  std::vector<int64_t> order(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) order[static_cast<size_t>(i)] = rank - 1 - i;
+  auto key = [&](int64_t d) {
+    const size_t i = static_cast<size_t>(d);
+    return std::pair<bool, int64_t>(dims[i] == 1, dims[i] == 1 ? 0 : strides[i]);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return key(a) < key(b); });
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    const size_t i = static_cast<size_t>(d);
+    if (dims[i] != 1 && strides[i] != expected) {
+      return InvalidArgument(
+          "dims %s with element strides %s are not a dense layout (dim %lld has stride %lld, a "
+          "dense array would have %lld): a non-contiguous view (slice, step or expand); make it "
+          "contiguous first",
+          DimsToString(dims).c_str(), DimsToString(strides).c_str(), static_cast<long long>(d),
+          static_cast<long long>(strides[i]), static_cast<long long>(expected));
+    }
+    if (__builtin_mul_overflow(expected, dims[i], &expected)) {
+      return InvalidArgument("dims %s: too many elements", DimsToString(dims).c_str());
+    }
+  }
+  return order;
+}
+
 StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims) {
   std::vector<int64_t> layout = RowMajorLayout(static_cast<int64_t>(dims.size()));
   return Create(dtype, std::move(dims), std::move(layout));
@@ -125,6 +166,36 @@ StatusOr<HostTensor> HostTensor::Create(DType dtype, Dims dims,
   return tensor;
 }
 
+StatusOr<HostTensor> HostTensor::View(DType dtype, Dims dims, std::vector<int64_t> minor_to_major,
+                                      const void* data) {
+  FP8_RETURN_IF_ERROR(ValidateLayout(dims, minor_to_major));
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) {
+      return InvalidArgument("tensor dims %s: negative or too many elements",
+                             DimsToString(dims).c_str());
+    }
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(count, int64_t{DTypeSizeInBytes(dtype)}, &bytes)) {
+    return InvalidArgument("tensor dims %s: too many bytes", DimsToString(dims).c_str());
+  }
+  if (data == nullptr && bytes > 0) {
+    return InvalidArgument("a view of %s%s over a null pointer", DTypeName(dtype),
+                           DimsToString(dims).c_str());
+  }
+  HostTensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.dims_ = std::move(dims);
+  tensor.minor_to_major_ = std::move(minor_to_major);
+  tensor.strides_ = LayoutStrides(tensor.dims_, tensor.minor_to_major_);
+  // Views are read through const accessors by the backends; the one mutable path (data()) is the
+  // caller's to use on writable memory only.
+  tensor.view_ = static_cast<uint8_t*>(const_cast<void*>(data));
+  tensor.view_bytes_ = bytes;
+  return tensor;
+}
+
 HostTensor HostTensor::Scalar(DType dtype, double value) {
   HostTensor tensor = std::move(Create(dtype, {})).value();
   tensor.SetPhysical(0, value);
@@ -144,7 +215,8 @@ HostTensor HostTensor::ToRowMajor() const {
   const int size = DTypeSizeInBytes(dtype_);
   std::vector<int64_t> index(dims_.size(), 0);
   for (int64_t linear = 0; linear < count; ++linear) {
-    std::memcpy(out.bytes_.data() + linear * size, bytes_.data() + Offset(index) * size,
+    std::memcpy(out.bytes_.data() + linear * size,
+                static_cast<const uint8_t*>(data()) + Offset(index) * size,
                 static_cast<size_t>(size));
     for (int64_t d = rank() - 1; d >= 0; --d) {
       if (++index[static_cast<size_t>(d)] < dims_[static_cast<size_t>(d)]) break;

@@ -1,4 +1,8 @@
-// The process-wide plan cache: one CudaDotPlan per (DotSpec, options), made on first use.
+// The process-wide plan cache: one CudaDotPlan per (DotSpec, options, device), made on first use.
+// A plan's descriptors and buffers belong to the device that was current when it was made, so
+// the current device is part of the key.
+#include <cuda_runtime.h>
+
 #include <map>
 #include <mutex>
 
@@ -12,10 +16,14 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec, const CudaDotOp
   if (spec.precision_config.operand_precision.size() != 2) {
     FP8_RETURN_IF_ERROR(ValidateDotSpec(spec).status());
   }
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    return Unavailable("cudaGetDevice failed: no usable CUDA device");
+  }
   const std::string key =
-      DotSpecKey(spec) + StrFormat("|ws=%zu|tune=%d|%s", options.workspace_bytes,
-                                   options.autotune_candidates,
-                                   options.autotune_cache_path.c_str());
+      DotSpecKey(spec) + StrFormat("|ws=%zu|tune=%d|%s|device=%d", options.workspace_bytes,
+                                   options.autotune_candidates, options.autotune_cache_path.c_str(),
+                                   device);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second.get();

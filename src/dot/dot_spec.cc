@@ -287,6 +287,22 @@ Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot) {
   return {};
 }
 
+StatusOr<ScaleMode> InferScaleMode(const Dims& scale_dims, bool is_lhs, const CanonicalDot& dot) {
+  if (scale_dims == Dims{1}) return ScaleMode::kTensor;
+  std::string expected;
+  for (ScaleMode mode : {ScaleMode::kTensor, ScaleMode::kOuterVector, ScaleMode::kBlock1x128,
+                         ScaleMode::kBlock128x128}) {
+    const Dims dims = ExpectedScaleDims(mode, is_lhs, dot);
+    if (scale_dims == dims) return mode;
+    expected +=
+        std::string(expected.empty() ? "" : ", ") + ScaleModeName(mode) + " " + DimsToString(dims);
+  }
+  return InvalidArgument("%s scale of shape %s fits no scale mode for M=%lld N=%lld K=%lld (%s)",
+                         is_lhs ? "lhs" : "rhs", DimsToString(scale_dims).c_str(),
+                         static_cast<long long>(dot.m), static_cast<long long>(dot.n),
+                         static_cast<long long>(dot.k), expected.c_str());
+}
+
 bool IsNativeFp8Pair(DType lhs, DType rhs) {
   return IsFp8(lhs) && IsFp8(rhs) && !(lhs == DType::kF8E5M2 && rhs == DType::kF8E5M2);
 }

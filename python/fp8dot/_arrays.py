@@ -1,0 +1,42 @@
+"""What fp8dot reads off an array: the description the C++ binding turns into a TensorSpec.
+
+numpy arrays (with ml_dtypes for float8/bfloat16) and torch tensors are read without a copy:
+fp8dot takes their data pointer, shape and element strides; the C++ side decides whether the
+strides form a dense layout (row-major, column-major or any permutation) and refuses
+non-contiguous views with a message that says so.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+
+class ArrayInfo(NamedTuple):
+    description: tuple  # (dtype name, shape, element strides): the binding's ArrayDescription
+    pointer: int
+    device: str  # "cpu" or "cuda:N"
+
+
+def _is_torch_tensor(array: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(array, torch.Tensor)
+
+
+def describe(array: Any, what: str) -> ArrayInfo:
+    """The description, data pointer and device of a numpy array or torch tensor."""
+    if _is_torch_tensor(array):
+        device = array.device
+        device_name = "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"{what}: fp8dot runs on cpu and cuda tensors, got {device}")
+        dtype = str(array.dtype).removeprefix("torch.")
+        return ArrayInfo((dtype, tuple(array.shape), tuple(array.stride())), array.data_ptr(), device_name)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(array, numpy.ndarray):
+        itemsize = array.dtype.itemsize
+        if any(stride % itemsize for stride in array.strides):
+            raise ValueError(f"{what}: strides {array.strides} are not whole elements of {array.dtype}")
+        strides = tuple(stride // itemsize for stride in array.strides)
+        return ArrayInfo((array.dtype.name, tuple(array.shape), strides), array.ctypes.data, "cpu")
+    raise TypeError(f"{what}: expected a numpy array or a torch tensor, got {type(array).__name__}")

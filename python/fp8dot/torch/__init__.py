@@ -1,0 +1,19 @@
+"""fp8dot for PyTorch: FP8 linear layers whose forward GEMM is fast and whose gradient GEMMs are
+promoted (the seed's rule), torch ops that torch.compile traces without graph breaks, and the
+quantisation they use.
+
+    import fp8dot.torch as ft
+    model = ft.convert(model, recipe=ft.Recipe.seed())   # nn.Linear -> ft.Linear
+    print(ft.explain(model))                             # every GEMM and its accumulation
+"""
+
+from . import ops
+from .convert import convert, explain
+from .linear import Linear
+from .quantize import quantize_blocks, quantize_rowwise, quantize_tensorwise
+from .recipe import E4M3, E5M2, GemmConfig, Recipe
+
+scaled_mm = ops.scaled_mm
+
+__all__ = ["E4M3", "E5M2", "GemmConfig", "Linear", "Recipe", "convert", "explain",
+           "quantize_blocks", "quantize_rowwise", "quantize_tensorwise", "scaled_mm"]

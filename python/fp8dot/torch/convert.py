@@ -1,0 +1,76 @@
+"""fp8dot.torch.convert and explain: swap a model's nn.Linear layers for FP8 ones and list what
+each will run."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from torch import nn
+
+from .linear import Linear
+from .recipe import GEMMS, Recipe, _short
+
+ModuleFilter = Callable[[str, nn.Module], bool]
+
+
+def convert(model: nn.Module, recipe: Optional[Recipe] = None,
+            module_filter: Optional[ModuleFilter] = None) -> nn.Module:
+    """Replaces, in place, every nn.Linear (not subclasses such as fp8dot's own) for which
+    module_filter(fully_qualified_name, module) is true with an fp8dot.torch.Linear sharing its
+    parameters. Returns the model. Layers whose dims do not suit the recipe (block scaling needs
+    multiples of 128) are reported by name rather than failing at the first step."""
+    recipe = recipe or Recipe.seed()
+    for name, module in list(model.named_modules()):
+        for child_name, child in list(module.named_children()):
+            if type(child) is not nn.Linear:
+                continue
+            fqn = f"{name}.{child_name}" if name else child_name
+            if module_filter is not None and not module_filter(fqn, child):
+                continue
+            if recipe.scaling == "blocks" and (child.in_features % 128 or child.out_features % 128):
+                raise ValueError(f"{fqn}: block scaling needs in/out features that are multiples "
+                                 f"of 128, got {child.in_features} -> {child.out_features}; "
+                                 "leave it out with module_filter")
+            setattr(module, child_name, Linear.from_linear(child, recipe))
+    return model
+
+
+def explain(model: nn.Module) -> str:
+    """A table of every fp8dot layer's three GEMMs: shapes (from the last input seen, else with
+    M = tokens), formats, scales, precision, the resolved accumulation and the engine."""
+    rows = [("layer", "gemm", "shape M×N×K", "lhs × rhs", "scales", "precision", "accumulation",
+             "engine")]
+    for name, module in model.named_modules():
+        if not isinstance(module, Linear):
+            continue
+        recipe = module.recipe
+        tokens = "M"
+        if module.last_input_shape is not None:
+            tokens = 1
+            for d in module.last_input_shape[:-1]:
+                tokens *= d
+        n, k = module.out_features, module.in_features
+        shapes = {"forward": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (n, k, tokens)}
+        scales = _scale_names(recipe)
+        engine = ("cuBLASLt" if module.weight.is_cuda
+                  else {"auto": "cpu-emulation", "cpu": "cpu-emulation"}.get(recipe.backend,
+                                                                               recipe.backend))
+        for gemm in GEMMS:
+            config = getattr(recipe, gemm)
+            rows.append((name, gemm, "×".join(str(d) for d in shapes[gemm]),
+                         f"{_short(config.lhs_dtype)} × {_short(config.rhs_dtype)}", scales[gemm],
+                         ",".join(config.precision), config.accumulation, engine))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def _scale_names(recipe: Recipe) -> dict[str, str]:
+    if recipe.scaling in ("tensorwise", "delayed"):
+        name = "tensor" + (" (delayed)" if recipe.scaling == "delayed" else "")
+        return {gemm: f"{name} × {name}" for gemm in GEMMS}
+    if recipe.scaling == "rowwise":
+        return {gemm: "row × row" for gemm in GEMMS}
+    return {"forward": "1x128 × 128x128", "dgrad": "1x128 × 128x128", "wgrad": "1x128 × 1x128"}

@@ -1,0 +1,191 @@
+"""fp8dot.scaled_dot, resolve_accumulation and explain on numpy arrays and torch tensors."""
+
+import numpy as np
+import pytest
+import torch
+
+import fp8dot
+from conftest import DEVICES
+from tolerances import accumulation_tolerance, output_rounding, relative_frobenius
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+
+
+def random_fp8(shape, dtype=E4M3, seed=0, device="cpu"):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=generator).to(dtype).to(device)
+
+
+def exact_product(lhs, rhs, lhs_scale=None, rhs_scale=None):
+    """fp64 product of the FP8 values with the scales broadcast back over their blocks."""
+    a = lhs.double().cpu() * (1.0 if lhs_scale is None else expand_scale(lhs_scale, lhs.shape, True))
+    b = rhs.double().cpu() * (1.0 if rhs_scale is None else expand_scale(rhs_scale, rhs.shape, False))
+    return a @ b
+
+
+def expand_scale(scale, shape, is_lhs):
+    scale = scale.double().cpu()
+    rows, cols = shape
+    if scale.dim() == 0 or scale.numel() == 1:
+        return scale.reshape(())
+    if scale.dim() == 1:
+        return scale[:, None] if is_lhs else scale[None, :]
+    return scale.repeat_interleave(rows // scale.shape[0], 0).repeat_interleave(cols // scale.shape[1], 1)
+
+
+def test_version_and_build_flags():
+    assert fp8dot.__version__.count(".") == 2
+    assert isinstance(fp8dot.cuda_built, bool)
+    assert fp8dot.resolve_backend("cpu") == "cpu-emulation"
+    assert fp8dot.resolve_backend("auto") in ("cuda", "cpu-emulation")
+
+
+@pytest.mark.parametrize("precision,algorithm,expected", [
+    (("default", "default"), None, "fp8-fast"),
+    (("default", "highest"), None, "fp8-promoted"),
+    (("high", "default"), None, "fp8-promoted"),
+    (("highest", "highest"), None, "fp8-promoted"),
+    (("highest", "highest"), "ANY_F8_ANY_F8_F32_FAST_ACCUM", "fp8-fast"),
+    (("default", "default"), "ALG_DOT_ANY_F8_ANY_F8_F32", "fp8-promoted"),
+])
+def test_resolve_accumulation_is_xlas_rule(precision, algorithm, expected):
+    for lhs, rhs in [(E4M3, E4M3), ("float8_e5m2", "float8_e4m3fn"), (ml_dtypes.float8_e4m3fn, E5M2)]:
+        assert fp8dot.resolve_accumulation(lhs, rhs, precision, algorithm) == expected
+
+
+def test_resolve_accumulation_errors_name_the_problem():
+    with pytest.raises(ValueError, match="algorithm"):
+        fp8dot.resolve_accumulation("bfloat16", "bfloat16", "default", "ANY_F8_ANY_F8_F32")
+    with pytest.raises(ValueError, match="precision"):
+        fp8dot.resolve_accumulation(E4M3, E4M3, ("fastest", "default"))
+    with pytest.raises(ValueError, match="dtype int8 is not supported"):
+        fp8dot.resolve_accumulation("int8", E4M3)
+
+
+@pytest.mark.parametrize("precision", ["default", "highest"])
+def test_numpy_arrays_match_the_exact_product(precision):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 512)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((512, 48)).astype(ml_dtypes.float8_e5m2)
+    d = fp8dot.scaled_dot(a, b, precision=precision)
+    assert isinstance(d, np.ndarray) and d.dtype == np.float32 and d.shape == (64, 48)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    accumulation = fp8dot.resolve_accumulation(a.dtype, b.dtype, precision)
+    error = np.linalg.norm(d - exact) / np.linalg.norm(exact)
+    assert error <= accumulation_tolerance(accumulation, 512) + output_rounding(torch.float32)
+    assert error > 0 or accumulation == "fp8-promoted"  # fast accumulation loses bits at K=512
+
+
+SCALE_CASES = {
+    "tensor": (lambda m, n, k: torch.tensor(0.5), lambda m, n, k: torch.tensor([3.0])),
+    "outer": (lambda m, n, k: torch.rand(m) + 0.5, lambda m, n, k: torch.rand(n) + 0.5),
+    "1x128 x 128x128": (lambda m, n, k: torch.rand(m, k // 128) + 0.5,
+                        lambda m, n, k: torch.rand(k // 128, n // 128) + 0.5),
+    "1x128 x 1x128": (lambda m, n, k: torch.rand(m, k // 128) + 0.5,
+                      lambda m, n, k: torch.rand(k // 128, n) + 0.5),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("scales", list(SCALE_CASES))
+@pytest.mark.parametrize("rhs_layout", ["row-major", "column-major"])
+def test_scale_modes_and_layouts(device, scales, rhs_layout):
+    m, n, k = 256, 256, 512
+    lhs = random_fp8((m, k), seed=2, device=device)
+    rhs = random_fp8((k, n), seed=3, device=device)
+    if rhs_layout == "column-major":
+        rhs = rhs.t().contiguous().t()
+    lhs_scale, rhs_scale = (make(m, n, k).to(device) for make in SCALE_CASES[scales])
+    precision = "highest" if "128" in scales else "default"
+    d = fp8dot.scaled_dot(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale,
+                          out_dtype=torch.bfloat16, precision=precision)
+    assert d.dtype == torch.bfloat16 and d.device.type == device and d.shape == (m, n)
+    exact = exact_product(lhs, rhs, lhs_scale, rhs_scale)
+    accumulation = fp8dot.resolve_accumulation(E4M3, E4M3, precision)
+    assert relative_frobenius(d, exact) <= (accumulation_tolerance(accumulation, k)
+                                            + output_rounding(torch.bfloat16))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bias_fp8_output_scale_and_amax(device):
+    m, n, k = 128, 64, 256
+    lhs, rhs = random_fp8((m, k), seed=4, device=device), random_fp8((k, n), seed=5, device=device)
+    bias = torch.randn(n, generator=torch.Generator().manual_seed(6)).to(torch.bfloat16).to(device)
+    exact = exact_product(lhs, rhs) + bias.double().cpu()
+    true_amax = exact.abs().max().item()
+    out_scale = torch.tensor(400.0 / true_amax, device=device)
+    d, amax = fp8dot.scaled_dot(lhs, rhs, bias=bias, out_dtype=E4M3, out_scale=out_scale,
+                                amax=True, precision="highest")
+    assert d.dtype == E4M3
+    assert float(amax) == pytest.approx(true_amax, rel=accumulation_tolerance("fp8-promoted", k) + 2 ** -8)
+    # Each output is exact·out_scale rounded to e4m3 (u = 2^-4), relative to the largest value.
+    assert relative_frobenius(d.double().cpu() / out_scale.item(), exact) <= 2 ** -4 + accumulation_tolerance("fp8-promoted", k)
+
+
+def test_batched_dot_general_with_dimension_numbers():
+    lhs = random_fp8((3, 32, 256), seed=7)                 # [B, M, K]
+    rhs = random_fp8((256, 3, 16), seed=8)                 # [K, B, N]
+    d = fp8dot.scaled_dot(lhs, rhs, dimension_numbers=(((2,), (0,)), ((0,), (1,))),
+                          precision="highest")
+    assert d.shape == (3, 32, 16)
+    exact = torch.einsum("bmk,kbn->bmn", lhs.double(), rhs.double())
+    assert relative_frobenius(d, exact) <= accumulation_tolerance("fp8-promoted", 256) + 2 ** -23
+
+
+def test_cpu_backends_can_be_chosen():
+    lhs, rhs = random_fp8((32, 256), seed=9), random_fp8((256, 32), seed=10)
+    exact = exact_product(lhs, rhs)
+    reference = fp8dot.scaled_dot(lhs, rhs, backend="cpu-reference")
+    assert relative_frobenius(reference, exact) <= output_rounding(torch.float32)
+    blas = fp8dot.scaled_dot(lhs, rhs, backend="cpu-blas")
+    assert relative_frobenius(blas, exact) <= accumulation_tolerance("f32", 256)
+    fast = fp8dot.scaled_dot(lhs, rhs, backend="cpu", precision="default")
+    assert relative_frobenius(fast, exact) > relative_frobenius(blas, exact)  # fast is lossy
+
+
+def test_explain_names_accumulation_scales_and_backend():
+    lhs, rhs = random_fp8((128, 256), seed=11), random_fp8((256, 128), seed=12)
+    text = fp8dot.explain(lhs, rhs, lhs_scale=torch.ones(128, 2), rhs_scale=torch.ones(2, 1),
+                          precision="highest")
+    assert "fp8-promoted accumulation" in text and "1x128 x 128x128" in text
+    assert "backend cpu-emulation" in text
+
+
+BAD_CALLS = [
+    ("non-contiguous", lambda a, b: fp8dot.scaled_dot(a, b[:, ::2]), ValueError, "not a dense layout"),
+    ("contracting sizes", lambda a, b: fp8dot.scaled_dot(a, b[:128]), ValueError, "contracting dim"),
+    ("scale shape", lambda a, b: fp8dot.scaled_dot(a, b, lhs_scale=torch.ones(3)), ValueError,
+     "fits no scale mode"),
+    ("scale dtype", lambda a, b: fp8dot.scaled_dot(a, b, lhs_scale=torch.ones((), dtype=torch.float64)),
+     ValueError, "lhs_scale must be float32"),
+    ("int dtype", lambda a, b: fp8dot.scaled_dot(a.view(torch.int8), b), ValueError, "int8"),
+    ("mixed frameworks", lambda a, b: fp8dot.scaled_dot(a, np.zeros((256, 64), np.float32)),
+     TypeError, "both"),
+    ("not an array", lambda a, b: fp8dot.scaled_dot([1, 2], b), TypeError, "numpy array or a torch"),
+    ("fast with blocks", lambda a, b: fp8dot.scaled_dot(a, b, lhs_scale=torch.ones(64, 2),
+                                                        rhs_scale=torch.ones(2, 64)), ValueError,
+     "fast accumulation"),
+    ("rank", lambda a, b: fp8dot.scaled_dot(a[None, None], b), ValueError, "dimension_numbers"),
+    ("backend", lambda a, b: fp8dot.scaled_dot(a, b, backend="tpu"), ValueError, "tpu"),
+    ("out dtype", lambda a, b: fp8dot.scaled_dot(a, b, out_dtype="int32"), ValueError, "int32"),
+    ("scale mode name", lambda a, b: fp8dot.scaled_dot(a, b, lhs_scale=torch.ones(()),
+                                                       lhs_scale_mode="2x2"), ValueError, "2x2"),
+]
+
+
+@pytest.mark.parametrize("name,call,error,message", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
+def test_bad_input_is_a_clear_exception(name, call, error, message):
+    a, b = random_fp8((64, 256), seed=13), random_fp8((256, 64), seed=14)
+    with pytest.raises(error, match=message):
+        call(a, b)
+
+
+def test_inputs_are_read_in_place_not_copied():
+    """A view of the caller's memory: changing the input between calls changes the result."""
+    a = np.ones((16, 128), dtype=ml_dtypes.float8_e4m3fn)
+    b = np.ones((128, 16), dtype=ml_dtypes.float8_e4m3fn)
+    assert fp8dot.scaled_dot(a, b, backend="cpu-reference")[0, 0] == 128
+    a[0, :] = 2
+    assert fp8dot.scaled_dot(a, b, backend="cpu-reference")[0, 0] == 256

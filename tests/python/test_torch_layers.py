@@ -1,0 +1,275 @@
+"""fp8dot.torch: the scaled_mm op (fake kernel, opcheck, torch.compile), the FP8 Linear layer
+under every recipe, convert/explain, and delayed scaling's checkpoint state."""
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import fp8dot
+import fp8dot.torch as ft
+from conftest import DEVICES
+from tolerances import (UNIT_ROUNDOFF, accumulation_tolerance, output_rounding,
+                        quantisation_error_bound, relative_frobenius)
+from fp8dot.torch.linear import _granularity, _quantize
+
+E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+
+RECIPES = {
+    "seed-tensorwise": ft.Recipe.seed(),
+    "seed-delayed": ft.Recipe.seed(scaling="delayed"),
+    "seed-rowwise": ft.Recipe.seed(scaling="rowwise"),
+    "deepseek-blocks": ft.Recipe.deepseek_blocks(),
+    "fast-everywhere": ft.Recipe.fast_everywhere(),
+    "promoted-everywhere": ft.Recipe.promoted_everywhere(),
+}
+
+
+def generator(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+# ---- the op ------------------------------------------------------------------------------------
+
+def test_scaled_mm_op_passes_opcheck():
+    lhs = torch.randn(64, 256, generator=generator(0)).to(E4M3)
+    rhs = torch.randn(128, 256, generator=generator(1)).to(E4M3).t()
+    args = (lhs, rhs, torch.tensor(0.5), torch.tensor(2.0), None, None, torch.bfloat16,
+            "default", "default", False, "cpu")
+    # test_schema is left out: it perturbs the inputs with mul, which torch has no FP8 kernel for.
+    torch.library.opcheck(torch.ops.fp8dot.scaled_mm.default, args,
+                          test_utils=("test_faketensor", "test_autograd_registration",
+                                      "test_aot_dispatch_dynamic"))
+
+
+def test_fake_kernel_gives_the_real_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    lhs = torch.randn(96, 256).to(E4M3)
+    rhs = torch.randn(256, 80).to(E4M3)
+    real, real_amax = torch.ops.fp8dot.scaled_mm(lhs, rhs, None, None, None, None, torch.float32,
+                                                 "highest", "highest", True, "cpu")
+    with FakeTensorMode() as mode:
+        fake, fake_amax = torch.ops.fp8dot.scaled_mm(mode.from_tensor(lhs), mode.from_tensor(rhs),
+                                                     None, None, None, None, torch.float32,
+                                                     "highest", "highest", True, "cpu")
+    assert fake.shape == real.shape and fake.dtype == real.dtype
+    assert fake_amax.shape == real_amax.shape == ()
+
+
+# ---- each GEMM of the layer against the exact product of its quantised operands -------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("recipe_name", list(RECIPES))
+def test_each_gemm_matches_the_exact_product_of_its_quantised_operands(device, recipe_name):
+    """Re-quantises exactly as the layer does and checks the layer's three GEMM outputs against
+    fp64 products within the resolved accumulation's bound."""
+    recipe = RECIPES[recipe_name]
+    if recipe.scaling == "delayed":
+        pytest.skip("delayed scaling uses the tensorwise GEMMs (its scales are checked below)")
+    m, k, n = 256, 384, 256
+    x = torch.randn(m, k, generator=generator(2)).to(device)
+    layer = ft.Linear(k, n, bias=False, recipe=recipe).to(device)
+    with torch.no_grad():
+        layer.weight.copy_(torch.randn(n, k, generator=generator(3)) * 0.05)
+    x.requires_grad_(True)
+    y = layer(x)
+    dy = torch.randn(m, n, generator=generator(4)).to(device)
+    y.backward(dy)
+
+    def dequantised(matrix, dtype, role):
+        q, scale = _quantize(matrix.detach().float(), dtype, _granularity(recipe, role))
+        q64 = q.double().cpu()
+        scale = scale.double().cpu()
+        if scale.dim() == 1:
+            scale = scale[:, None]
+        elif scale.dim() == 2:
+            scale = scale.repeat_interleave(q.shape[0] // scale.shape[0], 0)
+            scale = scale.repeat_interleave(q.shape[1] // scale.shape[1], 1)
+        return q64 * scale
+
+    checks = {
+        "forward": (y, dequantised(x, recipe.forward.lhs_dtype, "activation"),
+                    dequantised(layer.weight, recipe.forward.rhs_dtype, "weight"), k),
+        "dgrad": (x.grad, dequantised(dy, recipe.dgrad.lhs_dtype, "gradient"),
+                  dequantised(layer.weight.t().contiguous(), recipe.dgrad.rhs_dtype, "weight"), n),
+        "wgrad": (layer.weight.grad, dequantised(dy.t().contiguous(), recipe.wgrad.lhs_dtype, "gradient"),
+                  dequantised(x.t().contiguous(), recipe.wgrad.rhs_dtype, "activation"), m),
+    }
+    for gemm, (actual, lhs, rhs, contracted) in checks.items():
+        exact = lhs @ rhs.t()
+        accumulation = getattr(recipe, gemm).accumulation
+        bound = accumulation_tolerance(accumulation, contracted) + output_rounding(actual.dtype)
+        assert relative_frobenius(actual, exact) <= bound, gemm
+
+
+# ---- the layer against its high-precision twin -------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("recipe_name", list(RECIPES))
+def test_layer_is_within_quantisation_error_of_nn_linear(device, recipe_name):
+    recipe = RECIPES[recipe_name]
+    m, k, n = 256, 256, 128
+    reference = nn.Linear(k, n).to(device)
+    fp8 = ft.Linear.from_linear(copy.deepcopy(reference), recipe)
+    x = torch.randn(2, m // 2, k, generator=generator(5)).to(device)  # leading dims flatten into M
+    x_ref, x_fp8 = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    dy = torch.randn(2, m // 2, n, generator=generator(6)).to(device)
+    reference(x_ref).backward(dy)
+    y = fp8(x_fp8)
+    y.backward(dy)
+    assert y.shape == (2, m // 2, n) and y.dtype == x.dtype
+    # First-order relative bound of a product of two rounded operands: u_lhs + u_rhs.
+    u = lambda config: UNIT_ROUNDOFF[config.lhs_dtype] + UNIT_ROUNDOFF[config.rhs_dtype]
+    with torch.no_grad():
+        y_ref = reference(x)
+    assert relative_frobenius(y, y_ref) <= u(recipe.forward)
+    assert relative_frobenius(x_fp8.grad, x_ref.grad) <= u(recipe.dgrad)
+    assert relative_frobenius(fp8.weight.grad, reference.weight.grad) <= u(recipe.wgrad)
+    assert torch.allclose(fp8.bias.grad, reference.bias.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_quantisation_error_is_within_the_elementwise_bound():
+    x = torch.randn(256, 256, generator=generator(7)) * torch.logspace(-6, 2, 256)[None, :]
+    for dtype in (E4M3, E5M2):
+        for quantize, scale_view in [
+            (lambda t: ft.quantize_tensorwise(t, dtype), lambda s: s),
+            (lambda t: ft.quantize_rowwise(t, dtype, reduce_dim=1), lambda s: s[:, None]),
+            (lambda t: ft.quantize_blocks(t, dtype, 1, 128),
+             lambda s: s.repeat_interleave(128, 1)),
+        ]:
+            q, scale = quantize(x)
+            full_scale = scale_view(scale)
+            error = (q.double() * full_scale.double() - x.double()).abs()
+            assert (error <= quantisation_error_bound(x, dtype, full_scale)).all()
+
+
+def test_zero_tensors_quantise_to_zero_with_scale_one():
+    q, scale = ft.quantize_tensorwise(torch.zeros(4, 128), E4M3)
+    assert scale.item() == 1.0 and (q.float() == 0).all()
+
+
+# ---- a tiny model: autograd, torch.compile, convert, explain, delayed-scaling state -----------
+
+class TinyMlp(nn.Module):
+    def __init__(self, width=128):
+        super().__init__()
+        self.up = nn.Linear(width, 2 * width)
+        self.down = nn.Linear(2 * width, width)
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x):
+        return self.head(self.down(torch.nn.functional.gelu(self.up(x))))
+
+
+def test_convert_swaps_the_filtered_linears_and_explain_lists_every_gemm():
+    model = ft.convert(TinyMlp(), ft.Recipe.seed(), module_filter=lambda fqn, module: fqn != "head")
+    assert isinstance(model.up, ft.Linear) and isinstance(model.down, ft.Linear)
+    assert type(model.head) is nn.Linear
+    model(torch.randn(8, 128))
+    text = ft.explain(model)
+    lines = text.splitlines()
+    assert len(lines) == 2 + 2 * 3
+    assert "up     forward  8×256×128" in text
+    assert sum("fp8-fast" in line for line in lines) == 2
+    assert sum("fp8-promoted" in line for line in lines) == 4
+    assert "e5m2 × e4m3" in text
+
+
+def test_block_recipe_refuses_fast_accumulation_and_odd_dims():
+    with pytest.raises(ValueError, match="block scales need promoted accumulation"):
+        ft.Recipe.seed(scaling="blocks")
+    with pytest.raises(ValueError, match="head: block scaling needs"):
+        ft.convert(TinyMlp(), ft.Recipe.deepseek_blocks())
+
+
+def test_torch_compile_fullgraph_has_no_graph_break():
+    model = ft.convert(TinyMlp(), ft.Recipe.seed(backend="cpu-blas"),
+                       module_filter=lambda fqn, module: fqn != "head")
+    x = torch.randn(16, 128, generator=generator(8))
+    explanation = torch._dynamo.explain(model)(x)
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    compiled = torch.compile(model, fullgraph=True)
+    eager_out = model(x)
+    compiled_out = compiled(x)
+    assert torch.equal(eager_out, compiled_out) or relative_frobenius(compiled_out, eager_out) < 2 ** -20
+    compiled_out.square().sum().backward()
+    assert model.up.weight.grad is not None and model.up.weight.grad.abs().sum() > 0
+
+
+TEACHER = torch.randn(128, 10, generator=generator(99))  # a learnable task: a linear teacher's argmax
+
+
+def train_steps(model, steps, seed=9, optimizer=None):
+    optimizer = optimizer or torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    data = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        x = torch.randn(64, 128, generator=data)
+        target = (x @ TEACHER).argmax(dim=1)
+        loss = torch.nn.functional.cross_entropy(model(x), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, optimizer
+
+
+def test_delayed_scaling_state_resumes_bit_identically():
+    recipe = ft.Recipe.seed(scaling="delayed", amax_history_length=4, backend="cpu-blas")
+    torch.manual_seed(10)
+    model = ft.convert(TinyMlp(), recipe, module_filter=lambda fqn, module: fqn != "head")
+    losses, optimizer = train_steps(model, 3)
+    history = model.up.amax_history
+    assert (history[:, :3] > 0).all() and (history[:, 3] == 0).all()  # three steps recorded
+    checkpoint = copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict()})
+    assert "up.amax_history" in checkpoint["model"]
+    continued, _ = train_steps(model, 3, seed=11, optimizer=optimizer)
+
+    torch.manual_seed(12)  # different initial weights: everything must come from the checkpoint
+    resumed = ft.convert(TinyMlp(), recipe, module_filter=lambda fqn, module: fqn != "head")
+    resumed.load_state_dict(checkpoint["model"])
+    optimizer = torch.optim.AdamW(resumed.parameters(), lr=1e-2)
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    resumed_losses, _ = train_steps(resumed, 3, seed=11, optimizer=optimizer)
+    assert resumed_losses == continued
+    # Without the history the first resumed step would use current scaling: not the same run.
+    assert torch.equal(resumed.up.amax_history, model.up.amax_history)
+
+
+def test_delayed_scaling_uses_the_history_not_the_current_amax():
+    recipe = ft.Recipe.seed(scaling="delayed", amax_history_length=2)
+    layer = ft.Linear(128, 128, bias=False, recipe=recipe)
+    x = torch.randn(16, 128, generator=generator(13))
+    layer(x)  # first step: current scaling, amax recorded
+    first = layer.amax_history[0, 0].item()
+    assert first == pytest.approx(x.abs().max().item())
+    layer(x * 4)  # this step's scale comes from the history (amax of x), so x*4 saturates
+    assert layer.amax_history[0, 0].item() == pytest.approx(4 * first)
+    assert layer.amax_history[0, 1].item() == pytest.approx(first)
+
+
+def test_tiny_model_trains_like_its_high_precision_twin():
+    torch.manual_seed(14)
+    reference = TinyMlp()
+    fp8 = ft.convert(copy.deepcopy(reference), ft.Recipe.seed(backend="cpu"),
+                     module_filter=lambda fqn, module: fqn != "head")
+    reference_losses, _ = train_steps(reference, 16)
+    fp8_losses, _ = train_steps(fp8, 16)
+    assert reference_losses[-1] < 0.7 * reference_losses[0]  # the task is learnt
+    assert fp8_losses[-1] < 0.7 * fp8_losses[0]
+    # The loss moves with the quantisation error of the layers' outputs (≤ 2^-3 relative).
+    for ours, theirs in zip(fp8_losses, reference_losses):
+        assert abs(ours - theirs) <= 2 ** -3 * abs(theirs)
+
+
+def test_layer_errors():
+    layer = ft.Linear(128, 64)
+    with pytest.raises(ValueError, match="input has 100 features"):
+        layer(torch.randn(4, 100))
+    with pytest.raises(ValueError, match="scaling 'columnwise'"):
+        ft.Recipe.seed(scaling="columnwise")
+    with pytest.raises(ValueError, match="not an FP8 GEMM"):
+        ft.Recipe(forward=ft.GemmConfig(torch.bfloat16, torch.bfloat16, ("default", "default")),
+                  dgrad=ft.Recipe.seed().dgrad, wgrad=ft.Recipe.seed().wgrad)

@@ -1,0 +1,47 @@
+"""Which linear layers the blocks' projections use: bf16 nn.Linear, fp8dot, or torchao.
+
+The FP8 libraries are imported only when asked for, so the bf16 baseline runs on a machine
+that has neither.
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+from gpt import is_block_projection
+
+LINEARS = ("bf16", "fp8dot", "torchao")
+
+# --recipe name -> (fp8dot.torch.Recipe constructor, scaling), and what it means.
+FP8DOT_RECIPES = {
+    "seed": ("seed", "tensorwise", "forward fast, dgrad/wgrad promoted; tensorwise current scaling"),
+    "fast": ("fast_everywhere", "tensorwise", "fast accumulation in all three GEMMs; tensorwise"),
+    "promoted": ("promoted_everywhere", "tensorwise", "promoted accumulation in all three GEMMs; tensorwise"),
+    "blocks": ("seed", "blocks", "seed rule; DeepSeek 1x128 activations/gradients, 128x128 weights"),
+    "rowwise": ("seed", "rowwise", "seed rule; per-row scales"),
+    "delayed": ("seed", "delayed", "seed rule; delayed (amax history) tensorwise scaling"),
+}
+
+
+def swap_block_linears(model: nn.Module, linear: str, recipe: str) -> str:
+    """Swaps the blocks' nn.Linear projections in place for the chosen implementation (the
+    embeddings and LM head are never swapped: see gpt.py). Returns a text description of what
+    the model now runs, for the log. Call before torch.compile."""
+    if linear == "bf16":
+        return "bf16: torch.nn.Linear everywhere (bf16 autocast)"
+    if linear == "fp8dot":
+        import fp8dot.torch as ft  # only here: bf16 runs need no fp8dot
+
+        constructor, scaling, meaning = FP8DOT_RECIPES[recipe]
+        fp8_recipe = getattr(ft.Recipe, constructor)(scaling=scaling)
+        ft.convert(model, recipe=fp8_recipe, module_filter=is_block_projection)
+        return f"fp8dot recipe {recipe!r} ({meaning})\n{ft.explain(model)}"
+    if linear == "torchao":
+        from torchao.float8 import convert_to_float8_training  # the peer
+
+        # torchao's default Float8LinearConfig: tensorwise dynamic scaling, e4m3 forward,
+        # e5m2 gradients; its filter takes (module, fqn), fp8dot's (fqn, module).
+        convert_to_float8_training(model, module_filter_fn=lambda module, fqn: is_block_projection(fqn, module))
+        swapped = sum(type(m).__name__ == "Float8Linear" for m in model.modules())
+        return f"torchao convert_to_float8_training, default (tensorwise) config: {swapped} Float8Linear layers"
+    raise ValueError(f"unknown linear {linear!r}; expected one of {LINEARS}")

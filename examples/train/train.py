@@ -1,0 +1,237 @@
+"""Trains the byte-level GPT on the Python standard library with bf16 or FP8 linear layers.
+
+The question it answers (the seed's): does FP8 training with fast accumulation in the forward
+GEMM and promoted accumulation in the two gradient GEMMs reach the same validation loss as
+bf16? Run it once per --linear/--recipe and compare the logs with plot.py.
+
+    python examples/train/train.py --config tiny --device cpu          # CI smoke run
+    python examples/train/train.py --config h200-300m --compile --linear fp8dot --recipe seed \
+        --log runs/fp8dot-seed.jsonl
+
+Precision: bf16 autocast over fp32 master weights (the weights, gradients and AdamW state are
+fp32; each GEMM's inputs are cast to bf16, or quantised to FP8 by the FP8 layers). That is how
+Transformer Engine and torchao float8 users train, and what their layers expect: the FP8
+layers quantise from the high-precision weight every step, and AdamW's small updates are not
+rounded away in a bf16 weight. --dtype fp32 turns autocast off (a debugging aid).
+
+Determinism: the same seed gives bit-identical losses on the CPU (tests/python checks it). On
+CUDA it does not promise that: flash attention's backward and cuBLAS's split-K reductions may
+add in a different order from run to run, which is why the comparison asks for bf16's own
+seed-to-seed spread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from configs import CONFIGS
+from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
+from gpt import GPT, GPTConfig, parameter_counts
+from linears import FP8DOT_RECIPES, LINEARS, swap_block_linears
+from optim import lr_at, make_adamw, set_lr
+
+# Steps whose time is left out of the summary's tokens/s: the first steps compile (with
+# --compile), autotune and warm the allocator.
+TIMING_WARMUP_STEPS = 10
+PROFILED_STEPS = range(TIMING_WARMUP_STEPS + 1, TIMING_WARMUP_STEPS + 6)  # --profile
+
+# The hyperparameters a config sets and a flag may override: name -> type.
+HYPERPARAMETERS = {
+    "d_model": int, "layers": int, "heads": int, "mlp": str, "seq_len": int,
+    "batch_size": int, "steps": int, "lr": float, "warmup": int, "min_lr_ratio": float,
+    "weight_decay": float, "grad_clip": float, "eval_every": int, "eval_batches": int,
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
+    parser.add_argument("--linear", choices=LINEARS, default="bf16",
+                        help="the blocks' projection layers (embeddings and LM head stay bf16)")
+    parser.add_argument("--recipe", choices=sorted(FP8DOT_RECIPES), default="seed",
+                        help="fp8dot recipe (with --linear fp8dot)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
+                        help="bf16: autocast over fp32 master weights; fp32: no autocast")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-stdlib-tests", action="store_true",
+                        help="leave the standard library's test suite out of the corpus")
+    parser.add_argument("--log", type=Path, help="write one JSON line per step and evaluation")
+    parser.add_argument("--profile", type=Path,
+                        help="profile 5 steps after the timing warm-up; write the op table here")
+    for name, kind in HYPERPARAMETERS.items():
+        flag = "--" + name.replace("_", "-")
+        if name == "mlp":
+            parser.add_argument(flag, choices=("swiglu", "gelu"))
+        else:
+            parser.add_argument(flag, type=kind, help=f"overrides the config's {name}")
+    args = parser.parse_args(argv)
+    if args.recipe != "seed" and args.linear != "fp8dot":
+        parser.error("--recipe applies to --linear fp8dot only")
+    for name, value in CONFIGS[args.config].items():  # a flag given on the command line wins
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return args
+
+
+class RunLog:
+    """The per-step JSON lines (--log) and the progress lines on stdout."""
+
+    def __init__(self, path: Path | None):
+        self.file = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = path.open("w")
+
+    def record(self, **fields) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(fields) + "\n")
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.device, last_step: int) -> None:
+    """Stops the profiler and writes its op table, the ops that took the most time first."""
+    profiler.stop()
+    sort_key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(profiler.key_averages().table(sort_by=sort_key, row_limit=40))
+    print(f"profile of steps {PROFILED_STEPS[0]}-{last_step} written to {path}")
+
+
+@torch.no_grad()
+def validation_loss(model, batches, device, autocast) -> float:
+    """The mean loss over the fixed validation windows (every batch the same size)."""
+    model.eval()
+    total = torch.zeros((), device=device)
+    for tokens, targets in batches:
+        with autocast():
+            total += model(tokens.to(device), targets.to(device)).float()
+    model.train()
+    return total.item() / len(batches)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    device = torch.device(args.device)
+    torch.manual_seed(args.seed)
+    # The batches are drawn on the CPU from their own generator: the same bytes on every
+    # device, whatever the model's initialisation consumed from the global generator.
+    batch_generator = torch.Generator().manual_seed(args.seed + 1)
+
+    corpus = load_corpus(with_tests=not args.no_stdlib_tests)
+    print(corpus.describe())
+    eval_batches = evaluation_batches(corpus.validation, args.batch_size, args.seq_len, args.eval_batches)
+
+    config = GPTConfig(VOCAB_SIZE, args.seq_len, args.d_model, args.layers, args.heads, args.mlp)
+    model = GPT(config).to(device)
+    counts = parameter_counts(model)
+    print(f"model: {config}, MLP hidden {config.mlp_hidden}")
+    print("parameters: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
+    linear_description = swap_block_linears(model, args.linear, args.recipe)
+    print(linear_description)
+    # After the swap: the optimizer must hold the parameters the swapped layers train.
+    optimizer = make_adamw(model, args.lr, args.weight_decay, fused=device.type == "cuda")
+    step_model = torch.compile(model) if args.compile else model
+
+    autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.dtype == "bf16")
+    tokens_per_step = args.batch_size * args.seq_len
+    label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" else "")
+    log = RunLog(args.log)
+    log.record(
+        type="run", label=label, **{k: getattr(args, k) for k in HYPERPARAMETERS},
+        linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
+        dtype=args.dtype, compile=args.compile, seed=args.seed, device=str(device),
+        device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        torch_version=torch.__version__, python_version=corpus.python_version,
+        corpus_sha256=corpus.sha256, corpus_train_bytes=len(corpus.train),
+        corpus_validation_bytes=len(corpus.validation), parameters=counts,
+        linear_description=linear_description, argv=sys.argv if argv is None else argv,
+    )
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+    def evaluate(step: int) -> float:
+        loss = validation_loss(step_model, eval_batches, device, autocast)
+        print(f"eval  step {step:>5}/{args.steps} | val_loss {loss:.4f}")
+        log.record(type="eval", step=step, val_loss=loss, tokens=step * tokens_per_step)
+        return loss
+
+    val_loss = evaluate(0)
+    train_losses, step_seconds, diverged_at = [], [], None
+    profiler = None
+    started = time.perf_counter()
+    for step in range(1, args.steps + 1):
+        if args.profile and step == PROFILED_STEPS[0]:
+            profiler = torch.profiler.profile(record_shapes=True)
+            profiler.start()
+        step_start = time.perf_counter()
+        lr = lr_at(step, peak_lr=args.lr, warmup_steps=args.warmup, total_steps=args.steps,
+                   min_lr_ratio=args.min_lr_ratio)
+        set_lr(optimizer, lr)
+        tokens, targets = random_batch(corpus.train, args.batch_size, args.seq_len, batch_generator)
+        with autocast():
+            loss = step_model(tokens.to(device, non_blocking=True), targets.to(device, non_blocking=True))
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        loss_value, grad_norm_value = loss.item(), grad_norm.item()  # .item() waits for the GPU
+        seconds = time.perf_counter() - step_start
+        if profiler is not None and step == PROFILED_STEPS[-1]:
+            write_profile(profiler, args.profile, device, step)
+            profiler = None
+
+        train_losses.append(loss_value)
+        step_seconds.append(seconds)
+        print(f"train step {step:>5}/{args.steps} | loss {loss_value:.4f} | lr {lr:.2e} | "
+              f"{tokens_per_step / seconds:>11,.0f} tok/s | {1000 * seconds:8.1f} ms")
+        log.record(type="train", step=step, loss=loss_value, lr=lr, grad_norm=grad_norm_value,
+                   tokens_per_s=tokens_per_step / seconds, ms=1000 * seconds)
+        if not math.isfinite(loss_value):
+            diverged_at = step
+            print(f"the loss is {loss_value} at step {step}: stopping")
+            break
+        if step % args.eval_every == 0 or step == args.steps:
+            val_loss = evaluate(step)
+
+    if profiler is not None:  # the run stopped inside the profiled steps
+        write_profile(profiler, args.profile, device, len(train_losses))
+    timed = step_seconds[TIMING_WARMUP_STEPS:] or step_seconds
+    tail = train_losses[-max(1, len(train_losses) // 10):]
+    summary = dict(
+        type="summary", label=label, linear=args.linear,
+        recipe=args.recipe if args.linear == "fp8dot" else None, steps=len(train_losses),
+        diverged_at=diverged_at, first_train_loss=train_losses[0],
+        final_train_loss=train_losses[-1], final_train_loss_mean_last_10pct=statistics.fmean(tail),
+        final_val_loss=val_loss if diverged_at is None else None,
+        tokens_per_s=tokens_per_step / statistics.median(timed),
+        ms_per_step=1000 * statistics.median(timed),
+        peak_memory_bytes=torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
+        train_seconds=time.perf_counter() - started, parameters_total=counts["total"],
+        parameters_block_projections=counts["block_projections"],
+    )
+    log.record(**summary)
+    log.close()
+    peak = summary["peak_memory_bytes"]
+    print("peak memory: " + (f"{peak / 2**30:.2f} GiB (torch.cuda.max_memory_allocated)" if peak
+                             else "n/a (not a CUDA device)"))
+    print(json.dumps(summary))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The training example (examples/train/) on the CPU: the tiny config learns, is deterministic,
+and runs with fp8dot's FP8 layers once the fp8dot.torch package exists.
+
+Each run is the real command line in a subprocess (about 15 s on two cores), read back from
+its --log file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+TRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "train"
+
+# How far the tiny run's training loss must fall, in nats. It starts at about ln 256 = 5.55
+# (a uniform guess over bytes); over 30 steps it falls by 2.3 to 2.4 nats (measured with
+# seeds 0, 1, 2 on the CPU: 5.62 -> 3.29, 5.56 -> 3.19, 5.54 -> 3.13, the last 3 steps'
+# mean). 1.5 nats leaves 0.8 for other CPUs' kernels and thread counts, and is still far
+# beyond what a run that does not learn (no update, a wrong gradient, a broken schedule) can
+# reach by noise: one step's loss varies by about 0.1.
+REQUIRED_DROP_NATS = 1.5
+
+
+def run_tiny(tmp_path: Path, name: str, *extra: str) -> list[dict]:
+    log = tmp_path / f"{name}.jsonl"
+    command = [sys.executable, str(TRAIN_DIR / "train.py"), "--config", "tiny", "--device", "cpu",
+               "--seed", "0", "--log", str(log), *extra]
+    result = subprocess.run(command, cwd=TRAIN_DIR, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def of_type(records: list[dict], kind: str) -> list[dict]:
+    return [r for r in records if r["type"] == kind]
+
+
+def assert_learns(records: list[dict]) -> None:
+    summary = of_type(records, "summary")[0]
+    assert summary["diverged_at"] is None
+    assert summary["steps"] == 30
+    drop = summary["first_train_loss"] - summary["final_train_loss_mean_last_10pct"]
+    assert drop > REQUIRED_DROP_NATS, f"training loss fell by only {drop:.3f} nats"
+    evals = of_type(records, "eval")
+    assert [e["step"] for e in evals] == [0, 10, 20, 30]
+    val_drop = evals[0]["val_loss"] - evals[-1]["val_loss"]
+    assert val_drop > REQUIRED_DROP_NATS, f"validation loss fell by only {val_drop:.3f} nats"
+
+
+@pytest.fixture(scope="module")
+def bf16_run(tmp_path_factory) -> list[dict]:
+    return run_tiny(tmp_path_factory.mktemp("bf16"), "bf16", "--linear", "bf16")
+
+
+def test_tiny_bf16_loss_falls(bf16_run):
+    assert_learns(bf16_run)
+    run = of_type(bf16_run, "run")[0]
+    assert len(run["corpus_sha256"]) == 64 and run["corpus_train_bytes"] > 1_000_000
+    train = of_type(bf16_run, "train")
+    assert [t["step"] for t in train] == list(range(1, 31))
+    assert all(t["tokens_per_s"] > 0 and t["lr"] > 0 for t in train)
+
+
+def test_tiny_bf16_same_seed_gives_identical_losses(bf16_run, tmp_path):
+    again = run_tiny(tmp_path, "bf16-again", "--linear", "bf16")
+    losses = lambda records: [(r["type"], r["step"], r.get("loss", r.get("val_loss")))
+                              for r in records if r["type"] in ("train", "eval")]
+    assert losses(again) == losses(bf16_run)  # bit for bit: floats compared exactly
+
+
+def test_tiny_fp8dot_seed_recipe_learns_like_bf16(bf16_run, tmp_path):
+    pytest.importorskip("fp8dot.torch", reason="the fp8dot Python package is not installed yet")
+    records = run_tiny(tmp_path, "fp8dot-seed", "--linear", "fp8dot", "--recipe", "seed")
+    assert_learns(records)
+    assert "seed" in of_type(records, "run")[0]["linear_description"]
+    fp8_val = of_type(records, "summary")[0]["final_val_loss"]
+    bf16_val = of_type(bf16_run, "summary")[0]["final_val_loss"]
+    # Not yet measured (the package does not exist as this is written): a generous 10% until
+    # there is a number to tighten it to. The H200 run is where the 0.5% target is judged.
+    assert math.isfinite(fp8_val) and abs(fp8_val - bf16_val) < 0.1 * bf16_val
+
+
+def test_lr_schedule_warms_up_then_decays_to_the_floor():
+    sys.path.insert(0, str(TRAIN_DIR))
+    try:
+        from optim import lr_at
+    finally:
+        sys.path.remove(str(TRAIN_DIR))
+    lr = lambda step: lr_at(step, peak_lr=1.0, warmup_steps=10, total_steps=100, min_lr_ratio=0.1)
+    assert lr(1) == pytest.approx(0.1) and lr(10) == 1.0
+    assert lr(100) == pytest.approx(0.1)
+    assert all(lr(s) > lr(s + 1) for s in range(10, 100))
+
+
+def test_corpus_file_list_is_fixed_and_leaves_out_what_is_not_stdlib_source():
+    sys.path.insert(0, str(TRAIN_DIR))
+    try:
+        from corpus import source_files, stdlib_root
+    finally:
+        sys.path.remove(str(TRAIN_DIR))
+    root = stdlib_root()
+    with_tests, without_tests = source_files(root, True), source_files(root, False)
+    relative = [p.relative_to(root).as_posix() for p in with_tests]
+    assert relative == sorted(relative)
+    assert not any(r.startswith(("site-packages/", "encodings/", "pydoc_data/")) for r in relative)
+    assert not any(Path(r).name.startswith("_sysconfigdata") for r in relative)
+    assert "os.py" in relative and "json/decoder.py" in relative
+    assert set(without_tests) < set(with_tests)
+    assert not any("/test/" in "/" + p.relative_to(root).as_posix() for p in without_tests)

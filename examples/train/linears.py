@@ -17,7 +17,8 @@ FP8DOT_RECIPES = {
     "seed": ("seed", "tensorwise", "forward fast, dgrad/wgrad promoted; tensorwise current scaling"),
     "fast": ("fast_everywhere", "tensorwise", "fast accumulation in all three GEMMs; tensorwise"),
     "promoted": ("promoted_everywhere", "tensorwise", "promoted accumulation in all three GEMMs; tensorwise"),
-    "blocks": ("seed", "blocks", "seed rule; DeepSeek 1x128 activations/gradients, 128x128 weights"),
+    # Block scales are applied at each 128-K promotion, so every GEMM is promoted (and e4m3).
+    "blocks": ("deepseek_blocks", None, "DeepSeek-V3: 1x128 activations/gradients, 128x128 weights, all promoted"),
     "rowwise": ("seed", "rowwise", "seed rule; per-row scales"),
     "delayed": ("seed", "delayed", "seed rule; delayed (amax history) tensorwise scaling"),
 }
@@ -33,14 +34,14 @@ def swap_block_linears(model: nn.Module, linear: str, recipe: str) -> str:
         import fp8dot.torch as ft  # only here: bf16 runs need no fp8dot
 
         constructor, scaling, meaning = FP8DOT_RECIPES[recipe]
-        fp8_recipe = getattr(ft.Recipe, constructor)(scaling=scaling)
+        fp8_recipe = getattr(ft.Recipe, constructor)(**({} if scaling is None else {"scaling": scaling}))
         ft.convert(model, recipe=fp8_recipe, module_filter=is_block_projection)
         return f"fp8dot recipe {recipe!r} ({meaning})\n{ft.explain(model)}"
     if linear == "torchao":
         from torchao.float8 import convert_to_float8_training  # the peer
 
-        # torchao's default Float8LinearConfig: tensorwise dynamic scaling, e4m3 forward,
-        # e5m2 gradients; its filter takes (module, fqn), fp8dot's (fqn, module).
+        # torchao's default Float8LinearConfig: tensorwise dynamic scaling; its filter takes
+        # (module, fqn), fp8dot's (fqn, module).
         convert_to_float8_training(model, module_filter_fn=lambda module, fqn: is_block_projection(fqn, module))
         swapped = sum(type(m).__name__ == "Float8Linear" for m in model.modules())
         return f"torchao convert_to_float8_training, default (tensorwise) config: {swapped} Float8Linear layers"

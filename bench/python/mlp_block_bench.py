@@ -1,0 +1,115 @@
+"""The layer benchmark of issue #10: forward + backward of an MLP block (tokens × d → 4d → d,
+GELU) in bf16 nn.Linear, fp8dot.torch.Linear (several recipes) and torchao's Float8Linear, all
+under torch.compile, in one process, interleaved round by round.
+
+Timing: CUDA events around `steps` fwd+bwd iterations after warm-up, median over rounds; the
+optimizer is left out (it is the same for every variant). Prints one JSON line per variant and
+a table.
+
+    python bench/python/mlp_block_bench.py --tokens 8192 --d-model 4096 --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+
+import torch
+from torch import nn
+
+
+class MlpBlock(nn.Module):
+    def __init__(self, d_model: int, hidden: int):
+        super().__init__()
+        self.up = nn.Linear(d_model, hidden, bias=False)
+        self.down = nn.Linear(hidden, d_model, bias=False)
+
+    def forward(self, x):
+        return self.down(torch.nn.functional.gelu(self.up(x)))
+
+
+def make_variants(reference: nn.Module, names: list[str]) -> dict[str, nn.Module]:
+    variants = {}
+    for name in names:
+        model = copy.deepcopy(reference)
+        if name.startswith("fp8dot-"):
+            import fp8dot.torch as ft
+
+            recipe = {"fp8dot-seed": ft.Recipe.seed(), "fp8dot-fast": ft.Recipe.fast_everywhere(),
+                      "fp8dot-promoted": ft.Recipe.promoted_everywhere(),
+                      "fp8dot-rowwise": ft.Recipe.seed(scaling="rowwise"),
+                      "fp8dot-blocks": ft.Recipe.deepseek_blocks()}[name]
+            ft.convert(model, recipe)
+        elif name == "torchao":
+            from torchao.float8 import convert_to_float8_training
+
+            convert_to_float8_training(model)
+        elif name != "bf16":
+            raise ValueError(f"unknown variant {name}")
+        variants[name] = torch.compile(model)
+    return variants
+
+
+def time_steps(model, x, dy, steps: int) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y = model(x)
+        y.backward(dy)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / steps
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokens", type=int, default=8192)
+    parser.add_argument("--d-model", type=int, default=4096)
+    parser.add_argument("--hidden", type=int, default=16384)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    reference = MlpBlock(args.d_model, args.hidden).cuda()
+    x = torch.randn(args.tokens, args.d_model, device="cuda", requires_grad=True)
+    dy = torch.randn(args.tokens, args.d_model, device="cuda", dtype=torch.bfloat16)
+    names = args.variants.split(",")
+    variants = {}
+    for name in names:
+        try:
+            variants.update(make_variants(reference, [name]))
+        except Exception as error:  # a peer that does not install is reported, not fatal
+            print(json.dumps({"variant": name, "error": f"{type(error).__name__}: {error}"}))
+    for model in variants.values():  # compile and warm up
+        time_steps(model, x, dy, 3)
+    times = {name: [] for name in variants}
+    for _ in range(args.rounds):
+        for name, model in variants.items():
+            times[name].append(time_steps(model, x, dy, args.steps))
+    flops = 3 * 2 * 2 * args.tokens * args.d_model * args.hidden  # 2 layers, fwd + 2 bwd GEMMs
+    baseline = statistics.median(times["bf16"]) if "bf16" in times else None
+    rows = []
+    for name, samples in times.items():
+        ms = statistics.median(samples)
+        row = {"variant": name, "ms": round(ms, 4), "min_ms": round(min(samples), 4),
+               "max_ms": round(max(samples), 4), "tflops": round(flops / ms / 1e9, 1),
+               "speedup_vs_bf16": None if baseline is None else round(baseline / ms, 3)}
+        if "torchao" in times:
+            row["vs_torchao"] = round(statistics.median(times["torchao"]) / ms, 3)
+        rows.append(row)
+        print(json.dumps(row))
+    print(f"\nMLP block fwd+bwd, {args.tokens} tokens x {args.d_model} -> {args.hidden} -> "
+          f"{args.d_model}, torch.compile, median of {args.rounds} rounds x {args.steps} steps")
+    print(f"{'variant':18} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10}")
+    for row in rows:
+        print(f"{row['variant']:18} {row['ms']:8.3f} {row['tflops']:8.1f} "
+              f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f}")
+
+
+if __name__ == "__main__":
+    main()

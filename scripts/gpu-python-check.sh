@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# On the GPU machine: installs the fp8dot wheel built here (build/wheel-cp312, with the OpenBLAS
+# libraries it links) and the carried peer wheels (.whl/: torchao), then runs the Python tests
+# and the PyTorch benchmarks. Logs go to $OUT; a short table is printed last.
+#   carry: build/wheel-cp312 .whl
+# Environment: PYTEST_ARGS (default: the whole tests/python), MLP_ARGS, SKIP_BENCH=1.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fp8dot-out}
+mkdir -p "$OUT" /tmp/fp8dot-libs
+tar xJf build/wheel-cp312/openblas-libs.tar.xz -C /tmp/fp8dot-libs
+export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl build/wheel-cp312/*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+python3 -c "import fp8dot, torch; print('fp8dot', fp8dot.__version__, 'GPU', fp8dot.cuda_device(), 'torch', torch.__version__)" | tee "$OUT/versions.log"
+
+echo "== pytest"
+python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-tests/python} -W ignore::DeprecationWarning 2>&1 | tee "$OUT/pytest.log" | tail -25
+if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
+  echo "== host cost per call at small M"
+  python3 bench/python/small_shape_overhead.py 2>&1 | tee "$OUT/overhead.log"
+  echo "== MLP block"
+  python3 bench/python/mlp_block_bench.py ${MLP_ARGS:-} 2>&1 | tee "$OUT/mlp_block.log" | tail -12
+fi

@@ -6,13 +6,7 @@
 # Environment: PYTEST_ARGS (default: the whole tests/python), MLP_ARGS, SKIP_BENCH=1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/fp8dot-out}
-mkdir -p "$OUT" /tmp/fp8dot-libs
-tar xJf build/wheel-cp312/openblas-libs.tar.xz -C /tmp/fp8dot-libs
-export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl build/wheel-cp312/*.whl || exit 1
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+source scripts/gpu-python-env.sh
 python3 -c "import fp8dot, torch; print('fp8dot', fp8dot.__version__, 'GPU', fp8dot.cuda_device(), 'torch', torch.__version__)" | tee "$OUT/versions.log"
 
 echo "== pytest"

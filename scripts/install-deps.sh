@@ -18,6 +18,15 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The Python package: nanobind + scikit-build-core build it, pytest and torch (the PyPI wheel runs
+# on the CPU too) test it.
+if ! python3 -c "import nanobind, scikit_build_core, pytest, torch" 2>/dev/null; then
+  echo "install-deps: pip install nanobind scikit-build-core pytest torch"
+  python3 -m pip install --quiet nanobind scikit-build-core pytest torch 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages nanobind scikit-build-core pytest torch ||
+    echo "install-deps: WARNING: could not install the Python package's build/test tools; its tests will be skipped"
+fi
+
 # ml_dtypes and numpy: the bit-for-bit agreement and .npy interop tests; matplotlib: the
 # accuracy plot (fp8dot accuracy --plot). Their tests are skipped, visibly, without them.
 if ! python3 -c "import ml_dtypes, numpy, matplotlib" 2>/dev/null; then

@@ -84,7 +84,7 @@ def _as_scalar_array(value, like: ArrayInfo, framework_is_torch: bool):
 _ARGUMENTS = ("lhs_scale", "rhs_scale", "bias", "c", "out_scale")
 
 
-class _Prepared:
+class PreparedCall:
     """A call's validated Dot, its arrays' descriptions and their data pointers."""
 
     def __init__(self, lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
@@ -150,7 +150,7 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
     cuBLASLt; "cpu-blas", "cpu-reference" and "cuda" (which copies host data through the GPU)
     can be asked for.
     """
-    call = _Prepared(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, out_dtype=out_dtype,
+    call = PreparedCall(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, out_dtype=out_dtype,
                      precision=precision, algorithm=algorithm,
                      dimension_numbers=dimension_numbers, bias=bias, epilogue=epilogue,
                      out_scale=out_scale, amax=amax, lhs_scale_mode=lhs_scale_mode,
@@ -161,7 +161,7 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
     return _run_host(call, backend, amax)
 
 
-def _run_host(call: _Prepared, backend: str, amax: bool):
+def _run_host(call: PreparedCall, backend: str, amax: bool):
     dot = call.dot
     if call.is_torch:
         import torch
@@ -176,13 +176,19 @@ def _run_host(call: _Prepared, backend: str, amax: bool):
     return (output, amax_value) if amax else output
 
 
-def _run_cuda(call: _Prepared, device, amax: bool):
+def check_current_device(device) -> None:
     import torch
 
     if device.index != torch.cuda.current_device():
         raise ValueError(f"the arrays are on {device} but the current CUDA device is "
                          f"cuda:{torch.cuda.current_device()}: fp8dot runs on the current device "
                          "(torch.cuda.set_device)")
+
+
+def _run_cuda(call: PreparedCall, device, amax: bool):
+    import torch
+
+    check_current_device(device)
     dot = call.dot
     output = torch.empty(dot.output_shape, dtype=getattr(torch, dot.output_dtype), device=device)
     amax_tensor = torch.empty((), dtype=torch.float32, device=device) if amax else None
@@ -206,5 +212,5 @@ def explain(lhs, rhs, *, backend: str = "auto", **options) -> str:
     """What scaled_dot(lhs, rhs, backend=backend, **options) would run: types, the resolved
     accumulation, scale modes, and on the GPU the cuBLASLt plan (layouts, FAST_ACCUM read back
     from cuBLASLt, algorithm)."""
-    call = _Prepared(lhs, rhs, **options)
+    call = PreparedCall(lhs, rhs, **options)
     return call.dot.explain(call.backend(backend))

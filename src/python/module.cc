@@ -326,6 +326,9 @@ NB_MODULE(_core, m) {
   using namespace fp8dot;
   m.doc() = "fp8dot's C++ library: scaled FP8 dots whose PrecisionConfig decides the accumulation";
   m.attr("__version__") = FP8DOT_VERSION;
+  // The Python package caches Dots for the life of the process, so some are alive when the
+  // interpreter tears modules down; that is not a reference leak worth a warning at every exit.
+  nb::set_leak_warnings(false);
   m.attr("cuda_built") = CudaBackendBuilt();
 
   m.def("resolve_accumulation", &ResolveAccumulationName, nb::arg("lhs_dtype"),

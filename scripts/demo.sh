@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main demo: the same FP8 dot with DEFAULT and with HIGHEST precision, on the GPU when there
 # is one and on the CPU (which emulates Hopper's accumulation) otherwise; then the accuracy of
-# the two modes as K grows.
+# the two modes as K grows; then the same from Python (numpy and an FP8 torch model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -17,3 +17,10 @@ echo "== Gradient: operand_precision={highest,highest} -> promoted accumulation"
 echo
 echo "== Error of fast vs promoted accumulation as K grows"
 "$cli" accuracy --k-values 256,1024,4096,16384 --distributions symmetric,positive --backend auto
+echo
+echo "== The same from Python (fp8dot package, numpy and torch; examples/python/quickstart.py)"
+if [[ -d "${FP8DOT_BUILD_DIR:-build}/python/fp8dot" ]]; then
+  PYTHONPATH=${FP8DOT_BUILD_DIR:-build}/python python3 examples/python/quickstart.py
+else
+  echo "skipped: the Python extension was not built (no nanobind)"
+fi

@@ -58,6 +58,17 @@ def _transposed(operand: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tenso
     return q.t().contiguous(), scale.t() if scale.dim() == 2 else scale
 
 
+def _reoriented(quantised: tuple[torch.Tensor, torch.Tensor], reusable: bool,
+                matrix: torch.Tensor, dtype: torch.dtype,
+                granularity: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The operand of the other GEMM orientation (matrixᵀ, contracting-last): the quantised one
+    transposed where its scale allows (tensor, 128×128, same FP8 type), else matrixᵀ quantised
+    afresh along its new contracting dim."""
+    if reusable:
+        return _transposed(quantised)
+    return _quantize(matrix.t().contiguous(), dtype, granularity)
+
+
 def _gemm(lhs: tuple[torch.Tensor, torch.Tensor], rhs: tuple[torch.Tensor, torch.Tensor],
           config: GemmConfig, out_dtype: torch.dtype, backend: str,
           bias: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -131,21 +142,16 @@ class _Fp8Linear(torch.autograd.Function):
             _record_amax(amax_history[_GRAD_OUTPUT], amax_dy)
 
         grad_x = grad_w = grad_bias = None
+        dy_q = _quantize(dy, recipe.dgrad.lhs_dtype, gradient, scale_dy)
         if ctx.needs_input_grad[0]:
-            dy_q = _quantize(dy, recipe.dgrad.lhs_dtype, gradient, scale_dy)
-            if ctx.reuse_w:
-                w_t = _transposed((w_saved, w_scale))
-            else:
-                w_t = _quantize(w_saved.t().contiguous(), recipe.dgrad.rhs_dtype,
-                                _granularity(recipe, "weight"))
+            w_t = _reoriented((w_saved, w_scale), ctx.reuse_w, w_saved, recipe.dgrad.rhs_dtype,
+                              _granularity(recipe, "weight"))
             grad_x = _gemm(dy_q, w_t, recipe.dgrad, ctx.x_dtype, backend)
         if ctx.needs_input_grad[1]:
-            dy_t = _quantize(dy.t().contiguous(), recipe.wgrad.lhs_dtype, gradient, scale_dy)
-            if ctx.reuse_x:
-                x_t = _transposed((x_saved, x_scale))
-            else:
-                x_t = _quantize(x_saved.t().contiguous(), recipe.wgrad.rhs_dtype,
-                                _granularity(recipe, "activation"))
+            reuse_dy = gradient == "tensor" and recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
+            dy_t = _reoriented(dy_q, reuse_dy, dy, recipe.wgrad.lhs_dtype, gradient)
+            x_t = _reoriented((x_saved, x_scale), ctx.reuse_x, x_saved, recipe.wgrad.rhs_dtype,
+                              _granularity(recipe, "activation"))
             grad_w = _gemm(dy_t, x_t, recipe.wgrad, weight.dtype, backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)

@@ -64,5 +64,49 @@ TEST(TensorTest, EmptyTensorsWithHugeOtherDimsAreRefused) {
   EXPECT_EQ(fine.element_count(), 0);
 }
 
+TEST(TensorTest, LayoutFromStridesReadsDenseLayouts) {
+  using Layout = std::vector<int64_t>;
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({4, 8}, {8, 1}), (Layout{1, 0}));  // row-major
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({4, 8}, {1, 4}), (Layout{0, 1}));  // column-major
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({2, 3, 4}, {1, 8, 2}), (Layout{0, 2, 1}));
+  // Size-1 dims carry any stride (torch gives them arbitrary ones); they go outermost.
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({1, 8}, {999, 1}), (Layout{1, 0}));
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({8, 1}, {1, 1}), (Layout{0, 1}));
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({0, 5}, {7, 3}), (Layout{1, 0}));  // empty: row-major
+  FP8_EXPECT_OK_AND_EQ(LayoutFromStrides({}, {}), Layout{});
+}
+
+TEST(TensorTest, LayoutFromStridesRefusesViewsWithGapsOrOverlaps) {
+  StatusOr<std::vector<int64_t>> sliced = LayoutFromStrides({4, 4}, {8, 2});
+  EXPECT_EQ(sliced.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sliced.status().message(),
+            "dims [4,4] with element strides [8,2] are not a dense layout (dim 1 has stride 2, a "
+            "dense array would have 1): a non-contiguous view (slice, step or expand); make it "
+            "contiguous first");
+  EXPECT_FALSE(LayoutFromStrides({4, 4}, {0, 1}).ok());  // expand: overlapping rows
+  EXPECT_FALSE(LayoutFromStrides({4, 4}, {4, 1, 1}).ok());
+  EXPECT_FALSE(LayoutFromStrides({-1, 4}, {4, 1}).ok());
+}
+
+TEST(TensorTest, ViewsReadTheCallersMemoryWithoutACopy) {
+  std::vector<float> data = {1, 2, 3, 4, 5, 6};
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor view,
+                           HostTensor::View(DType::kF32, {2, 3}, {0, 1}, data.data()));
+  EXPECT_TRUE(view.is_view());
+  EXPECT_EQ(view.data(), data.data());
+  EXPECT_EQ(view.size_in_bytes(), 24);
+  EXPECT_EQ(view.Get({1, 0}), 2.0);  // column-major: (1,0) is the second element
+  data[1] = 20;
+  EXPECT_EQ(view.Get({1, 0}), 20.0);
+  HostTensor copy = view;  // a copy of a view views the same memory
+  EXPECT_EQ(copy.data(), data.data());
+  HostTensor row_major = view.ToRowMajor();  // a real copy, in the other layout
+  EXPECT_FALSE(row_major.is_view());
+  EXPECT_EQ(row_major.GetPhysical(1), 3.0);
+  EXPECT_FALSE(HostTensor::View(DType::kF32, {2, 3}, {0, 0}, data.data()).ok());
+  EXPECT_FALSE(HostTensor::View(DType::kF32, {2, 3}, {1, 0}, nullptr).ok());
+  EXPECT_FALSE(HostTensor::View(DType::kF32, {int64_t{1} << 62, 4}, {1, 0}, data.data()).ok());
+}
+
 }  // namespace
 }  // namespace fp8dot

@@ -173,5 +173,25 @@ TEST(DotSpecTest, ParsesNames) {
             "unknown scale mode '64x64' (expected none, tensor, outer, 1x128 or 128x128)");
 }
 
+TEST(DotSpecTest, InferScaleModeReadsTheModeOffTheShape) {
+  CanonicalDot dot;
+  dot.m = 256;
+  dot.n = 384;
+  dot.k = 512;
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({}, true, dot), ScaleMode::kTensor);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({1}, false, dot), ScaleMode::kTensor);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({256}, true, dot), ScaleMode::kOuterVector);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({384}, false, dot), ScaleMode::kOuterVector);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({256, 4}, true, dot), ScaleMode::kBlock1x128);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({4, 384}, false, dot), ScaleMode::kBlock1x128);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({2, 4}, true, dot), ScaleMode::kBlock128x128);
+  FP8_EXPECT_OK_AND_EQ(InferScaleMode({4, 3}, false, dot), ScaleMode::kBlock128x128);
+  StatusOr<ScaleMode> wrong = InferScaleMode({384}, true, dot);
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(wrong.status().message(),
+            "lhs scale of shape [384] fits no scale mode for M=256 N=384 K=512 (tensor [], outer "
+            "[256], 1x128 [256,4], 128x128 [2,4])");
+}
+
 }  // namespace
 }  // namespace fp8dot

@@ -104,11 +104,9 @@ StatusOr<TensorSpec> SpecOfArray(const ArrayDescription& array) {
 }
 
 TensorSpec SpecOfArgument(const ArrayDescription& array, const std::string& what) {
-  return ValueOrThrow([&]() -> StatusOr<TensorSpec> {
-    StatusOr<TensorSpec> spec = SpecOfArray(array);
-    if (!spec.ok()) return WithContext(spec.status(), what);
-    return spec;
-  }());
+  StatusOr<TensorSpec> spec = SpecOfArray(array);
+  if (!spec.ok()) Raise(WithContext(spec.status(), what));
+  return std::move(spec).value();
 }
 
 OperandScale ScaleOfArgument(const ArrayDescription& array, const std::string& what) {
@@ -151,11 +149,6 @@ PrecisionConfig PrecisionOf(const std::pair<std::string, std::string>& precision
 // descriptions, so a training step builds each once.
 class Dot {
  public:
-  struct Options {
-    std::vector<int64_t> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
-    bool default_dimension_numbers = true;
-  };
-
   Dot(const ArrayDescription& lhs, const ArrayDescription& rhs,
       std::optional<std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>,
                                std::vector<int64_t>>>

@@ -24,8 +24,6 @@ Status ValidateLayout(const Dims& dims, const std::vector<int64_t>& minor_to_maj
 std::string ShapeString(DType dtype, const Dims& dims, const std::vector<int64_t>& minor_to_major);
 // Element stride of each dim under a (valid) layout; an empty layout means row-major.
 std::vector<int64_t> LayoutStrides(const Dims& dims, const std::vector<int64_t>& minor_to_major);
-// The element offset of every multi-index over the dims in `walk` (row-major order over them:
-// the last listed dim fastest), e.g. the offsets of all rows of a GEMM operand.
 // The layout of a dense array given each dim's element stride (numpy/torch/DLPack strides): the
 // dims ordered from the smallest stride up. Dims of size 1 may have any stride (frameworks give
 // them arbitrary ones); an array with no element has the row-major layout. An error when the
@@ -33,6 +31,8 @@ std::vector<int64_t> LayoutStrides(const Dims& dims, const std::vector<int64_t>&
 StatusOr<std::vector<int64_t>> LayoutFromStrides(const Dims& dims,
                                                  const std::vector<int64_t>& strides);
 
+// The element offset of every multi-index over the dims in `walk` (row-major order over them:
+// the last listed dim fastest), e.g. the offsets of all rows of a GEMM operand.
 std::vector<int64_t> WalkOffsets(const Dims& dims, const std::vector<int64_t>& strides,
                                  const std::vector<int64_t>& walk);
 

@@ -19,8 +19,8 @@ from ._dot import Precision, explain, precision_pair, scaled_dot, dtype_name
 __version__: str = _core.__version__
 cuda_built: bool = _core.cuda_built
 
-__all__ = ["__version__", "cuda_built", "cuda_device", "explain", "resolve_accumulation",
-           "resolve_backend", "scaled_dot"]
+__all__ = ["__version__", "cuda_built", "cuda_device", "cuda_unavailable_reason", "explain",
+           "resolve_accumulation", "resolve_backend", "scaled_dot"]
 
 
 def resolve_accumulation(lhs_dtype, rhs_dtype, precision: Precision = ("default", "default"),

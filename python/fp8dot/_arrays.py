@@ -30,8 +30,7 @@ def describe(array: Any, what: str) -> ArrayInfo:
         device_name = "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
         if device.type not in ("cpu", "cuda"):
             raise ValueError(f"{what}: fp8dot runs on cpu and cuda tensors, got {device}")
-        dtype = str(array.dtype).removeprefix("torch.")
-        return ArrayInfo((dtype, tuple(array.shape), tuple(array.stride())), array.data_ptr(), device_name)
+        return ArrayInfo((str(array.dtype), tuple(array.shape), tuple(array.stride())), array.data_ptr(), device_name)
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(array, numpy.ndarray):
         itemsize = array.dtype.itemsize

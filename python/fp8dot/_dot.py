@@ -17,14 +17,14 @@ from ._arrays import ArrayInfo, describe
 Precision = Union[str, Sequence[str]]
 
 
-
 def dtype_name(dtype: Any) -> str:
-    """'float8_e4m3fn', 'bfloat16', ... for a string, a numpy/ml_dtypes type or a torch.dtype."""
+    """The name of a string, numpy/ml_dtypes type or torch.dtype ('torch.bfloat16' stays so: the
+    binding reads both spellings)."""
     if isinstance(dtype, str):
-        return dtype.removeprefix("torch.")
+        return dtype
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(dtype, torch.dtype):
-        return str(dtype).removeprefix("torch.")
+        return str(dtype)
     import numpy
 
     return numpy.dtype(dtype).name

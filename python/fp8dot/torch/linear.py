@@ -55,7 +55,13 @@ def _transposed(operand: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tenso
     """A tensor- or 128×128-scaled operand of the other GEMM orientation: the FP8 bytes transposed
     into a row-major copy, the scale transposed as a view."""
     q, scale = operand
-    return q.t().contiguous(), scale.t() if scale.dim() == 2 else scale
+    return q.t().contiguous(), _transposed_scale(scale)
+
+
+def _transposed_scale(scale: torch.Tensor) -> torch.Tensor:
+    """A scale in the transposed operand's terms: block scales transpose (as a view), tensor and
+    per-row scales stay as they are."""
+    return scale.t() if scale.dim() == 2 else scale
 
 
 def _reoriented(quantised: tuple[torch.Tensor, torch.Tensor], reusable: bool,
@@ -75,7 +81,7 @@ def _gemm(lhs: tuple[torch.Tensor, torch.Tensor], rhs: tuple[torch.Tensor, torch
     """lhs [M,K] · rhs [N,K]ᵀ with both operands contracting-last."""
     rhs_q, rhs_scale = rhs
     output, _ = torch.ops.fp8dot.scaled_mm(
-        lhs[0], rhs_q.t(), lhs[1], rhs_scale.t() if rhs_scale.dim() == 2 else rhs_scale, bias,
+        lhs[0], rhs_q.t(), lhs[1], _transposed_scale(rhs_scale), bias,
         None, out_dtype, config.precision[0], config.precision[1], False, backend)
     return output
 

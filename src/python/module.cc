@@ -20,9 +20,13 @@
 #include <tuple>
 #include <vector>
 
+#include "bindings/dot_request.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_device.h"
 #include "fp8dot/run_dot.h"
+#ifdef FP8DOT_HAVE_XLA_FFI
+#include "jax/ffi_handlers.h"
+#endif
 
 namespace nb = nanobind;
 
@@ -53,46 +57,6 @@ Status WithContext(const Status& status, const std::string& what) {
   return Status(status.code(), what + ": " + status.message());
 }
 
-// numpy/ml_dtypes and torch name the types differently from HLO ("float8_e4m3fn" vs "f8e4m3fn").
-StatusOr<DType> DTypeFromFrameworkName(std::string name) {
-  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
-  static const std::pair<const char*, DType> kNames[] = {
-      {"float8_e4m3fn", DType::kF8E4M3FN},
-      {"float8_e5m2", DType::kF8E5M2},
-      {"bfloat16", DType::kBF16},
-      {"float16", DType::kF16},
-      {"float32", DType::kF32},
-      {"float64", DType::kF64},
-  };
-  for (const auto& [framework_name, dtype] : kNames) {
-    if (name == framework_name) return dtype;
-  }
-  if (StatusOr<DType> hlo_name = ParseDType(name); hlo_name.ok()) return hlo_name;
-  return InvalidArgument(
-      "dtype %s is not supported (float8_e4m3fn, float8_e5m2, bfloat16, float16, float32, "
-      "float64)",
-      name.c_str());
-}
-
-const char* FrameworkName(DType dtype) {
-  switch (dtype) {
-    case DType::kF8E4M3FN:
-      return "float8_e4m3fn";
-    case DType::kF8E5M2:
-      return "float8_e5m2";
-    case DType::kBF16:
-      return "bfloat16";
-    case DType::kF16:
-      return "float16";
-    case DType::kF32:
-      return "float32";
-    case DType::kF64:
-      return "float64";
-    default:
-      return DTypeName(dtype);
-  }
-}
-
 // (dtype name, shape, element strides): what python/fp8dot/_arrays.py reads off an array.
 using ArrayDescription = std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>;
 
@@ -107,32 +71,6 @@ TensorSpec SpecOfArgument(const ArrayDescription& array, const std::string& what
   StatusOr<TensorSpec> spec = SpecOfArray(array);
   if (!spec.ok()) Raise(WithContext(spec.status(), what));
   return std::move(spec).value();
-}
-
-OperandScale ScaleOfArgument(const ArrayDescription& array, const std::string& what) {
-  const TensorSpec spec = SpecOfArgument(array, what);
-  if (spec.dtype != DType::kF32) {
-    throw nb::value_error((what + " must be float32, got " + FrameworkName(spec.dtype)).c_str());
-  }
-  return OperandScale{ScaleMode::kNone, spec.dims, spec.minor_to_major};
-}
-
-// The modes of the given operand scales: named by the caller or read off their shapes
-// (InferScaleMode), which needs the canonical GEMM of the unscaled dot.
-void ResolveScaleModes(DotSpec& spec, bool has_lhs_scale,
-                       const std::optional<std::string>& lhs_mode, bool has_rhs_scale,
-                       const std::optional<std::string>& rhs_mode) {
-  DotSpec unscaled = spec;
-  unscaled.lhs_scale = {};
-  unscaled.rhs_scale = {};
-  const CanonicalDot dot = ValueOrThrow(ValidateDotSpec(unscaled));
-  auto resolve = [&](OperandScale& scale, const std::optional<std::string>& mode, bool is_lhs) {
-    scale.mode = mode ? ValueOrThrow(ParseScaleMode(*mode))
-                      : ValueOrThrow(InferScaleMode(scale.dims, is_lhs, dot));
-    if (scale.mode == ScaleMode::kTensor) scale.minor_to_major.clear();
-  };
-  if (has_lhs_scale) resolve(spec.lhs_scale, lhs_mode, /*is_lhs=*/true);
-  if (has_rhs_scale) resolve(spec.rhs_scale, rhs_mode, /*is_lhs=*/false);
 }
 
 PrecisionConfig PrecisionOf(const std::pair<std::string, std::string>& precision,
@@ -161,38 +99,33 @@ class Dot {
       const std::optional<std::string>& rhs_scale_mode, const std::optional<ArrayDescription>& bias,
       const std::optional<ArrayDescription>& c, const std::optional<std::string>& epilogue,
       double alpha, double beta, bool output_scale, bool amax) {
-    spec_.lhs = SpecOfArgument(lhs, "lhs");
-    spec_.rhs = SpecOfArgument(rhs, "rhs");
+    DotRequest request;
+    request.lhs = SpecOfArgument(lhs, "lhs");
+    request.rhs = SpecOfArgument(rhs, "rhs");
     if (dimension_numbers) {
       auto& [lhs_contracting, rhs_contracting, lhs_batch, rhs_batch] = *dimension_numbers;
-      spec_.dimension_numbers = {lhs_batch, rhs_batch, lhs_contracting, rhs_contracting};
-    } else {
-      spec_.dimension_numbers = DefaultDimensionNumbers();
+      request.dimension_numbers = {lhs_batch, rhs_batch, lhs_contracting, rhs_contracting};
     }
-    spec_.precision_config = PrecisionOf(precision, algorithm);
-    spec_.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
-    if (lhs_scale) spec_.lhs_scale = ScaleOfArgument(*lhs_scale, "lhs_scale");
-    if (rhs_scale) spec_.rhs_scale = ScaleOfArgument(*rhs_scale, "rhs_scale");
-    if (lhs_scale_mode && !lhs_scale) throw nb::value_error("lhs_scale_mode without lhs_scale");
-    if (rhs_scale_mode && !rhs_scale) throw nb::value_error("rhs_scale_mode without rhs_scale");
-    if (bias) spec_.bias = SpecOfArgument(*bias, "bias");
-    if (c) spec_.c = SpecOfArgument(*c, "c");
-    if (epilogue) {
-      spec_.epilogue = ValueOrThrow(ParseEpilogue(*epilogue));
-    } else if (bias) {
-      spec_.epilogue = Epilogue::kBias;
-    }
-    spec_.alpha = alpha;
-    spec_.beta = beta;
-    spec_.output_scale = output_scale;
-    spec_.compute_amax = amax;
-    ResolveScaleModes(spec_, lhs_scale.has_value(), lhs_scale_mode, rhs_scale.has_value(),
-                      rhs_scale_mode);
+    request.precision = {precision.first, precision.second};
+    request.algorithm = algorithm.value_or("");
+    request.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
+    if (lhs_scale) request.lhs_scale = SpecOfArgument(*lhs_scale, "lhs_scale");
+    if (rhs_scale) request.rhs_scale = SpecOfArgument(*rhs_scale, "rhs_scale");
+    request.lhs_scale_mode = lhs_scale_mode.value_or("");
+    request.rhs_scale_mode = rhs_scale_mode.value_or("");
+    if (bias) request.bias = SpecOfArgument(*bias, "bias");
+    if (c) request.c = SpecOfArgument(*c, "c");
+    request.epilogue = epilogue.value_or("");
+    request.alpha = alpha;
+    request.beta = beta;
+    request.output_scale = output_scale;
+    request.compute_amax = amax;
+    spec_ = ValueOrThrow(MakeDotSpec(request));
     dot_ = ValueOrThrow(ValidateDotSpec(spec_));
   }
 
   std::vector<int64_t> output_shape() const { return dot_.output_dims; }
-  std::string output_dtype() const { return FrameworkName(spec_.output_type); }
+  std::string output_dtype() const { return FrameworkDTypeName(spec_.output_type); }
   std::string accumulation() const { return AccumulationModeName(dot_.accumulation); }
   std::string lhs_scale_mode() const { return ScaleModeName(spec_.lhs_scale.mode); }
   std::string rhs_scale_mode() const { return ScaleModeName(spec_.rhs_scale.mode); }
@@ -250,6 +183,10 @@ class Dot {
     ThrowIfError(Plan()->Run(buffers, reinterpret_cast<CudaStream>(stream)));
   }
 
+  // Makes (and autotunes) the CUDA plan now, for callers that will run the dot where a plan
+  // cannot be made: inside a CUDA graph capture (an XLA command buffer).
+  void PrepareCuda() { Plan(); }
+
   std::string Explain(const std::string& backend_name) {
     const Backend backend = ResolveBackend(ValueOrThrow(ParseBackend(backend_name)));
     std::string text = StrFormat(
@@ -267,17 +204,6 @@ class Dot {
   }
 
  private:
-  DotDimensionNumbers DefaultDimensionNumbers() const {
-    const size_t lhs_rank = spec_.lhs.dims.size(), rhs_rank = spec_.rhs.dims.size();
-    if (lhs_rank == 2 && rhs_rank == 2) return DotDimensionNumbers::Matmul();
-    if (lhs_rank == 3 && rhs_rank == 3) return DotDimensionNumbers::Matmul(/*batched=*/true);
-    throw nb::value_error(
-        StrFormat("lhs has rank %zu and rhs rank %zu: without dimension_numbers both must be "
-                  "matrices [M,K] x [K,N] or batches of them [B,M,K] x [B,K,N]",
-                  lhs_rank, rhs_rank)
-            .c_str());
-  }
-
   static const HostTensor* View(std::optional<HostTensor>& slot, const TensorSpec& spec,
                                 uintptr_t data) {
     slot = ValueOrThrow(HostTensor::View(
@@ -349,6 +275,20 @@ NB_MODULE(_core, m) {
       },
       nb::arg("backend"), "The backend a name resolves to on this machine (auto -> cuda or cpu).");
 
+#ifdef FP8DOT_HAVE_XLA_FFI
+  m.def(
+      "xla_ffi_handlers",
+      []() {
+        nb::dict handlers;
+        handlers["cpu"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotScaledDotCpu));
+#ifdef FP8DOT_HAVE_CUDA
+        handlers["CUDA"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotScaledDotCuda));
+#endif
+        return handlers;
+      },
+      "The XLA FFI handlers of fp8dot_scaled_dot by platform (jax.ffi.register_ffi_target).");
+#endif
+
   nb::class_<Dot>(m, "Dot")
       .def(nb::init<const ArrayDescription&, const ArrayDescription&,
                     std::optional<std::tuple<std::vector<int64_t>, std::vector<int64_t>,
@@ -374,5 +314,6 @@ NB_MODULE(_core, m) {
       .def_prop_ro("key", &Dot::key)
       .def("run_host", &Dot::RunHost)
       .def("run_cuda", &Dot::RunCuda)
+      .def("prepare_cuda", &Dot::PrepareCuda)
       .def("explain", &Dot::Explain, nb::arg("backend"));
 }

@@ -12,6 +12,8 @@ layer below those:
   hlo_passes      the rewriter and other passes
   hlo_interpreter the interpreter and the device executor (siblings with the passes)
   c_api           the C entry point
+  bindings        the framework bindings: src/bindings (requests -> DotSpecs), src/python (the
+                  nanobind module), src/jax (the XLA FFI handlers)
   tools           the CLI
 
 Every public header is assigned to a layer below (HEADER_LAYERS): a new header must be added
@@ -33,6 +35,7 @@ USES = {
     "hlo_passes": ["hlo"],
     "hlo_interpreter": ["hlo", "dispatch"],
     "c_api": ["cuda"],
+    "bindings": ["dispatch"],
     "tools": ["hlo_passes", "hlo_interpreter", "dispatch"],
 }
 
@@ -87,7 +90,8 @@ def layer_of_path(relative):
             return "hlo_passes"
         return "hlo_interpreter" if parts[2].startswith(INTERPRETER_SOURCES) else "hlo"
     return {"core": "core", "dot": "dot", "cpu": "cpu", "cuda": "cuda", "dispatch": "dispatch",
-            "c_api": "c_api"}.get(parts[1])
+            "c_api": "c_api", "bindings": "bindings", "python": "bindings",
+            "jax": "bindings"}.get(parts[1])
 
 
 def layer_of_include(name):
@@ -95,7 +99,8 @@ def layer_of_include(name):
     if name.startswith("fp8dot/"):
         return layer_of_public_header(name) or "unknown"
     first = name.split("/")[0]
-    if first in ("core", "dot", "cpu", "cuda", "dispatch", "hlo", "c_api"):
+    if first in ("core", "dot", "cpu", "cuda", "dispatch", "hlo", "c_api", "bindings", "python",
+                 "jax"):
         return layer_of_path(pathlib.PurePosixPath("src", name))
     return None
 

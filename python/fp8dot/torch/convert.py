@@ -8,7 +8,7 @@ from typing import Callable, Optional
 from torch import nn
 
 from .linear import Linear
-from .recipe import GEMMS, Recipe, _short
+from .recipe import GEMMS, Recipe, short_dtype_name
 
 ModuleFilter = Callable[[str, nn.Module], bool]
 
@@ -58,7 +58,7 @@ def explain(model: nn.Module) -> str:
         for gemm in GEMMS:
             config = getattr(recipe, gemm)
             rows.append((name, gemm, "×".join(str(d) for d in shapes[gemm]),
-                         f"{_short(config.lhs_dtype)} × {_short(config.rhs_dtype)}", scales[gemm],
+                         f"{short_dtype_name(config.lhs_dtype)} × {short_dtype_name(config.rhs_dtype)}", scales[gemm],
                          ",".join(config.precision), config.accumulation, engine))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()

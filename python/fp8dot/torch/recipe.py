@@ -1,133 +1,21 @@
-"""FP8 training recipes: for each of a linear layer's three GEMMs, the FP8 formats and the
-PrecisionConfig, plus how tensors are scaled.
-
-    forward  Y  = X · Wᵀ     lhs X  (activations), rhs W
-    dgrad    dX = dY · W     lhs dY (gradients),   rhs W
-    wgrad    dW = dYᵀ · X    lhs dY,               rhs X
-
-The precision pair of each GEMM means what XLA's PrecisionConfig means; the accumulation it gets
-is fp8dot.resolve_accumulation's answer (C++ ResolveAccumulation), never decided here. The
-seed's rule, Recipe.seed(): the forward GEMM at DEFAULT (fast accumulation), both gradient GEMMs
-at HIGHEST (promoted to FP32), gradients in e5m2 ("hybrid" formats).
-
-Scalings:
-    tensorwise  current scaling: one scale per tensor from its amax in this step
-    delayed     one scale per tensor from an amax history (length, margin, max or most recent),
-                kept in the layer's state_dict so a resumed checkpoint continues bit-identically
-    rowwise     one scale per row of each GEMM operand along its contracting dim
-    blocks      DeepSeek-V3: 1×128 blocks for activations and gradients, 128×128 for weights
-                (needs promoted accumulation in every GEMM: Recipe.deepseek_blocks())
-"""
+"""fp8dot.recipe.Recipe with torch's FP8 dtypes (the recipes themselves: fp8dot/recipe.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import Optional
+from typing import ClassVar
 
 import torch
 
-from .. import resolve_accumulation
-
-SCALINGS = ("tensorwise", "delayed", "rowwise", "blocks")
-GEMMS = ("forward", "dgrad", "wgrad")
+from ..recipe import GEMMS, SCALINGS, GemmConfig, short_dtype_name
+from ..recipe import Recipe as _Recipe
 
 E4M3 = torch.float8_e4m3fn
 E5M2 = torch.float8_e5m2
 
-
-@dataclass(frozen=True)
-class GemmConfig:
-    """One GEMM's operand formats and PrecisionConfig."""
-
-    lhs_dtype: torch.dtype
-    rhs_dtype: torch.dtype
-    precision: tuple[str, str]
-    algorithm: Optional[str] = None
-
-    @property
-    def accumulation(self) -> str:
-        """'fp8-fast' or 'fp8-promoted' (ResolveAccumulation's answer)."""
-        return resolve_accumulation(self.lhs_dtype, self.rhs_dtype, self.precision, self.algorithm)
+__all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe", "short_dtype_name"]
 
 
-@dataclass(frozen=True)
-class Recipe:
-    forward: GemmConfig
-    dgrad: GemmConfig
-    wgrad: GemmConfig
-    scaling: str = "tensorwise"
-    # Delayed scaling only.
-    amax_history_length: int = 16
-    amax_compute: str = "max"  # "max" over the history or "most_recent"
-    margin: int = 0  # scale = amax · 2^margin / fp8_max
-    # Host tensors: the CPU path ("cpu" is the emulation of the resolved accumulation, "cpu-blas"
-    # fast f32 accumulation); CUDA tensors always run on the GPU.
-    backend: str = "auto"
-
-    def __post_init__(self):
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling {self.scaling!r} is not one of {', '.join(SCALINGS)}")
-        if self.amax_compute not in ("max", "most_recent"):
-            raise ValueError(f"amax_compute {self.amax_compute!r} is not 'max' or 'most_recent'")
-        if self.amax_history_length < 1:
-            raise ValueError(f"amax_history_length must be >= 1, got {self.amax_history_length}")
-        for name in GEMMS:
-            config = getattr(self, name)
-            accumulation = config.accumulation  # raises for a type pair or algorithm that does not apply
-            if not accumulation.startswith("fp8-"):
-                raise ValueError(f"{name}: {config.lhs_dtype} x {config.rhs_dtype} is not an FP8 GEMM")
-            if self.scaling == "blocks" and accumulation == "fp8-fast":
-                raise ValueError(
-                    f"{name}: block scales need promoted accumulation, but precision "
-                    f"{config.precision} resolves to fp8-fast; use Recipe.deepseek_blocks() or "
-                    "precision ('highest', 'highest')")
-
-    # ---- The named recipes -------------------------------------------------------------------
-    @classmethod
-    def seed(cls, scaling: str = "tensorwise", gradient_dtype: torch.dtype = E5M2,
-             **options) -> "Recipe":
-        """The seed's rule: forward DEFAULT (fast), dgrad and wgrad HIGHEST (promoted)."""
-        return cls._uniform(("default", "default"), ("highest", "highest"), scaling,
-                            gradient_dtype, **options)
-
-    @classmethod
-    def fast_everywhere(cls, scaling: str = "tensorwise", gradient_dtype: torch.dtype = E5M2,
-                        **options) -> "Recipe":
-        return cls._uniform(("default", "default"), ("default", "default"), scaling,
-                            gradient_dtype, **options)
-
-    @classmethod
-    def promoted_everywhere(cls, scaling: str = "tensorwise", gradient_dtype: torch.dtype = E5M2,
-                            **options) -> "Recipe":
-        return cls._uniform(("highest", "highest"), ("highest", "highest"), scaling,
-                            gradient_dtype, **options)
-
-    @classmethod
-    def deepseek_blocks(cls, gradient_dtype: torch.dtype = E4M3, **options) -> "Recipe":
-        """DeepSeek-V3's fine-grained scaling: e4m3 everywhere, 1×128 / 128×128 blocks, every
-        GEMM promoted (block scales are applied at each 128-K promotion)."""
-        return cls._uniform(("highest", "highest"), ("highest", "highest"), "blocks",
-                            gradient_dtype, **options)
-
-    @classmethod
-    def _uniform(cls, forward_precision, gradient_precision, scaling, gradient_dtype, **options):
-        return cls(forward=GemmConfig(E4M3, E4M3, forward_precision),
-                   dgrad=GemmConfig(gradient_dtype, E4M3, gradient_precision),
-                   wgrad=GemmConfig(gradient_dtype, E4M3, gradient_precision),
-                   scaling=scaling, **options)
-
-    def replace(self, **changes) -> "Recipe":
-        return dataclasses.replace(self, **changes)
-
-    def describe(self) -> str:
-        parts = [f"scaling={self.scaling}"]
-        for name in GEMMS:
-            config = getattr(self, name)
-            parts.append(f"{name}={_short(config.lhs_dtype)}x{_short(config.rhs_dtype)}:"
-                         f"{config.accumulation}")
-        return " ".join(parts)
-
-
-def _short(dtype: torch.dtype) -> str:
-    return {E4M3: "e4m3", E5M2: "e5m2"}.get(dtype, str(dtype).removeprefix("torch."))
+class Recipe(_Recipe):
+    __doc__ = _Recipe.__doc__
+    E4M3: ClassVar[torch.dtype] = E4M3
+    E5M2: ClassVar[torch.dtype] = E5M2

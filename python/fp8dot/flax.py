@@ -1,0 +1,57 @@
+"""fp8dot.flax.DotGeneral: a drop-in for Flax's FP8 dot_general modules, run by fp8dot.
+
+    nn.Dense(features, dot_general_cls=fp8dot.flax.DotGeneral)       # as Fp8DirectDotGeneralOp
+    nn.Dense(features, dot_general_cls=functools.partial(
+        fp8dot.flax.DotGeneral, recipe=fp8dot.jax.Recipe.deepseek_blocks()))
+
+The default is Flax's Fp8DirectDotGeneralOp recipe: delayed scaling with a 1024-step amax
+history, e4m3 forward at DEFAULT, e5m2 gradients at HIGHEST, with its state (input/kernel/
+output_grad scale and amax_history) in the '_overwrite_with_gradient' collection, which
+flax.training.train_state.TrainState.apply_gradients overwrites with its "gradient" (the
+updated state). Any fp8dot.jax.Recipe can be given, including current (tensorwise) and rowwise
+scaling and DeepSeek blocks, which Flax does not have; those keep no state.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from .jax.autodiff import STATE_NAMES, fp8_dot_general
+from .jax.recipe import Recipe
+
+OVERWRITE_WITH_GRADIENT = "_overwrite_with_gradient"
+
+
+class DotGeneral(nn.Module):
+    """dot_general(x, kernel, dimension_numbers) in FP8 by `recipe` (see the module doc)."""
+
+    recipe: Optional[Recipe] = None  # None: Recipe.seed("delayed", amax_history_length=...)
+    amax_history_length: int = 1024  # Flax's default; used when recipe is None
+
+    def resolved_recipe(self) -> Recipe:
+        if self.recipe is not None:
+            return self.recipe
+        return Recipe.seed(scaling="delayed", amax_history_length=self.amax_history_length)
+
+    @nn.compact
+    def __call__(self, x, kernel, dimension_numbers, precision: Any = None,
+                 preferred_element_type: Any = None):
+        if precision is not None:
+            warnings.warn("fp8dot.flax.DotGeneral takes each GEMM's precision from its recipe "
+                          f"and ignores precision={precision!r}")
+        recipe = self.resolved_recipe()
+        # As Flax's FP8 ops: the kernel's dtype is the computation's, and the output's.
+        x = jnp.asarray(x, kernel.dtype)
+        state = None
+        if recipe.scaling == "delayed":
+            length = recipe.amax_history_length
+            state = {name: self.variable(
+                OVERWRITE_WITH_GRADIENT, name,
+                (lambda: jnp.ones((1,), jnp.float32)) if name.endswith("scale") else
+                (lambda: jnp.zeros((length,), jnp.float32))).value for name in STATE_NAMES}
+        return fp8_dot_general(x, kernel, dimension_numbers, recipe=recipe, state=state,
+                               preferred_element_type=preferred_element_type or x.dtype)

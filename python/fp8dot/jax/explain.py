@@ -1,0 +1,92 @@
+"""fp8dot.jax.explain: the FP8 GEMMs of a jitted function and the accumulation each resolves to.
+
+Reads the program JAX lowers (StableHLO): every fp8dot_scaled_dot custom call, and every
+dot_general XLA itself would run on FP8 operands, with operand types, output, precision and
+ResolveAccumulation's answer — what will run, not what the Python code meant.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import jax
+
+from .. import resolve_accumulation
+
+_MLIR_TYPES = {"f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2", "bf16": "bfloat16",
+               "f16": "float16", "f32": "float32", "f64": "float64"}
+_TENSOR = r"tensor<([0-9x]*?)x?(f8E4M3FN|f8E5M2|bf16|f16|f32|f64)>"
+_CUSTOM_CALL = re.compile(
+    r"stablehlo\.custom_call @fp8dot_scaled_dot\((?P<operands>[^)]*)\)\s*\{(?P<attributes>.*?)\}\s*:"
+    r"\s*\((?P<types>[^)]*)\)\s*->\s*(?P<results>.*)$", re.MULTILINE)
+_DOT_GENERAL = re.compile(
+    r"stablehlo\.dot_general\s+(?P<operands>[^,]+,\s*[^,]+),(?P<attributes>.*?):\s*"
+    r"\((?P<types>[^)]*)\)\s*->\s*(?P<results>.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Fp8Gemm:
+    engine: str  # "fp8dot" (the custom call) or "xla" (a dot_general XLA lowers itself)
+    lhs: str  # "float8_e4m3fn[64,128]"
+    rhs: str
+    output: str
+    precision: tuple[str, str]
+    accumulation: str  # ResolveAccumulation's answer
+    scales: str  # "tensor x tensor", or "" for XLA's dots
+
+    def __str__(self):
+        scales = f", scales {self.scales}" if self.scales else ""
+        return (f"{self.engine}: {self.lhs} x {self.rhs} -> {self.output}, precision "
+                f"{self.precision[0]},{self.precision[1]}: {self.accumulation}{scales}")
+
+
+def _types(text: str) -> list[tuple[str, str]]:
+    return [(_MLIR_TYPES[dtype], dims.replace("x", ",")) for dims, dtype in
+            re.findall(_TENSOR, text)]
+
+
+def _attribute(attributes: str, name: str) -> str:
+    match = re.search(rf'\b{name} = "([^"]*)"', attributes)
+    return match.group(1) if match else ""
+
+
+def gemms(fn, *args, **kwargs) -> list[Fp8Gemm]:
+    """The FP8 GEMMs in jax.jit(fn)'s program for these arguments, in program order."""
+    text = jax.jit(fn).lower(*args, **kwargs).as_text()
+    found = []
+    for match in _CUSTOM_CALL.finditer(text):
+        types = _types(match.group("types"))
+        (lhs_type, lhs_dims), (rhs_type, rhs_dims) = types[:2]
+        out_type, out_dims = _types(match.group("results"))[0]
+        attributes = match.group("attributes")
+        precision = (_attribute(attributes, "lhs_precision"),
+                     _attribute(attributes, "rhs_precision"))
+        accumulation = resolve_accumulation(lhs_type, rhs_type, precision,
+                                            _attribute(attributes, "algorithm") or None)
+        scales = (f"{_attribute(attributes, 'lhs_scale_mode')} x "
+                  f"{_attribute(attributes, 'rhs_scale_mode')}")
+        found.append((match.start(), Fp8Gemm("fp8dot", f"{lhs_type}[{lhs_dims}]",
+                                             f"{rhs_type}[{rhs_dims}]", f"{out_type}[{out_dims}]",
+                                             precision, accumulation, scales)))
+    for match in _DOT_GENERAL.finditer(text):
+        types = _types(match.group("types"))
+        if len(types) < 2 or not all(t.startswith("float8") for t, _ in types[:2]):
+            continue
+        (lhs_type, lhs_dims), (rhs_type, rhs_dims) = types[:2]
+        out_type, out_dims = _types(match.group("results"))[0]
+        named = re.findall(r"#stablehlo<precision (\w+)>", match.group("attributes"))
+        precision = tuple(named) if len(named) == 2 else ("DEFAULT", "DEFAULT")
+        accumulation = resolve_accumulation(lhs_type, rhs_type, precision)
+        found.append((match.start(), Fp8Gemm("xla", f"{lhs_type}[{lhs_dims}]",
+                                             f"{rhs_type}[{rhs_dims}]", f"{out_type}[{out_dims}]",
+                                             precision, accumulation, "")))
+    return [gemm for _, gemm in sorted(found, key=lambda item: item[0])]
+
+
+def explain(fn, *args, **kwargs) -> str:
+    """A table of gemms(fn, *args): one line per FP8 GEMM with its resolved accumulation."""
+    lines = [str(gemm) for gemm in gemms(fn, *args, **kwargs)]
+    if not lines:
+        return "no FP8 GEMM in the program"
+    return "\n".join(f"{i}: {line}" for i, line in enumerate(lines))

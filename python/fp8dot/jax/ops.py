@@ -1,0 +1,184 @@
+"""fp8dot.jax.scaled_dot_general: one scaled FP8 dot_general as an XLA custom call.
+
+The dot is checked while tracing by the C++ library (fp8dot._core.Dot: shapes, types, scale
+modes, and the accumulation ResolveAccumulation gives the precision), and runs inside the
+compiled program as the FFI target fp8dot_scaled_dot: the CPU emulation on the CPU, the cached
+cuBLASLt plan on XLA's stream on the GPU. Nothing is copied around the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _core
+from .._dot import make_dot, precision_pair
+from . import _ffi
+
+DimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
+
+
+def _precision_names(precision) -> tuple[str, str]:
+    """A name, a jax.lax.Precision, or a pair of either, as two names."""
+    if precision is None:
+        return ("DEFAULT", "DEFAULT")
+    if isinstance(precision, (str, jax.lax.Precision)):
+        precision = (precision, precision)
+    names = tuple(p.name if isinstance(p, jax.lax.Precision) else str(p)
+                  for p in precision_pair(precision))
+    return names  # type: ignore[return-value]
+
+
+def _description(x, what: str):
+    """(dtype name, shape, row-major strides): an abstract array as XLA lays it out for the
+    custom call."""
+    shape = tuple(int(d) for d in np.shape(x))
+    strides, stride = [], 1
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= max(size, 1)
+    try:
+        name = jnp.dtype(x.dtype).name
+    except AttributeError:
+        raise TypeError(f"{what} must be a JAX array, got {type(x).__name__}") from None
+    return (name, shape, tuple(reversed(strides)))
+
+
+def _normalised_dimension_numbers(dimension_numbers, lhs_rank: int, rhs_rank: int):
+    if dimension_numbers is None:
+        if lhs_rank == 2 and rhs_rank == 2:
+            return (((1,), (0,)), ((), ()))
+        if lhs_rank == 3 and rhs_rank == 3:
+            return (((2,), (1,)), ((0,), (0,)))
+        raise ValueError(f"lhs has rank {lhs_rank} and rhs rank {rhs_rank}: without "
+                         "dimension_numbers both must be matrices or batches of matrices")
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        return tuple(tuple(tuple(int(d) for d in dims) for dims in pair)
+                     for pair in ((lc, rc), (lb, rb)))
+    except (TypeError, ValueError):
+        raise ValueError("dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+                         f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}") from None
+
+
+def trace_dot(lhs, rhs, dimension_numbers, *, lhs_scale=None, rhs_scale=None,
+              lhs_scale_mode=None, rhs_scale_mode=None, precision=None, algorithm=None,
+              preferred_element_type=jnp.float32, bias=None, c=None, epilogue=None, alpha=1.0,
+              beta=0.0, output_scale=None, compute_amax=False) -> "_core.Dot":
+    """The validated C++ Dot of a call (cached per signature), from the arguments' shapes and
+    dtypes; raises ValueError naming what is wrong."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    described = {name: None if array is None else _description(array, name)
+                 for name, array in (("lhs_scale", lhs_scale), ("rhs_scale", rhs_scale),
+                                     ("bias", bias), ("c", c))}
+    return make_dot(_description(lhs, "lhs"), _description(rhs, "rhs"), (lc, rc, lb, rb),
+                    _precision_names(precision), algorithm,
+                    jnp.dtype(preferred_element_type).name, described["lhs_scale"],
+                    described["rhs_scale"], lhs_scale_mode, rhs_scale_mode, described["bias"],
+                    described["c"], epilogue, float(alpha), float(beta), output_scale is not None,
+                    bool(compute_amax))
+
+
+def scaled_dot_general(lhs, rhs, dimension_numbers: Optional[DimensionNumbers] = None, *,
+                       lhs_scale=None, rhs_scale=None, precision=None,
+                       preferred_element_type: Any = jnp.float32, algorithm: Optional[str] = None,
+                       lhs_scale_mode: Optional[str] = None,
+                       rhs_scale_mode: Optional[str] = None, bias=None, c=None,
+                       epilogue: Optional[str] = None, alpha: float = 1.0, beta: float = 0.0,
+                       output_scale=None, compute_amax: bool = False):
+    """D = epilogue(alpha · lhs_scale · rhs_scale · dot_general(lhs, rhs) + beta · c + bias),
+    as jax.lax.dot_general's dimension numbers read it, usable under jax.jit and jax.vmap.
+
+    precision (a name, jax.lax.Precision, or an (lhs, rhs) pair) decides the accumulation as
+    XLA's PrecisionConfig does: DEFAULT on FP8 operands is the tensor cores' fast accumulation,
+    HIGHEST is promoted to FP32. Scales are float32 dequantisation factors; their shapes name
+    the mode ([] tensor, [M]/[N] rows/columns, [M, K/128]/[K/128, N] 1×128 blocks,
+    [M/128, K/128]/[K/128, N/128] 128×128 blocks, in the canonical GEMM's terms), or pass
+    lhs_scale_mode/rhs_scale_mode. output_scale (FP8 outputs) multiplies D before the cast;
+    compute_amax=True returns (D, amax) with amax the max |D| before it.
+
+    Under jax.vmap, a mapped lhs and rhs become one more batch dimension of the dot (unmapped
+    scales, tensor-scaled); other mapped arguments run the dot once per element.
+    """
+    dimension_numbers = _normalised_dimension_numbers(dimension_numbers, np.ndim(lhs),
+                                                      np.ndim(rhs))
+    options = dict(lhs_scale_mode=lhs_scale_mode, rhs_scale_mode=rhs_scale_mode,
+                   precision=_precision_names(precision), algorithm=algorithm,
+                   preferred_element_type=jnp.dtype(preferred_element_type), epilogue=epilogue,
+                   alpha=float(alpha), beta=float(beta), compute_amax=bool(compute_amax))
+    arrays = (lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)
+    return _batched_call(dimension_numbers, tuple(sorted(options.items())), *arrays)
+
+
+def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale):
+    options = dict(options)
+    dot = trace_dot(lhs, rhs, dimension_numbers, lhs_scale=lhs_scale, rhs_scale=rhs_scale,
+                    bias=bias, c=c, output_scale=output_scale, **options)
+    platforms = _ffi.register()
+    if "CUDA" in platforms and jax.default_backend() == "gpu":
+        # A plan is made (and autotuned) here, while tracing: inside an XLA command buffer the
+        # handler can only look it up.
+        dot.prepare_cuda()
+    results = [jax.ShapeDtypeStruct(tuple(dot.output_shape), jnp.dtype(dot.output_dtype))]
+    if options["compute_amax"]:
+        results.append(jax.ShapeDtypeStruct((), jnp.float32))
+    (lc, rc), (lb, rb) = dimension_numbers
+    operands = [lhs, rhs] + [a for a in (lhs_scale, rhs_scale, bias, c, output_scale)
+                             if a is not None]
+    outputs = jax.ffi.ffi_call(_ffi.TARGET, results)(
+        *operands,
+        lhs_contracting=np.array(lc, np.int64), rhs_contracting=np.array(rc, np.int64),
+        lhs_batch=np.array(lb, np.int64), rhs_batch=np.array(rb, np.int64),
+        lhs_precision=options["precision"][0], rhs_precision=options["precision"][1],
+        algorithm=options["algorithm"] or "",
+        lhs_scale_mode=dot.lhs_scale_mode if lhs_scale is not None else "none",
+        rhs_scale_mode=dot.rhs_scale_mode if rhs_scale is not None else "none",
+        epilogue=options["epilogue"] or "", alpha=np.float64(options["alpha"]),
+        beta=np.float64(options["beta"]), has_bias=np.bool_(bias is not None),
+        has_c=np.bool_(c is not None), output_scale=np.bool_(output_scale is not None),
+        compute_amax=np.bool_(options["compute_amax"]))
+    return tuple(outputs) if options["compute_amax"] else outputs[0]
+
+
+def _batched_call(dimension_numbers, options, *arrays):
+    """_call with a vmap rule that turns a mapped lhs and rhs into a batch dimension."""
+
+    @jax.custom_batching.custom_vmap
+    def call(*arrays):
+        return _call(dimension_numbers, options, *arrays)
+
+    @call.def_vmap
+    def rule(axis_size, in_batched, *arrays):
+        lhs_batched, rhs_batched, *others_batched = in_batched
+        others_mapped = any(
+            batched for batched, array in zip(others_batched, arrays[2:]) if array is not None)
+        if others_mapped or not (lhs_batched or rhs_batched):
+            outputs = jax.lax.map(lambda xs: call(*xs), _arrays_with_axis(arrays, in_batched,
+                                                                          axis_size))
+            return outputs, _all_batched(outputs)
+        lhs, rhs = arrays[0], arrays[1]
+        if not lhs_batched:
+            lhs = jnp.broadcast_to(lhs, (axis_size, *lhs.shape))
+        if not rhs_batched:
+            rhs = jnp.broadcast_to(rhs, (axis_size, *rhs.shape))
+        (lc, rc), (lb, rb) = dimension_numbers
+        shift = lambda dims: tuple(d + 1 for d in dims)
+        batched_numbers = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
+        outputs = _batched_call(batched_numbers, options, lhs, rhs, *arrays[2:])
+        return outputs, _all_batched(outputs)
+
+    return call(*arrays)
+
+
+def _arrays_with_axis(arrays, in_batched, axis_size):
+    """Every array with the mapped axis in front (unmapped ones broadcast), for lax.map."""
+    return tuple(None if a is None else
+                 (a if batched else jnp.broadcast_to(a, (axis_size, *np.shape(a))))
+                 for a, batched in zip(arrays, in_batched))
+
+
+def _all_batched(outputs):
+    return (True, True) if isinstance(outputs, tuple) else True

@@ -1,0 +1,74 @@
+"""Quantisation to FP8 in jax.numpy, which XLA fuses into the ops around it.
+
+Every function works on a 2-D array [R, C] whose contracting dimension is C (the K-contiguous
+layout cuBLASLt's FP8 GEMMs read) and returns (x_q, scale) with x ≈ x_q · scale:
+
+    granularity  scale shape       use
+    tensor       []                tensorwise (current) scaling
+    row          [R]               rowwise: one scale per row along the contracting dim
+    1x128        [R, C/128]        DeepSeek-V3 activations and gradients
+    128x128      [R/128, C/128]    DeepSeek-V3 weights
+
+Scales are amax / fp8_max (1 where the amax is 0), so no value overflows the format.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+GRANULARITIES = ("tensor", "row", "1x128", "128x128")
+
+
+def fp8_max(dtype) -> float:
+    return float(jnp.finfo(dtype).max)
+
+
+def _scale_from_amax(amax, dtype):
+    return jnp.where(amax > 0, amax / fp8_max(dtype), 1.0).astype(jnp.float32)
+
+
+def _cast(x, scale, dtype):
+    limit = fp8_max(dtype)
+    return jnp.clip(x / scale, -limit, limit).astype(dtype)
+
+
+def quantize(x, dtype, granularity: str = "tensor", scale=None):
+    """(x_q, scale) for a 2-D x; a given tensor `scale` (delayed scaling) is used as it is."""
+    if x.ndim != 2:
+        raise ValueError(f"quantize takes a 2-D array [rows, contracting], got shape {x.shape}")
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity {granularity!r} is not one of {', '.join(GRANULARITIES)}")
+    rows, columns = x.shape
+    x = x.astype(jnp.float32)
+    if granularity == "tensor":
+        if scale is None:
+            scale = _scale_from_amax(jnp.max(jnp.abs(x)), dtype)
+        return _cast(x, scale, dtype), scale
+    if scale is not None:
+        raise ValueError("only tensor scaling takes a given scale")
+    if granularity == "row":
+        scale = _scale_from_amax(jnp.max(jnp.abs(x), axis=1), dtype)
+        return _cast(x, scale[:, None], dtype), scale
+    block_rows = 128 if granularity == "128x128" else 1
+    if rows % block_rows or columns % 128:
+        raise ValueError(f"{granularity} blocks need the blocked dims to be multiples of 128, got "
+                         f"shape {x.shape}")
+    blocks = x.reshape(rows // block_rows, block_rows, columns // 128, 128)
+    scale = _scale_from_amax(jnp.max(jnp.abs(blocks), axis=(1, 3)), dtype)
+    x_q = _cast(blocks, scale[:, None, :, None], dtype).reshape(rows, columns)
+    return x_q, (scale if block_rows == 128 else scale.reshape(rows, columns // 128))
+
+
+def delayed_scale_update(x, dtype, scale, amax_history, amax_compute: str = "max",
+                         margin: int = 0):
+    """Flax fp8_ops' delayed scaling (the same state, updated the same way): the scale for this
+    step comes from the history before it ("max" over it, or the most recent entry), then x's
+    amax enters the history at index 0 (the rest rolls by one). Returns (scale, history)."""
+    previous = jnp.max(amax_history, axis=0) if amax_compute == "max" else amax_history[0]
+    # Flax's arithmetic (1 / ((max / amax) / 2^margin)), kept so that the states evolve alike.
+    factor = (fp8_max(dtype) / previous) / (2.0**margin)
+    factor = jnp.where((previous > 0.0) & jnp.isfinite(previous), factor, 1.0 / scale)
+    new_scale = (1.0 / factor).astype(scale.dtype)
+    amax = jnp.max(jnp.abs(x)).astype(amax_history.dtype)
+    new_history = jnp.roll(amax_history, shift=-1, axis=0).at[0].set(amax)
+    return new_scale, new_history

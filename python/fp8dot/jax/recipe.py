@@ -1,0 +1,21 @@
+"""fp8dot.recipe.Recipe with JAX's FP8 dtypes (the recipes themselves: fp8dot/recipe.py)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import jax.numpy as jnp
+
+from ..recipe import GEMMS, SCALINGS, GemmConfig
+from ..recipe import Recipe as _Recipe
+
+E4M3 = jnp.float8_e4m3fn
+E5M2 = jnp.float8_e5m2
+
+__all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe"]
+
+
+class Recipe(_Recipe):
+    __doc__ = _Recipe.__doc__
+    E4M3: ClassVar[Any] = E4M3
+    E5M2: ClassVar[Any] = E5M2

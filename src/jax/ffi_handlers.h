@@ -1,0 +1,32 @@
+// The XLA FFI handlers fp8dot registers with JAX (python/fp8dot/jax/_ffi.py registers them
+// with jax.ffi.register_ffi_target under the target name "fp8dot_scaled_dot").
+//
+// One scaled dot_general. Operands, in this order; the optional ones are present when the
+// attributes say so:
+//   lhs, rhs                 FP8 (or bf16/f16/f32) arrays, row-major (XLA's default layout)
+//   lhs_scale, rhs_scale     f32, when lhs_scale_mode / rhs_scale_mode is not "none"
+//   bias                     when has_bias
+//   c                        when has_c
+//   output_scale             f32[], when output_scale
+// Results: the output (its element type is the dot's output type), then amax (f32[], the max
+// |D| before the output scale) when compute_amax.
+// Attributes: lhs_contracting, rhs_contracting, lhs_batch, rhs_batch (int64 arrays),
+// lhs_precision, rhs_precision, algorithm ("" = none), lhs_scale_mode, rhs_scale_mode
+// ("none", "tensor", ...), epilogue ("" = BIAS with a bias, else DEFAULT) (strings), alpha, beta
+// (f64), has_bias, has_c, output_scale, compute_amax (bool).
+//
+// The handlers build the DotSpec with MakeDotSpec, the function the trace-time check in Python
+// calls too, so what was checked while tracing is what runs.
+#pragma once
+
+#include "xla/ffi/api/c_api.h"
+
+extern "C" {
+// The CPU backend's emulation of the accumulation (bit-exact with the H200).
+XLA_FFI_Error* Fp8dotScaledDotCpu(XLA_FFI_CallFrame* call_frame);
+#ifdef FP8DOT_HAVE_CUDA
+// The cached CudaDotPlan on XLA's stream. Command-buffer (CUDA graph) compatible once the plan
+// exists: making a plan (autotuning) cannot be captured, so fp8dot.jax makes it while tracing.
+XLA_FFI_Error* Fp8dotScaledDotCuda(XLA_FFI_CallFrame* call_frame);
+#endif
+}

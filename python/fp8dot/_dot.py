@@ -97,8 +97,13 @@ class PreparedCall:
             raise TypeError("lhs and rhs must both be numpy arrays or both torch tensors")
         if out_scale is not None and not hasattr(out_scale, "shape"):
             out_scale = _as_scalar_array(out_scale, self.lhs, self.is_torch)
-        self.out_scale = out_scale  # kept alive for the call
         arrays = dict(lhs_scale=lhs_scale, rhs_scale=rhs_scale, bias=bias, c=c, out_scale=out_scale)
+        # numpy scalars (np.float32(0.5)) as 0-d arrays; kept alive for the call, as out_scale.
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            arrays = {name: numpy.asarray(a) if isinstance(a, numpy.generic) else a
+                      for name, a in arrays.items()}
+        self.arrays = arrays
         infos = {name: _optional(arrays[name], name) for name in _ARGUMENTS}
         for what, info in [("rhs", self.rhs), *infos.items()]:
             if info is not None and info.device != self.lhs.device:

@@ -1,0 +1,334 @@
+"""fp8dot.jax and fp8dot.flax: the XLA FFI dot under jit and vmap, the custom VJP with the seed's
+rule, delayed scaling against Flax's own, the Flax drop-in, explain. Every behaviour on the CPU
+(the FFI CPU handler runs the emulation of the accumulation); the GPU where there is one."""
+
+import functools
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+import torch  # noqa: E402  (the tolerances are keyed by torch dtypes)
+
+import fp8dot  # noqa: E402
+from tolerances import UNIT_ROUNDOFF, accumulation_tolerance, output_rounding  # noqa: E402
+
+fj = pytest.importorskip("fp8dot.jax")
+
+E4M3, E5M2 = jnp.float8_e4m3fn, jnp.float8_e5m2
+TN = (((1,), (1,)), ((), ()))
+NN = (((1,), (0,)), ((), ()))
+
+
+def _gpu_device():
+    try:
+        return jax.devices("gpu")[0] if fp8dot.cuda_device() is not None else None
+    except RuntimeError:
+        return None
+
+
+gpu = pytest.mark.skipif(_gpu_device() is None,
+                         reason="GPU test: no Hopper GPU with JAX's CUDA plugin here")
+PLATFORMS = [pytest.param("cpu", id="cpu"), pytest.param("gpu", id="gpu", marks=gpu)]
+
+
+def device(platform):
+    return jax.devices("cpu")[0] if platform == "cpu" else _gpu_device()
+
+
+def roundoff(dtype):
+    return UNIT_ROUNDOFF[getattr(torch, jnp.dtype(dtype).name)]
+
+
+def random(shape, seed, dtype=jnp.float32, scale=1.0):
+    return (jax.random.normal(jax.random.PRNGKey(seed), shape, jnp.float32) * scale).astype(dtype)
+
+
+def f64(x):
+    return np.asarray(jnp.asarray(x, jnp.float32), np.float64)
+
+
+def relative_frobenius(actual, expected):
+    return float(np.linalg.norm(f64(actual) - expected) / np.linalg.norm(expected))
+
+
+def expand(scale, shape):
+    """A [rows] / [rows/br, cols/bc] scale broadcast over a [rows, cols] operand."""
+    scale = f64(scale)
+    if scale.size == 1:
+        return scale.reshape(())
+    if scale.ndim == 1:
+        return scale[:, None]
+    return np.repeat(np.repeat(scale, shape[0] // scale.shape[0], 0), shape[1] // scale.shape[1], 1)
+
+
+# ---- The FFI dot --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("precision", ["DEFAULT", "HIGHEST"])
+def test_jitted_dot_matches_the_fp64_product_within_its_accumulation(platform, precision):
+    m, n, k = 96, 80, 512
+    on = device(platform)
+    a = jax.device_put(random((m, k), 0, E4M3), on)
+    b = jax.device_put(random((n, k), 1, E5M2), on)
+    sa, sb = jax.device_put(jnp.float32(0.25), on), jax.device_put(jnp.float32(3.0), on)
+    f = jax.jit(lambda a, b, sa, sb: fj.scaled_dot_general(
+        a, b, TN, lhs_scale=sa, rhs_scale=sb, precision=precision,
+        preferred_element_type=jnp.float32))
+    out = f(a, b, sa, sb)
+    assert out.shape == (m, n) and out.dtype == jnp.float32
+    assert out.devices() == {on}
+    expected = 0.75 * f64(a) @ f64(b).T
+    accumulation = "fp8-fast" if precision == "DEFAULT" else "fp8-promoted"
+    assert relative_frobenius(out, expected) <= accumulation_tolerance(accumulation, k)
+    if platform == "cpu":  # the FFI runs the same emulation as fp8dot.scaled_dot
+        numpy_out = fp8dot.scaled_dot(np.asarray(a), np.asarray(b).T, lhs_scale=np.float32(0.25),
+                                      rhs_scale=np.float32(3.0), precision=precision)
+        np.testing.assert_array_equal(np.asarray(out), numpy_out)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_block_scales_bias_and_bf16_output(platform):
+    m, n, k = 128, 256, 384
+    on = device(platform)
+    a, b = random((m, k), 2, E4M3), random((n, k), 3, E4M3)
+    sa = jnp.exp2(jnp.round(random((m, k // 128), 4)))  # 1x128, powers of two
+    sb = jnp.exp2(jnp.round(random((k // 128, n // 128), 5)))  # 128x128, canonical [K/128, N/128]
+    bias = random((n,), 6, jnp.bfloat16)
+    args = [jax.device_put(x, on) for x in (a, b, sa, sb, bias)]
+    out = jax.jit(lambda a, b, sa, sb, bias: fj.scaled_dot_general(
+        a, b, TN, lhs_scale=sa, rhs_scale=sb, bias=bias, precision="HIGHEST",
+        preferred_element_type=jnp.bfloat16))(*args)
+    assert out.dtype == jnp.bfloat16
+    expected = (f64(a) * expand(sa, (m, k))) @ (f64(b) * expand(sb.T, (n, k))).T + f64(bias)
+    bound = accumulation_tolerance("fp8-promoted", k) + output_rounding(torch.bfloat16)
+    assert relative_frobenius(out, expected) <= bound
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_fp8_output_with_output_scale_and_amax(platform):
+    m, n, k = 64, 128, 256
+    on = device(platform)
+    a, b = random((m, k), 7, E4M3), random((k, n), 8, E4M3)
+    args = [jax.device_put(x, on) for x in (a, b, jnp.float32(0.5), jnp.float32(0.125))]
+    out, amax = jax.jit(lambda a, b, s, out_scale: fj.scaled_dot_general(
+        a, b, NN, lhs_scale=s, preferred_element_type=E4M3, output_scale=out_scale,
+        compute_amax=True, precision="HIGHEST"))(*args)
+    assert out.dtype == E4M3 and amax.shape == () and amax.dtype == jnp.float32
+    d = 0.5 * f64(a) @ f64(b)
+    assert abs(float(amax) - np.abs(d).max()) <= accumulation_tolerance("fp8-promoted", k) * np.abs(d).max()
+    assert relative_frobenius(out, np.clip(d * 0.125, -448, 448)) <= (
+        accumulation_tolerance("fp8-promoted", k) + output_rounding(torch.float8_e4m3fn))
+
+
+def test_shape_and_type_errors_are_raised_while_tracing():
+    a, b = random((64, 256), 0, E4M3), random((128, 128), 1, E4M3)
+    with pytest.raises(ValueError, match="contracting"):
+        jax.jit(lambda a, b: fj.scaled_dot_general(a, b, NN)).lower(a, b)
+    b = random((256, 128), 1, E4M3)
+    with pytest.raises(ValueError, match="lhs_scale must be float32"):
+        fj.scaled_dot_general(a, b, lhs_scale=jnp.bfloat16(1))
+    with pytest.raises(ValueError, match="precision"):
+        fj.scaled_dot_general(a, b, precision="FASTEST")
+    with pytest.raises(ValueError, match="scale"):
+        fj.scaled_dot_general(a, b, lhs_scale=jnp.ones((3, 5), jnp.float32))
+    with pytest.raises(ValueError, match="dimension_numbers"):
+        fj.scaled_dot_general(a, b, "not numbers")
+    with pytest.raises(ValueError, match="dtype int8 is not supported"):
+        fj.scaled_dot_general(a.astype(jnp.int8), b)
+
+
+def test_vmap_becomes_a_batch_dimension_and_equals_the_loop():
+    a = random((3, 32, 128), 0, E4M3)
+    b = random((3, 128, 48), 1, E4M3)
+    shared = random((128, 48), 2, E4M3)
+    dot = lambda a, b: fj.scaled_dot_general(a, b, NN, precision="DEFAULT",
+                                             lhs_scale=jnp.float32(2.0))
+    batched = jax.jit(jax.vmap(dot))(a, b)
+    broadcast = jax.jit(jax.vmap(dot, in_axes=(0, None)))(a, shared)
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(batched[i]), np.asarray(dot(a[i], b[i])))
+        np.testing.assert_array_equal(np.asarray(broadcast[i]), np.asarray(dot(a[i], shared)))
+    lowered = jax.jit(jax.vmap(dot)).lower(a, b).as_text()
+    assert lowered.count("@fp8dot_scaled_dot") == 1  # one batched call, not a loop
+    # A mapped scale cannot be a batch dimension's: the dot runs once per element.
+    scales = jnp.array([1.0, 2.0, 4.0], jnp.float32)
+    per_scale = jax.jit(jax.vmap(lambda a, s: fj.scaled_dot_general(a, shared, NN, lhs_scale=s)))(
+        a, scales)
+    for i in range(3):
+        np.testing.assert_array_equal(
+            np.asarray(per_scale[i]),
+            np.asarray(fj.scaled_dot_general(a[i], shared, NN, lhs_scale=scales[i])))
+
+
+def test_missing_ffi_handlers_are_a_clear_import_error(monkeypatch):
+    from fp8dot import _core
+    from fp8dot.jax import _ffi
+
+    monkeypatch.delattr(_core, "xla_ffi_handlers", raising=False)
+    _ffi.register.cache_clear()
+    try:
+        with pytest.raises(ImportError, match="built without its XLA FFI handlers"):
+            _ffi.register()
+    finally:
+        monkeypatch.undo()
+        _ffi.register.cache_clear()
+
+
+# ---- The custom VJP --------------------------------------------------------------------------
+
+def _loss(x, w, recipe, state=None):
+    return jnp.sum(jnp.sin(fj.fp8_dot_general(x, w, recipe=recipe, state=state)) * 3.0)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("recipe_name", ["seed", "rowwise", "blocks"])
+def test_gradients_under_jit_match_the_fp64_gradients(platform, recipe_name):
+    recipe = {"seed": fj.Recipe.seed(), "rowwise": fj.Recipe.seed(scaling="rowwise"),
+              "blocks": fj.Recipe.deepseek_blocks()}[recipe_name]
+    on = device(platform)
+    x = jax.device_put(random((2, 128, 256), 10), on)
+    w = jax.device_put(random((256, 128), 11, scale=0.05), on)
+    loss, (dx, dw) = jax.jit(jax.value_and_grad(functools.partial(_loss, recipe=recipe),
+                                                argnums=(0, 1)))(x, w)
+    assert dx.shape == x.shape and dx.dtype == x.dtype and dw.shape == w.shape
+    # fp64 reference of the same function.
+    x64, w64 = f64(x), f64(w)
+    y = x64 @ w64
+    g = 3.0 * np.cos(y)
+    # The quantisation's relative error per operand is at most its unit roundoff; a GEMM of two
+    # quantised operands errs by at most the sum (plus the accumulation's error, smaller).
+    forward_bound = roundoff(recipe.forward.lhs_dtype) + roundoff(recipe.forward.rhs_dtype)
+    gradient_bound = roundoff(recipe.dgrad.lhs_dtype) + roundoff(recipe.dgrad.rhs_dtype)
+    out = fj.fp8_dot_general(x, w, recipe=recipe)
+    assert relative_frobenius(out, y) <= forward_bound
+    assert relative_frobenius(dx, g @ w64.T) <= gradient_bound
+    assert relative_frobenius(dw, np.einsum("btk,btn->kn", x64, g)) <= gradient_bound
+    assert np.isfinite(float(loss))
+
+
+def test_the_three_gemms_are_the_recipes_and_each_is_exactly_one_ffi_call():
+    x, w = random((128, 256), 0), random((256, 128), 1)
+    grad = jax.grad(functools.partial(_loss, recipe=fj.Recipe.seed()), argnums=(0, 1))
+    gemms = fj.gemms(grad, x, w)
+    assert [(g.engine, g.lhs.split("[")[0], g.rhs.split("[")[0], g.accumulation) for g in gemms] == [
+        ("fp8dot", "float8_e4m3fn", "float8_e4m3fn", "fp8-fast"),      # forward: DEFAULT
+        ("fp8dot", "float8_e5m2", "float8_e4m3fn", "fp8-promoted"),    # dgrad: HIGHEST
+        ("fp8dot", "float8_e5m2", "float8_e4m3fn", "fp8-promoted")]    # wgrad: HIGHEST
+    text = fj.explain(grad, x, w)
+    assert "fp8-fast" in text and text.count("\n") == 2
+    blocks = fj.explain(jax.grad(functools.partial(_loss, recipe=fj.Recipe.deepseek_blocks()),
+                                 argnums=(0, 1)), x, w)
+    assert blocks.count("fp8-promoted") == 3 and "1x128 x 128x128" in blocks
+    assert fj.explain(lambda x: x * 2, x) == "no FP8 GEMM in the program"
+
+
+def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy():
+    x, w = random((64, 256), 3), random((256, 96), 4)
+    ours = fj.fp8_dot_general(x, w, recipe=fj.Recipe.seed())
+    amax_x, amax_w = float(jnp.max(jnp.abs(x))), float(jnp.max(jnp.abs(w)))
+    sx, sw = np.float32(amax_x / 448), np.float32(amax_w / 448)
+    xq = (np.asarray(x) / sx).astype(np.float32).clip(-448, 448).astype(E4M3)
+    wq = (np.asarray(w).T / sw).astype(np.float32).clip(-448, 448).astype(E4M3)
+    expected = fp8dot.scaled_dot(xq, wq.T, lhs_scale=sx, rhs_scale=sw, precision="default")
+    np.testing.assert_array_equal(np.asarray(ours), expected)
+
+
+def test_recipes_refuse_what_cannot_run():
+    with pytest.raises(ValueError, match="block scales need promoted accumulation"):
+        fj.Recipe.fast_everywhere(scaling="blocks")
+    with pytest.raises(ValueError, match="state"):
+        fj.fp8_dot_general(random((8, 16), 0), random((16, 8), 1),
+                           recipe=fj.Recipe.seed(scaling="delayed"))
+    with pytest.raises(NotImplementedError, match="batch"):
+        fj.fp8_dot_general(random((2, 8, 16), 0), random((2, 16, 8), 1), (((2,), (1,)), ((0,), (0,))))
+
+
+# ---- Delayed scaling and Flax ---------------------------------------------------------------
+
+def test_delayed_scale_update_is_flaxs():
+    fp8_ops = pytest.importorskip("flax.linen.fp8_ops")
+    scale, history = jnp.ones((1,), jnp.float32), jnp.zeros((8,), jnp.float32)
+    ours = (scale, history)
+    for step in range(5):
+        x = random((32, 32), step, scale=2.0 ** step)
+        theirs = fp8_ops.update_fp8_meta(x, E4M3, *ours)
+        ours = fj.delayed_scale_update(x, E4M3, *ours)
+        np.testing.assert_array_equal(np.asarray(ours[0]), np.asarray(theirs[0]))
+        np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(theirs[1]))
+    assert float(ours[0][0]) == pytest.approx(float(jnp.max(ours[1])) / 448 / 2, rel=0.5)
+
+
+class _Mlp:
+    """A two-layer Flax MLP whose Dense layers take dot_general_cls."""
+
+    @staticmethod
+    def make(dot_general_cls):
+        nn = pytest.importorskip("flax.linen")
+
+        class Mlp(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                x = nn.gelu(nn.Dense(256, dot_general_cls=dot_general_cls)(x))
+                return nn.Dense(128, dot_general_cls=dot_general_cls)(x)
+
+        return Mlp()
+
+
+def _train(dot_general_cls, steps=12):
+    optax = pytest.importorskip("optax")
+    train_state = pytest.importorskip("flax.training.train_state")
+    x, y = random((128, 128), 20), random((128, 128), 21)
+    model = _Mlp.make(dot_general_cls)
+    variables = model.init(jax.random.PRNGKey(22), x)
+    state = train_state.TrainState.create(apply_fn=model.apply, params=variables,
+                                          tx=optax.adam(1e-2))
+
+    @jax.jit
+    def step(state):
+        loss, grads = jax.value_and_grad(
+            lambda v: jnp.mean((state.apply_fn(v, x) - y) ** 2))(state.params)
+        return state.apply_gradients(grads=grads), loss
+
+    losses = []
+    for _ in range(steps):
+        state, loss = step(state)
+        losses.append(float(loss))
+    return variables, state, losses
+
+
+def test_flax_drop_in_keeps_flaxs_state_and_trains_like_flaxs_fp8_op():
+    fp8_ops = pytest.importorskip("flax.linen.fp8_ops")
+    import fp8dot.flax
+
+    theirs_init, theirs_state, theirs = _train(fp8_ops.Fp8DirectDotGeneralOp)
+    ours_init, ours_state, ours = _train(fp8dot.flax.DotGeneral)
+    def state_layout(variables):  # layer -> state name -> shape, whatever the module's name
+        return {layer: {name: a.shape for name, a in next(iter(modules.values())).items()}
+                for layer, modules in variables["_overwrite_with_gradient"].items()}
+
+    assert state_layout(ours_init) == state_layout(theirs_init)
+    assert state_layout(ours_init)["Dense_0"] == {
+        "input_scale": (1,), "kernel_scale": (1,), "output_grad_scale": (1,),
+        "input_amax_history": (1024,), "kernel_amax_history": (1024,),
+        "output_grad_amax_history": (1024,)}
+    assert ours[-1] < 0.5 * ours[0]
+    # Both quantise the same tensors the same way; the GEMMs differ only in accumulation order.
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-3)
+    assert ours[-1] == pytest.approx(theirs[-1], rel=0.05)
+    # The state moved: the kernel's amax entered the history, the scale left 1.
+    ours_kernel = ours_state.params["_overwrite_with_gradient"]["Dense_0"]["DotGeneral_0"]
+    theirs_kernel = theirs_state.params["_overwrite_with_gradient"]["Dense_0"]["Fp8DirectDotGeneralOp_0"]
+    np.testing.assert_allclose(np.asarray(ours_kernel["kernel_amax_history"]),
+                               np.asarray(theirs_kernel["kernel_amax_history"]), rtol=0.05)
+    assert float(ours_kernel["kernel_scale"][0]) != 1.0
+
+
+def test_flax_drop_in_with_deepseek_blocks_trains():
+    import fp8dot.flax
+
+    _, state, losses = _train(functools.partial(fp8dot.flax.DotGeneral,
+                                                recipe=fj.Recipe.deepseek_blocks()))
+    assert "_overwrite_with_gradient" not in state.params  # blocks keep no state
+    assert losses[-1] < 0.5 * losses[0]

@@ -10,5 +10,7 @@ python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install --quiet . -C cmake.define.FP8DOT_CUDA=OFF \
   -C build-dir=build/pip-check
 (cd /tmp && "$venv/bin/python" -c "import fp8dot; print('import fp8dot:', fp8dot.__version__, fp8dot.__file__)")
+# The wheel carries the XLA FFI handlers (jaxlib is a build requirement).
+(cd /tmp && "$venv/bin/python" -c "import fp8dot._core as c; assert hasattr(c, 'xla_ffi_handlers'), 'no XLA FFI handlers in the wheel'")
 "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider -W ignore::DeprecationWarning \
-  tests/python/test_scaled_dot.py
+  tests/python/test_scaled_dot.py tests/python/test_jax.py

@@ -3,15 +3,20 @@
 # libraries it links) and the carried peer wheels (.whl/: torchao), then runs the Python tests
 # and the PyTorch benchmarks. Logs go to $OUT; a short table is printed last.
 #   carry: build/wheel-cp312 .whl
-# Environment: PYTEST_ARGS (default: the whole tests/python), MLP_ARGS, SKIP_BENCH=1.
+# Environment: PYTEST_ARGS (default: the whole tests/python), MLP_ARGS, JAX_ARGS, SKIP_BENCH=1,
+# SKIP_TORCH_BENCH=1, SKIP_JAX_BENCH=1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-python-env.sh
-python3 -c "import fp8dot, torch; print('fp8dot', fp8dot.__version__, 'GPU', fp8dot.cuda_device(), 'torch', torch.__version__)" | tee "$OUT/versions.log"
+python3 -c "import fp8dot, torch, jax; print('fp8dot', fp8dot.__version__, 'GPU', fp8dot.cuda_device(), 'torch', torch.__version__, 'jax', jax.__version__, jax.devices())" | tee "$OUT/versions.log"
 
 echo "== pytest"
 python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-tests/python} -W ignore::DeprecationWarning 2>&1 | tee "$OUT/pytest.log" | tail -25
-if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
+if [[ "${SKIP_BENCH:-0}" != 1 && "${SKIP_JAX_BENCH:-0}" != 1 ]]; then
+  echo "== JAX: FFI dot vs the C++ plan, Flax MLP block"
+  python3 bench/python/jax_bench.py ${JAX_ARGS:-} 2>&1 | tee "$OUT/jax_bench.log" | tail -12
+fi
+if [[ "${SKIP_BENCH:-0}" != 1 && "${SKIP_TORCH_BENCH:-0}" != 1 ]]; then
   echo "== host cost per call at small M"
   python3 bench/python/small_shape_overhead.py 2>&1 | tee "$OUT/overhead.log"
   echo "== MLP block"

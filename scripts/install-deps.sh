@@ -35,3 +35,13 @@ if ! python3 -c "import ml_dtypes, numpy, matplotlib" 2>/dev/null; then
     python3 -m pip install --quiet --break-system-packages ml_dtypes numpy matplotlib ||
     echo "install-deps: WARNING: could not install ml_dtypes/matplotlib; their tests will be skipped"
 fi
+
+# JAX (the CPU build from the package index), Flax and optax: fp8dot.jax / fp8dot.flax and their
+# tests (skipped, visibly, without them). jaxlib also ships the XLA FFI headers the handlers build
+# against.
+if ! python3 -c "import jax, flax, optax" 2>/dev/null; then
+  echo "install-deps: pip install jax flax optax"
+  python3 -m pip install --quiet jax flax optax 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages jax flax optax ||
+    echo "install-deps: WARNING: could not install jax/flax; the JAX tests will be skipped"
+fi

@@ -8,7 +8,6 @@
 #include "fp8dot/hlo/hlo_parser.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -869,12 +868,8 @@ class HloParser {
   // literal ::= scalar | nested   (nested braces to the shape's rank)
   bool ParseLiteral(Literal* literal) {
     literal->values.clear();
-    if (literal->shape.rank() == 0) {
-      double value;
-      if (!ParseScalar(literal->shape.element_type(), &value)) return false;
-      literal->values.push_back(value);
-      return true;
-    }
+    literal->integers.clear();
+    if (literal->shape.rank() == 0) return ParseScalar(literal);
     if (text_.substr((SkipSpace(), pos_), 5) == "{...}") {
       return ErrorHere(
           "elided constant '{...}' has no values (print the module with "
@@ -901,9 +896,7 @@ class HloParser {
                         static_cast<long long>(dim), static_cast<long long>(expected)));
         }
         if (innermost) {
-          double value;
-          if (!ParseScalar(literal->shape.element_type(), &value)) return false;
-          literal->values.push_back(value);
+          if (!ParseScalar(literal)) return false;
         } else if (!ParseNestedLiteral(literal, dim + 1)) {
           return false;
         }
@@ -921,20 +914,23 @@ class HloParser {
   }
 
   // scalar ::= number | 'inf' | '-inf' | 'nan' | '-nan' ('(' hex ')')? | 'true' | 'false'
-  bool ParseScalar(PrimitiveType type, double* value) {
+  // Appends the element to `literal`. Integer digits are read exactly (all of s64's and u64's
+  // range); everything else is read as a double.
+  bool ParseScalar(Literal* literal) {
+    const PrimitiveType type = literal->shape.element_type();
     SkipSpace();
     const size_t start = pos_;
-    if (TryKeyword("true")) return *value = 1, true;
-    if (TryKeyword("false")) return *value = 0, true;
+    if (TryKeyword("true")) return AppendScalar(literal, start, 1);
+    if (TryKeyword("false")) return AppendScalar(literal, start, 0);
     bool negative = false;
     if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+')) {
       negative = text_[pos_] == '-';
       ++pos_;
     }
     if (TryKeyword("inf")) {
-      *value = negative ? -std::numeric_limits<double>::infinity()
-                        : std::numeric_limits<double>::infinity();
-      return CheckScalarType(type, start, *value);
+      return AppendScalar(literal, start,
+                          negative ? -std::numeric_limits<double>::infinity()
+                                   : std::numeric_limits<double>::infinity());
     }
     if (TryKeyword("nan")) {
       if (pos_ < text_.size() && text_[pos_] == '(') {  // nan(0x7fc00000): payload ignored
@@ -942,9 +938,9 @@ class HloParser {
         if (close == std::string_view::npos) return Error(pos_, "unterminated NaN payload");
         pos_ = close + 1;
       }
-      *value = negative ? -std::numeric_limits<double>::quiet_NaN()
-                        : std::numeric_limits<double>::quiet_NaN();
-      return CheckScalarType(type, start, *value);
+      return AppendScalar(literal, start,
+                          negative ? -std::numeric_limits<double>::quiet_NaN()
+                                   : std::numeric_limits<double>::quiet_NaN());
     }
     size_t end = pos_;
     while (end < text_.size() &&
@@ -955,7 +951,10 @@ class HloParser {
     }
     if (IsIntegralType(type) && end > pos_ &&
         std::all_of(text_.begin() + pos_, text_.begin() + end, IsDigit)) {
-      return ParseIntegerDigits(type, start, negative, end, value);
+      int64_t integer = 0;
+      if (!ParseIntegerDigits(type, start, negative, end, &integer)) return false;
+      literal->integers.push_back(integer);
+      return true;
     }
     double magnitude = 0;
     auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
@@ -965,8 +964,19 @@ class HloParser {
                                     Describe().c_str()));
     }
     pos_ = end;
-    *value = negative ? -magnitude : magnitude;
-    return CheckScalarType(type, start, *value);
+    return AppendScalar(literal, start, negative ? -magnitude : magnitude);
+  }
+
+  // Appends `value` (read at `at`) to `literal` once it is valid for the element type.
+  bool AppendScalar(Literal* literal, size_t at, double value) {
+    const PrimitiveType type = literal->shape.element_type();
+    if (!CheckScalarType(type, at, value)) return false;
+    if (IsPredOrIntegralType(type)) {
+      literal->integers.push_back(IntegerFromDouble(value, type));  // integral and in range
+    } else {
+      literal->values.push_back(value);
+    }
+    return true;
   }
 
   // The range of an integer type: [-2^(w-1), 2^(w-1)-1] or [0, 2^w-1], as text.
@@ -982,10 +992,9 @@ class HloParser {
   }
 
   // The digits [pos_, end) of an integer literal of `type` (after an optional sign at `start`),
-  // read exactly: out of the type's range is an error, as in XLA, and so is a value that a double
-  // cannot hold exactly (the interpreter's values are doubles; docs/hlo.md).
+  // read exactly into `value` (shape.h's form): out of the type's range is an error, as in XLA.
   bool ParseIntegerDigits(PrimitiveType type, size_t start, bool negative, size_t end,
-                          double* value) {
+                          int64_t* value) {
     const int width = PrimitiveTypeByteSize(type) * 8;
     const bool is_signed = IsSignedIntegralType(type);
     const uint64_t max_positive = is_signed     ? (uint64_t{1} << (width - 1)) - 1
@@ -999,14 +1008,8 @@ class HloParser {
       return Error(start, StrFormat("%s literal %s is out of range %s", PrimitiveTypeName(type),
                                     token.c_str(), IntegerRangeText(type).c_str()));
     }
-    // Exact as a double: at most 53 significant bits.
-    if (magnitude != 0 && (magnitude >> std::countr_zero(magnitude)) > (uint64_t{1} << 53)) {
-      return Error(start, StrFormat("%s literal %s cannot be held exactly: fp8dot holds integer "
-                                    "values as doubles, exact up to 2^53 (docs/hlo.md)",
-                                    PrimitiveTypeName(type), token.c_str()));
-    }
     pos_ = end;
-    *value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+    *value = WrapToIntegerType(negative ? 0 - magnitude : magnitude, type);  // two's complement
     return true;
   }
 
@@ -1017,7 +1020,9 @@ class HloParser {
     if (IsIntegralType(type) && (!std::isfinite(value) || value != std::floor(value))) {
       return Error(at, StrFormat("%s literal must be an integer", PrimitiveTypeName(type)));
     }
-    if (IsIntegralType(type)) {  // written with '.' or an exponent: exact below 2^53 only
+    // Written with '.' or an exponent, the text was read through a double, which holds the
+    // integer it means only up to 2^53; digits alone are read exactly (ParseIntegerDigits).
+    if (IsIntegralType(type)) {
       const int width = PrimitiveTypeByteSize(type) * 8;
       const double low = IsSignedIntegralType(type) ? -std::ldexp(1.0, width - 1) : 0.0;
       const double high = std::ldexp(1.0, IsSignedIntegralType(type) ? width - 1 : width);

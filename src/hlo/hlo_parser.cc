@@ -949,13 +949,6 @@ class HloParser {
              (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
       ++end;
     }
-    if (IsIntegralType(type) && end > pos_ &&
-        std::all_of(text_.begin() + pos_, text_.begin() + end, IsDigit)) {
-      int64_t integer = 0;
-      if (!ParseIntegerDigits(type, start, negative, end, &integer)) return false;
-      literal->integers.push_back(integer);
-      return true;
-    }
     double magnitude = 0;
     auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
     if (end == pos_ || result.ec != std::errc() || result.ptr != text_.data() + end) {
@@ -963,6 +956,7 @@ class HloParser {
       return Error(start, StrFormat("expected a %s literal value, got %s", PrimitiveTypeName(type),
                                     Describe().c_str()));
     }
+    if (IsIntegralType(type)) return ParseInteger(literal, start, negative, end, magnitude);
     pos_ = end;
     return AppendScalar(literal, start, negative ? -magnitude : magnitude);
   }
@@ -991,49 +985,90 @@ class HloParser {
     return StrFormat("[0, %llu]", static_cast<unsigned long long>(max));
   }
 
-  // The digits [pos_, end) of an integer literal of `type` (after an optional sign at `start`),
-  // read exactly into `value` (shape.h's form): out of the type's range is an error, as in XLA.
-  bool ParseIntegerDigits(PrimitiveType type, size_t start, bool negative, size_t end,
-                          int64_t* value) {
+  // The number [pos_, end) of an integer literal (after an optional sign at `start`), read
+  // exactly over the type's whole range: digits, as XLA writes them, or a decimal with '.' or an
+  // exponent that means an integer ("4.5e15"). Out of the type's range is an error, as in XLA.
+  // `approximate` (the number read as a double) only names a decimal in the error.
+  bool ParseInteger(Literal* literal, size_t start, bool negative, size_t end, double approximate) {
+    const PrimitiveType type = literal->shape.element_type();
     const int width = PrimitiveTypeByteSize(type) * 8;
     const bool is_signed = IsSignedIntegralType(type);
     const uint64_t max_positive = is_signed     ? (uint64_t{1} << (width - 1)) - 1
                                   : width == 64 ? ~uint64_t{0}
                                                 : (uint64_t{1} << width) - 1;
     const uint64_t max_negative = is_signed ? uint64_t{1} << (width - 1) : 0;
-    uint64_t magnitude = 0;
-    auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
-    const std::string token(text_.substr(start, end - start));
-    if (result.ec != std::errc() || magnitude > (negative ? max_negative : max_positive)) {
+    const std::string_view number = text_.substr(pos_, end - pos_);
+    bool overflow = false;
+    const std::optional<uint64_t> magnitude = DecimalToInteger(number, &overflow);
+    if (!magnitude.has_value() && !overflow) {
+      return Error(start, StrFormat("%s literal must be an integer", PrimitiveTypeName(type)));
+    }
+    if (overflow || *magnitude > (negative ? max_negative : max_positive)) {
+      const bool digits = std::all_of(number.begin(), number.end(), IsDigit);
+      const std::string token = digits ? std::string(text_.substr(start, end - start))
+                                       : StrFormat("%g", negative ? -approximate : approximate);
       return Error(start, StrFormat("%s literal %s is out of range %s", PrimitiveTypeName(type),
                                     token.c_str(), IntegerRangeText(type).c_str()));
     }
     pos_ = end;
-    *value = WrapToIntegerType(negative ? 0 - magnitude : magnitude, type);  // two's complement
+    // Two's complement: 0 - magnitude is the negative value's bits.
+    literal->integers.push_back(WrapToIntegerType(negative ? 0 - *magnitude : *magnitude, type));
     return true;
+  }
+
+  // The unsigned integer that `number` (digits, then optionally '.' digits and an exponent
+  // e[+-]digits, as from_chars accepted them) means, exactly; nullopt when it has a fraction, or
+  // with `*overflow` set when it is 2^64 or more.
+  static std::optional<uint64_t> DecimalToInteger(std::string_view number, bool* overflow) {
+    *overflow = false;
+    const size_t e = number.find_first_of("eE");
+    int64_t exponent = 0;
+    if (e != std::string_view::npos) {
+      std::string_view text = number.substr(e + 1);
+      const bool minus = !text.empty() && text[0] == '-';
+      if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+      // Clamped (a failed parse is a huge exponent): 2^30 is far beyond any uint64 or fraction.
+      constexpr int64_t kFar = int64_t{1} << 30;
+      if (std::from_chars(text.data(), text.data() + text.size(), exponent).ec != std::errc()) {
+        exponent = kFar;
+      }
+      exponent = std::clamp(minus ? -exponent : exponent, -kFar, kFar);
+      number = number.substr(0, e);
+    }
+    if (const size_t point = number.find('.'); point != std::string_view::npos) {
+      exponent -= static_cast<int64_t>(number.size() - point - 1);  // the fraction's digits
+    }
+    std::string digits;  // the significant digits: the value is digits * 10^exponent
+    for (char c : number) {
+      if (c != '.' && !(digits.empty() && c == '0')) digits += c;  // leading zeros dropped
+    }
+    if (digits.empty()) return 0;
+    while (exponent < 0 && digits.back() == '0') {
+      digits.pop_back();
+      ++exponent;
+    }
+    if (exponent < 0) return std::nullopt;                      // a fraction is left
+    if (static_cast<int64_t>(digits.size()) + exponent > 20) {  // 2^64 has 20 digits
+      *overflow = true;
+      return std::nullopt;
+    }
+    digits.append(static_cast<size_t>(exponent), '0');
+    uint64_t value = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc()) {
+      *overflow = true;
+      return std::nullopt;
+    }
+    return value;
   }
 
   bool CheckScalarType(PrimitiveType type, size_t at, double value) {
     if (type == PrimitiveType::kPred && value != 0 && value != 1) {
       return Error(at, "pred literal must be true, false, 0 or 1");
     }
+    // Numbers for integer types are read by ParseInteger; what reaches here is inf, nan, true
+    // or false.
     if (IsIntegralType(type) && (!std::isfinite(value) || value != std::floor(value))) {
       return Error(at, StrFormat("%s literal must be an integer", PrimitiveTypeName(type)));
-    }
-    // Written with '.' or an exponent, the text was read through a double, which holds the
-    // integer it means only up to 2^53; digits alone are read exactly (ParseIntegerDigits).
-    if (IsIntegralType(type)) {
-      const int width = PrimitiveTypeByteSize(type) * 8;
-      const double low = IsSignedIntegralType(type) ? -std::ldexp(1.0, width - 1) : 0.0;
-      const double high = std::ldexp(1.0, IsSignedIntegralType(type) ? width - 1 : width);
-      if (value < low || value >= high) {
-        return Error(at, StrFormat("%s literal %g is out of range %s", PrimitiveTypeName(type),
-                                   value, IntegerRangeText(type).c_str()));
-      }
-      if (std::fabs(value) > std::ldexp(1.0, 53)) {
-        return Error(at, StrFormat("%s literal %g is beyond 2^53: write it as digits",
-                                   PrimitiveTypeName(type), value));
-      }
     }
     if (!IsIntegralType(type) && !IsFloatingPointType(type) && type != PrimitiveType::kPred) {
       return Error(at, StrFormat("%s has no literal values", PrimitiveTypeName(type)));

@@ -374,14 +374,35 @@ TEST(HloParserTest, S64AndU64LiteralsAreReadExactly) {
   EXPECT_EQ(entry->GetInstructionWithName("b")->literal().integers,
             (std::vector<int64_t>{-1, std::numeric_limits<int64_t>::min() + 1}));
   EXPECT_TRUE(entry->GetInstructionWithName("a")->literal().values.empty());
-  // Written with an exponent or a '.', an integer is read through a double, which holds it only
-  // up to 2^53 (digits are exact; XLA accepts only digits).
-  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(1e18)\n}\n"),
-            "bad.hlo:3:27: error: s64 literal 1e+18 is beyond 2^53: write it as digits\n"
-            "  ROOT c = s64[] constant(1e18)\n"
+  // Written with '.' or an exponent (which XLA does not accept), an integer is read exactly too,
+  // not through a double.
+  FP8_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<HloModule> decimal,
+      ParseHloModule(
+          "HloModule m\nENTRY e {\n  a = s64[2] constant({1e18, -9.007199254740993e15})\n"
+          "  ROOT b = u64[] constant(1.8446744073709551615e19)\n}\n",
+          "ok.hlo"));
+  EXPECT_EQ(decimal->entry_computation()->GetInstructionWithName("a")->literal().integers,
+            (std::vector<int64_t>{1000000000000000000, -9007199254740993}));
+  EXPECT_EQ(decimal->entry_computation()->GetInstructionWithName("b")->literal().integers,
+            (std::vector<int64_t>{-1}));
+  // A double would round these to integers in range: 2^63 - 1 + 0.5 to 2^63, 9.3e18 - 0.1
+  // to 9.3e18.
+  EXPECT_EQ(
+      ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9223372036854775807.5)\n}\n"),
+      "bad.hlo:3:27: error: s64 literal must be an integer\n"
+      "  ROOT c = s64[] constant(9223372036854775807.5)\n"
+      "                          ^");
+  EXPECT_EQ(
+      ParseError("HloModule m\nENTRY e {\n  ROOT c = u64[] constant(18446744073709551615.1)\n}\n"),
+      "bad.hlo:3:27: error: u64 literal must be an integer\n"
+      "  ROOT c = u64[] constant(18446744073709551615.1)\n"
+      "                          ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9.3e18)\n}\n"),
+            "bad.hlo:3:27: error: s64 literal 9.3e+18 is out of range [-9223372036854775808, "
+            "9223372036854775807]\n"
+            "  ROOT c = s64[] constant(9.3e18)\n"
             "                          ^");
-  FP8_ASSERT_OK(
-      ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(4.5e15)\n}\n", "ok.hlo"));
 }
 
 TEST(HloParserTest, ParsesXlaDumpsWithStackFrameTables) {

@@ -79,7 +79,8 @@ Value Value::Zeros(const Shape& shape) {
   }
   Value value;
   value.shape = shape;
-  const size_t count = static_cast<size_t>(shape.IsArray() ? shape.ElementCount() : 0);
+  const size_t count =
+      static_cast<size_t>(std::max<int64_t>(shape.IsArray() ? shape.ElementCount() : 0, 0));
   if (value.HoldsIntegers()) {
     value.integers.assign(count, 0);
   } else {

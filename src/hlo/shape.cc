@@ -79,7 +79,7 @@ bool IsPredOrIntegralType(PrimitiveType type) {
 int64_t WrapToIntegerType(uint64_t bits, PrimitiveType type) {
   if (type == PrimitiveType::kPred) return bits != 0 ? 1 : 0;
   const int width = PrimitiveTypeByteSize(type) * 8;
-  if (width >= 64) return static_cast<int64_t>(bits);
+  if (width >= 64 || width == 0) return static_cast<int64_t>(bits);  // 0: not an integer type
   const int unused = 64 - width;
   // Shift the type's bits to the top, then back: arithmetic (sign-extending) for signed types.
   return IsSignedIntegralType(type) ? static_cast<int64_t>(bits << unused) >> unused

@@ -110,8 +110,7 @@ Status DeviceGemmExecutor::PrepareInstruction(const HloInstruction& instruction,
       host_values_[&instruction] = arguments[static_cast<size_t>(instruction.parameter_number())];
       return OkStatus();
     case HloOpcode::kConstant:
-      host_values_[&instruction] =
-          Value::Array(instruction.literal().shape, instruction.literal().values);
+      host_values_[&instruction] = ValueFromLiteral(instruction.literal());
       return OkStatus();
     case HloOpcode::kConvert:
     case HloOpcode::kReshape:

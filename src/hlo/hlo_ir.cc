@@ -22,14 +22,18 @@ std::string JoinInts(const std::vector<int64_t>& values) {
 
 std::string Braced(const std::vector<int64_t>& values) { return "{" + JoinInts(values) + "}"; }
 
-// One literal element, printed so that it parses back to the same double.
-std::string ElementToString(PrimitiveType type, double value) {
-  if (type == PrimitiveType::kPred) return value != 0 ? "true" : "false";
+// Element i of a literal, printed so that it parses back to the same value.
+std::string ElementToString(const Literal& literal, size_t i) {
+  const PrimitiveType type = literal.shape.element_type();
+  if (IsPredOrIntegralType(type)) {
+    const int64_t v = i < literal.integers.size() ? literal.integers[i] : 0;
+    if (type == PrimitiveType::kPred) return v != 0 ? "true" : "false";
+    return IsSignedIntegralType(type) ? std::to_string(v)
+                                      : std::to_string(static_cast<uint64_t>(v));
+  }
+  const double value = i < literal.values.size() ? literal.values[i] : 0.0;
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
-  if (IsIntegralType(type) && std::fabs(value) < 9.2e18) {
-    return std::to_string(static_cast<int64_t>(value));
-  }
   char buffer[64];
   auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
   return std::string(buffer, result.ptr);
@@ -42,9 +46,7 @@ void AppendLiteral(const Literal& literal, size_t dim, size_t* next, std::string
   for (int64_t i = 0; i < dims[dim]; ++i) {
     if (i > 0) *out += ", ";
     if (innermost) {
-      const double v = *next < literal.values.size() ? literal.values[*next] : 0.0;
-      ++*next;
-      *out += ElementToString(literal.shape.element_type(), v);
+      *out += ElementToString(literal, (*next)++);
     } else {
       AppendLiteral(literal, dim + 1, next, out);
     }
@@ -106,13 +108,22 @@ bool HasSideEffect(const HloInstruction* instruction) {
 // ---- Literal, ComparisonDirection ------------------------------------------------------------
 
 Literal Literal::Scalar(PrimitiveType type, double value) {
-  return Literal{Shape::MakeScalar(type), {value}};
+  Literal literal{Shape::MakeScalar(type), {}, {}};
+  if (IsPredOrIntegralType(type)) {
+    literal.integers.push_back(IntegerFromDouble(value, type));
+  } else {
+    literal.values.push_back(value);
+  }
+  return literal;
+}
+
+int64_t Literal::element_count() const {
+  return static_cast<int64_t>(IsPredOrIntegralType(shape.element_type()) ? integers.size()
+                                                                         : values.size());
 }
 
 std::string Literal::ToString() const {
-  if (shape.rank() == 0) {
-    return ElementToString(shape.element_type(), values.empty() ? 0.0 : values[0]);
-  }
+  if (shape.rank() == 0) return ElementToString(*this, 0);
   std::string out;
   size_t next = 0;
   AppendLiteral(*this, 0, &next, &out);

@@ -8,7 +8,6 @@
 #include "fp8dot/hlo/hlo_parser.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -869,12 +868,8 @@ class HloParser {
   // literal ::= scalar | nested   (nested braces to the shape's rank)
   bool ParseLiteral(Literal* literal) {
     literal->values.clear();
-    if (literal->shape.rank() == 0) {
-      double value;
-      if (!ParseScalar(literal->shape.element_type(), &value)) return false;
-      literal->values.push_back(value);
-      return true;
-    }
+    literal->integers.clear();
+    if (literal->shape.rank() == 0) return ParseScalar(literal);
     if (text_.substr((SkipSpace(), pos_), 5) == "{...}") {
       return ErrorHere(
           "elided constant '{...}' has no values (print the module with "
@@ -901,9 +896,7 @@ class HloParser {
                         static_cast<long long>(dim), static_cast<long long>(expected)));
         }
         if (innermost) {
-          double value;
-          if (!ParseScalar(literal->shape.element_type(), &value)) return false;
-          literal->values.push_back(value);
+          if (!ParseScalar(literal)) return false;
         } else if (!ParseNestedLiteral(literal, dim + 1)) {
           return false;
         }
@@ -921,20 +914,23 @@ class HloParser {
   }
 
   // scalar ::= number | 'inf' | '-inf' | 'nan' | '-nan' ('(' hex ')')? | 'true' | 'false'
-  bool ParseScalar(PrimitiveType type, double* value) {
+  // Appends the element to `literal`. Integer digits are read exactly (all of s64's and u64's
+  // range); everything else is read as a double.
+  bool ParseScalar(Literal* literal) {
+    const PrimitiveType type = literal->shape.element_type();
     SkipSpace();
     const size_t start = pos_;
-    if (TryKeyword("true")) return *value = 1, true;
-    if (TryKeyword("false")) return *value = 0, true;
+    if (TryKeyword("true")) return AppendScalar(literal, start, 1);
+    if (TryKeyword("false")) return AppendScalar(literal, start, 0);
     bool negative = false;
     if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+')) {
       negative = text_[pos_] == '-';
       ++pos_;
     }
     if (TryKeyword("inf")) {
-      *value = negative ? -std::numeric_limits<double>::infinity()
-                        : std::numeric_limits<double>::infinity();
-      return CheckScalarType(type, start, *value);
+      return AppendScalar(literal, start,
+                          negative ? -std::numeric_limits<double>::infinity()
+                                   : std::numeric_limits<double>::infinity());
     }
     if (TryKeyword("nan")) {
       if (pos_ < text_.size() && text_[pos_] == '(') {  // nan(0x7fc00000): payload ignored
@@ -942,9 +938,9 @@ class HloParser {
         if (close == std::string_view::npos) return Error(pos_, "unterminated NaN payload");
         pos_ = close + 1;
       }
-      *value = negative ? -std::numeric_limits<double>::quiet_NaN()
-                        : std::numeric_limits<double>::quiet_NaN();
-      return CheckScalarType(type, start, *value);
+      return AppendScalar(literal, start,
+                          negative ? -std::numeric_limits<double>::quiet_NaN()
+                                   : std::numeric_limits<double>::quiet_NaN());
     }
     size_t end = pos_;
     while (end < text_.size() &&
@@ -953,10 +949,6 @@ class HloParser {
              (text_[end - 1] == 'e' || text_[end - 1] == 'E')))) {
       ++end;
     }
-    if (IsIntegralType(type) && end > pos_ &&
-        std::all_of(text_.begin() + pos_, text_.begin() + end, IsDigit)) {
-      return ParseIntegerDigits(type, start, negative, end, value);
-    }
     double magnitude = 0;
     auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
     if (end == pos_ || result.ec != std::errc() || result.ptr != text_.data() + end) {
@@ -964,9 +956,21 @@ class HloParser {
       return Error(start, StrFormat("expected a %s literal value, got %s", PrimitiveTypeName(type),
                                     Describe().c_str()));
     }
+    if (IsIntegralType(type)) return ParseInteger(literal, start, negative, end, magnitude);
     pos_ = end;
-    *value = negative ? -magnitude : magnitude;
-    return CheckScalarType(type, start, *value);
+    return AppendScalar(literal, start, negative ? -magnitude : magnitude);
+  }
+
+  // Appends `value` (read at `at`) to `literal` once it is valid for the element type.
+  bool AppendScalar(Literal* literal, size_t at, double value) {
+    const PrimitiveType type = literal->shape.element_type();
+    if (!CheckScalarType(type, at, value)) return false;
+    if (IsPredOrIntegralType(type)) {
+      literal->integers.push_back(IntegerFromDouble(value, type));  // integral and in range
+    } else {
+      literal->values.push_back(value);
+    }
+    return true;
   }
 
   // The range of an integer type: [-2^(w-1), 2^(w-1)-1] or [0, 2^w-1], as text.
@@ -981,54 +985,90 @@ class HloParser {
     return StrFormat("[0, %llu]", static_cast<unsigned long long>(max));
   }
 
-  // The digits [pos_, end) of an integer literal of `type` (after an optional sign at `start`),
-  // read exactly: out of the type's range is an error, as in XLA, and so is a value that a double
-  // cannot hold exactly (the interpreter's values are doubles; docs/hlo.md).
-  bool ParseIntegerDigits(PrimitiveType type, size_t start, bool negative, size_t end,
-                          double* value) {
+  // The number [pos_, end) of an integer literal (after an optional sign at `start`), read
+  // exactly over the type's whole range: digits, as XLA writes them, or a decimal with '.' or an
+  // exponent that means an integer ("4.5e15"). Out of the type's range is an error, as in XLA.
+  // `approximate` (the number read as a double) only names a decimal in the error.
+  bool ParseInteger(Literal* literal, size_t start, bool negative, size_t end, double approximate) {
+    const PrimitiveType type = literal->shape.element_type();
     const int width = PrimitiveTypeByteSize(type) * 8;
     const bool is_signed = IsSignedIntegralType(type);
     const uint64_t max_positive = is_signed     ? (uint64_t{1} << (width - 1)) - 1
                                   : width == 64 ? ~uint64_t{0}
                                                 : (uint64_t{1} << width) - 1;
     const uint64_t max_negative = is_signed ? uint64_t{1} << (width - 1) : 0;
-    uint64_t magnitude = 0;
-    auto result = std::from_chars(text_.data() + pos_, text_.data() + end, magnitude);
-    const std::string token(text_.substr(start, end - start));
-    if (result.ec != std::errc() || magnitude > (negative ? max_negative : max_positive)) {
+    const std::string_view number = text_.substr(pos_, end - pos_);
+    bool overflow = false;
+    const std::optional<uint64_t> magnitude = DecimalToInteger(number, &overflow);
+    if (!magnitude.has_value() && !overflow) {
+      return Error(start, StrFormat("%s literal must be an integer", PrimitiveTypeName(type)));
+    }
+    if (overflow || *magnitude > (negative ? max_negative : max_positive)) {
+      const bool digits = std::all_of(number.begin(), number.end(), IsDigit);
+      const std::string token = digits ? std::string(text_.substr(start, end - start))
+                                       : StrFormat("%g", negative ? -approximate : approximate);
       return Error(start, StrFormat("%s literal %s is out of range %s", PrimitiveTypeName(type),
                                     token.c_str(), IntegerRangeText(type).c_str()));
     }
-    // Exact as a double: at most 53 significant bits.
-    if (magnitude != 0 && (magnitude >> std::countr_zero(magnitude)) > (uint64_t{1} << 53)) {
-      return Error(start, StrFormat("%s literal %s cannot be held exactly: fp8dot holds integer "
-                                    "values as doubles, exact up to 2^53 (docs/hlo.md)",
-                                    PrimitiveTypeName(type), token.c_str()));
-    }
     pos_ = end;
-    *value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+    // Two's complement: 0 - magnitude is the negative value's bits.
+    literal->integers.push_back(WrapToIntegerType(negative ? 0 - *magnitude : *magnitude, type));
     return true;
+  }
+
+  // The unsigned integer that `number` (digits, then optionally '.' digits and an exponent
+  // e[+-]digits, as from_chars accepted them) means, exactly; nullopt when it has a fraction, or
+  // with `*overflow` set when it is 2^64 or more.
+  static std::optional<uint64_t> DecimalToInteger(std::string_view number, bool* overflow) {
+    *overflow = false;
+    const size_t e = number.find_first_of("eE");
+    int64_t exponent = 0;
+    if (e != std::string_view::npos) {
+      std::string_view text = number.substr(e + 1);
+      const bool minus = !text.empty() && text[0] == '-';
+      if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+      // Clamped (a failed parse is a huge exponent): 2^30 is far beyond any uint64 or fraction.
+      constexpr int64_t kFar = int64_t{1} << 30;
+      if (std::from_chars(text.data(), text.data() + text.size(), exponent).ec != std::errc()) {
+        exponent = kFar;
+      }
+      exponent = std::clamp(minus ? -exponent : exponent, -kFar, kFar);
+      number = number.substr(0, e);
+    }
+    if (const size_t point = number.find('.'); point != std::string_view::npos) {
+      exponent -= static_cast<int64_t>(number.size() - point - 1);  // the fraction's digits
+    }
+    std::string digits;  // the significant digits: the value is digits * 10^exponent
+    for (char c : number) {
+      if (c != '.' && !(digits.empty() && c == '0')) digits += c;  // leading zeros dropped
+    }
+    if (digits.empty()) return 0;
+    while (exponent < 0 && digits.back() == '0') {
+      digits.pop_back();
+      ++exponent;
+    }
+    if (exponent < 0) return std::nullopt;                      // a fraction is left
+    if (static_cast<int64_t>(digits.size()) + exponent > 20) {  // 2^64 has 20 digits
+      *overflow = true;
+      return std::nullopt;
+    }
+    digits.append(static_cast<size_t>(exponent), '0');
+    uint64_t value = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc()) {
+      *overflow = true;
+      return std::nullopt;
+    }
+    return value;
   }
 
   bool CheckScalarType(PrimitiveType type, size_t at, double value) {
     if (type == PrimitiveType::kPred && value != 0 && value != 1) {
       return Error(at, "pred literal must be true, false, 0 or 1");
     }
+    // Numbers for integer types are read by ParseInteger; what reaches here is inf, nan, true
+    // or false.
     if (IsIntegralType(type) && (!std::isfinite(value) || value != std::floor(value))) {
       return Error(at, StrFormat("%s literal must be an integer", PrimitiveTypeName(type)));
-    }
-    if (IsIntegralType(type)) {  // written with '.' or an exponent: exact below 2^53 only
-      const int width = PrimitiveTypeByteSize(type) * 8;
-      const double low = IsSignedIntegralType(type) ? -std::ldexp(1.0, width - 1) : 0.0;
-      const double high = std::ldexp(1.0, IsSignedIntegralType(type) ? width - 1 : width);
-      if (value < low || value >= high) {
-        return Error(at, StrFormat("%s literal %g is out of range %s", PrimitiveTypeName(type),
-                                   value, IntegerRangeText(type).c_str()));
-      }
-      if (std::fabs(value) > std::ldexp(1.0, 53)) {
-        return Error(at, StrFormat("%s literal %g is beyond 2^53: write it as digits",
-                                   PrimitiveTypeName(type), value));
-      }
     }
     if (!IsIntegralType(type) && !IsFloatingPointType(type) && type != PrimitiveType::kPred) {
       return Error(at, StrFormat("%s has no literal values", PrimitiveTypeName(type)));

@@ -323,9 +323,9 @@ Status VerifyConstant(const HloInstruction& instruction) {
   FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 0));
   const Literal& literal = instruction.literal();
   FP8_RETURN_IF_ERROR(CheckInferred(instruction, literal.shape));
-  if (static_cast<int64_t>(literal.values.size()) != literal.shape.ElementCount()) {
-    return Fail(instruction, "literal has %zu values for shape %s", literal.values.size(),
-                Str(literal.shape).c_str());
+  if (literal.element_count() != literal.shape.ElementCount()) {
+    return Fail(instruction, "literal has %lld values for shape %s",
+                static_cast<long long>(literal.element_count()), Str(literal.shape).c_str());
   }
   return OkStatus();
 }

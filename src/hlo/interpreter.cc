@@ -25,27 +25,32 @@ struct SimpleCombiner {
   HloOpcode opcode = HloOpcode::kAdd;
   bool swapped = false;  // op(parameter(1), parameter(0))
 
-  double Apply(PrimitiveType type, double old_value, double new_value) const {
-    switch (kind) {
-      case Kind::kTakeOld:
-        return old_value;
-      case Kind::kTakeNew:
-        return RoundToElementType(new_value, type);
-      case Kind::kBinary:
-        return swapped ? internal::ApplyBinary(opcode, type, new_value, old_value)
-                       : internal::ApplyBinary(opcode, type, old_value, new_value);
-      case Kind::kNone:
-        break;
-    }
-    return old_value;
+  // acc[o] = f(acc[o], in[i]) for an accumulator of `type` (AnalyzeCombiner's conditions).
+  void Apply(PrimitiveType type, Value& acc, size_t o, const Value& in, size_t i) const {
+    if (kind == Kind::kTakeNew) return CopyElement(in, i, acc, o);
+    if (kind != Kind::kBinary) return;  // kTakeOld
+    internal::VisitElements(
+        [&](auto& old_values, const auto& new_values) {
+          old_values[o] = swapped
+                              ? internal::ApplyBinary(opcode, type, new_values[i], old_values[o])
+                              : internal::ApplyBinary(opcode, type, old_values[o], new_values[i]);
+        },
+        acc, in);
   }
 };
 
-SimpleCombiner AnalyzeCombiner(const HloComputation& computation, PrimitiveType type) {
+// The fast path for folding elements of `input_type` into an accumulator of `type` with
+// `computation`, when it is that simple; Kind::kNone otherwise. The elements must be held alike
+// (both floats, or both pred/integers): a binary op then combines them as held and rounds or
+// wraps to `type` (a bf16 input into an f32 sum, s8 into s32). Taking the new element as it is
+// needs the same type.
+SimpleCombiner AnalyzeCombiner(const HloComputation& computation, PrimitiveType type,
+                               PrimitiveType input_type) {
   SimpleCombiner combiner;
   const HloInstruction* root = computation.root_instruction();
   if (root == nullptr || computation.num_parameters() != 2 || !root->shape().IsScalar() ||
-      root->shape().element_type() != type) {
+      root->shape().element_type() != type ||
+      IsPredOrIntegralType(input_type) != IsPredOrIntegralType(type)) {
     return combiner;
   }
   const HloInstruction* p0 = computation.parameter_instruction(0);
@@ -53,9 +58,9 @@ SimpleCombiner AnalyzeCombiner(const HloComputation& computation, PrimitiveType 
   if (root == p0) {
     combiner.kind = SimpleCombiner::Kind::kTakeOld;
   } else if (root == p1) {
-    combiner.kind = SimpleCombiner::Kind::kTakeNew;
+    if (input_type == type) combiner.kind = SimpleCombiner::Kind::kTakeNew;
   } else if (IsElementwiseBinary(root->opcode()) && root->opcode() != HloOpcode::kCompare &&
-             root->operand_count() == 2) {
+             internal::BinaryIsDefined(root->opcode(), type) && root->operand_count() == 2) {
     if (root->operand(0) == p0 && root->operand(1) == p1) {
       combiner.kind = SimpleCombiner::Kind::kBinary;
     } else if (root->operand(0) == p1 && root->operand(1) == p0) {
@@ -78,27 +83,6 @@ Value WithShape(Value value, const Shape& shape) {
   }
   value.shape = shape;
   return value;
-}
-
-// s64/u64 values are doubles, exact only up to 2^53 in magnitude (interpreter_value.h): a value
-// beyond that may already be wrong, so it is an error rather than a silent wrong answer.
-Status CheckExactIntegers(const HloInstruction& instruction, const Value& value) {
-  for (const Value& element : value.elements) {
-    FP8_RETURN_IF_ERROR(CheckExactIntegers(instruction, element));
-  }
-  const PrimitiveType type = value.shape.element_type();
-  if (type != PrimitiveType::kS64 && type != PrimitiveType::kU64) return OkStatus();
-  constexpr double kTwoTo53 = 9007199254740992.0;
-  for (size_t i = 0; i < value.values.size(); ++i) {
-    if (std::fabs(value.values[i]) > kTwoTo53) {
-      return Unimplemented(
-          "%s: %s element %zu is about %.17g, beyond 2^53: the interpreter holds integers as "
-          "doubles, exact only up to 2^53 in magnitude, and refuses rather than give a wrong "
-          "answer",
-          instruction.NameForErrors().c_str(), PrimitiveTypeName(type), i, value.values[i]);
-    }
-  }
-  return OkStatus();
 }
 
 bool IsGemmTarget(const std::string& target) {
@@ -213,7 +197,6 @@ StatusOr<Value> HloInterpreter::EvaluateComputation(const HloComputation& comput
     }
     FP8_RETURN_IF_ERROR(CheckLimits(*instruction));
     FP8_ASSIGN_OR_RETURN(Value value, EvaluateInstruction(*instruction, operands, arguments));
-    FP8_RETURN_IF_ERROR(CheckExactIntegers(*instruction, value));
     values[instruction] = std::move(value);
     for (const HloInstruction* operand : instruction->operands()) {
       if (--pending_uses[operand] == 0 && operand != root) values.erase(operand);
@@ -242,7 +225,7 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
   const Shape& input_shape = operands[0]->shape;
   for (size_t j = 0; j < n; ++j) {
     if (operands[j]->IsTuple() || operands[j]->shape.dimensions() != input_shape.dimensions() ||
-        operands[n + j]->IsTuple() || operands[n + j]->values.size() != 1) {
+        operands[n + j]->IsTuple() || operands[n + j]->element_count() != 1) {
       return InvalidArgument("%s: reduce inputs must be arrays of one shape and inits scalars",
                              instruction.NameForErrors().c_str());
     }
@@ -278,14 +261,21 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
   }
   const std::vector<int64_t> out_strides = internal::RowMajorStrides(out_dims);
   const int64_t out_count = ElementCount(out_dims);
-  // acc[j][i]: the running value of output j, element i.
-  std::vector<std::vector<double>> acc(n);
+  // acc[j]: the running values of output j, starting at its init value (of its type).
+  std::vector<Value> acc;
   for (size_t j = 0; j < n; ++j) {
-    acc[j].assign(static_cast<size_t>(out_count),
-                  RoundToElementType(operands[n + j]->values[0], out_shapes[j].element_type()));
+    const Value& init = *operands[n + j];
+    if (init.shape.element_type() != out_shapes[j].element_type()) {
+      return InvalidArgument("%s: init value %s is not of the result's type %s",
+                             instruction.NameForErrors().c_str(), init.ShapeString().c_str(),
+                             out_shapes[j].ToString().c_str());
+    }
+    acc.push_back(Value::Zeros(out_shapes[j]));
+    for (size_t o = 0; o < static_cast<size_t>(out_count); ++o) CopyElement(init, 0, acc[j], o);
   }
-  const SimpleCombiner combiner =
-      n == 1 ? AnalyzeCombiner(*to_apply, out_shapes[0].element_type()) : SimpleCombiner();
+  const SimpleCombiner combiner = n == 1 ? AnalyzeCombiner(*to_apply, out_shapes[0].element_type(),
+                                                           operands[0]->shape.element_type())
+                                         : SimpleCombiner();
   Status status = OkStatus();
   internal::ForEachIndex(
       input_shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
@@ -295,19 +285,14 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
           if (!reduced[d]) out += index[d] * out_strides[k++];
         }
         const size_t o = static_cast<size_t>(out);
+        const size_t i = static_cast<size_t>(linear);
         if (combiner.kind != SimpleCombiner::Kind::kNone) {
-          acc[0][o] = combiner.Apply(out_shapes[0].element_type(), acc[0][o],
-                                     operands[0]->values[static_cast<size_t>(linear)]);
+          combiner.Apply(out_shapes[0].element_type(), acc[0], o, *operands[0], i);
           return;
         }
         std::vector<Value> arguments;
-        for (size_t j = 0; j < n; ++j) {
-          arguments.push_back(Value::Scalar(out_shapes[j].element_type(), acc[j][o]));
-        }
-        for (size_t j = 0; j < n; ++j) {
-          arguments.push_back(Value::Scalar(operands[j]->shape.element_type(),
-                                            operands[j]->values[static_cast<size_t>(linear)]));
-        }
+        for (size_t j = 0; j < n; ++j) arguments.push_back(acc[j].ScalarAt(o));
+        for (size_t j = 0; j < n; ++j) arguments.push_back(operands[j]->ScalarAt(i));
         StatusOr<Value> result = interpreter.EvaluateComputation(*to_apply, arguments);
         if (!result.ok()) {
           status = result.status();
@@ -321,19 +306,18 @@ StatusOr<Value> EvalReduce(HloInterpreter& interpreter, const HloInstruction& in
         }
         for (size_t j = 0; j < n; ++j) {
           const Value& part = n == 1 ? *result : result->elements[j];
-          if (part.IsTuple() || part.values.size() != 1) {
-            status = InvalidArgument("%s: to_apply=%s must return scalars",
+          if (part.IsTuple() || part.element_count() != 1 ||
+              part.shape.element_type() != out_shapes[j].element_type()) {
+            status = InvalidArgument("%s: to_apply=%s must return scalars of the init types",
                                      instruction.NameForErrors().c_str(), to_apply->name().c_str());
             return;
           }
-          acc[j][o] = part.values[0];
+          CopyElement(part, 0, acc[j], o);
         }
       });
   FP8_RETURN_IF_ERROR(status);
-  if (n == 1) return Value::Array(out_shapes[0], std::move(acc[0]));
-  std::vector<Value> elements;
-  for (size_t j = 0; j < n; ++j) elements.push_back(Value::Array(out_shapes[j], std::move(acc[j])));
-  Value value = Value::Tuple(std::move(elements));
+  if (n == 1) return std::move(acc[0]);
+  Value value = Value::Tuple(std::move(acc));
   value.shape = instruction.shape();
   return value;
 }
@@ -467,7 +451,7 @@ void ScatterStart(const ScatterDimensionNumbers& dnums, const ScatterIndexing& i
       offset += coordinate * indexing.indices_strides[static_cast<size_t>(d)];
     }
     start[static_cast<size_t>(dnums.scatter_dims_to_operand_dims[static_cast<size_t>(k)])] =
-        static_cast<int64_t>(indices.values[static_cast<size_t>(offset)]);
+        internal::IndexAt(indices, static_cast<size_t>(offset));
   }
 }
 
@@ -482,7 +466,8 @@ std::optional<size_t> ScatterTarget(const ScatterDimensionNumbers& dnums,
   int64_t offset = 0;
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
     const size_t sd = static_cast<size_t>(d);
-    if (start[sd] < 0 || start[sd] + indexing.window_size[sd] > operand_shape.dimensions(d)) {
+    // Written without start + size, which overflows for starts near INT64_MAX.
+    if (start[sd] < 0 || start[sd] > operand_shape.dimensions(d) - indexing.window_size[sd]) {
       return std::nullopt;
     }
     offset += start[sd] * indexing.operand_strides[sd];
@@ -494,19 +479,19 @@ std::optional<size_t> ScatterTarget(const ScatterDimensionNumbers& dnums,
   return static_cast<size_t>(offset);
 }
 
-// target = to_apply(target, update), evaluated by the interpreter (to_apply has no fast path).
+// out[o] = to_apply(out[o], updates[i]), evaluated by the interpreter (to_apply has no fast path).
 Status CallScatterCombiner(HloInterpreter& interpreter, const HloInstruction& instruction,
-                           PrimitiveType type, PrimitiveType update_type, double update,
-                           double& target) {
+                           const Value& updates, size_t i, Value& out, size_t o) {
   const HloComputation& to_apply = *instruction.to_apply();
-  StatusOr<Value> result = interpreter.EvaluateComputation(
-      to_apply, {Value::Scalar(type, target), Value::Scalar(update_type, update)});
+  StatusOr<Value> result =
+      interpreter.EvaluateComputation(to_apply, {out.ScalarAt(o), updates.ScalarAt(i)});
   if (!result.ok()) return result.status();
-  if (result->values.size() != 1) {
-    return InvalidArgument("%s: to_apply=%s must return a scalar",
+  if (result->IsTuple() || result->element_count() != 1 ||
+      result->shape.element_type() != out.shape.element_type()) {
+    return InvalidArgument("%s: to_apply=%s must return a scalar of the operand's type",
                            instruction.NameForErrors().c_str(), to_apply.name().c_str());
   }
-  target = result->values[0];
+  CopyElement(*result, 0, out, o);
   return OkStatus();
 }
 
@@ -527,10 +512,11 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
   FP8_ASSIGN_OR_RETURN(const ScatterIndexing indexing,
                        AnalyzeScatterIndexing(instruction, operand, indices, updates));
   const ScatterDimensionNumbers& dnums = instruction.scatter_dimension_numbers();
-  const PrimitiveType type = instruction.shape().IsArray() ? instruction.shape().element_type()
-                                                           : operand.shape.element_type();
-  const SimpleCombiner combiner = AnalyzeCombiner(*instruction.to_apply(), type);
-  std::vector<double> out = operand.values;
+  const PrimitiveType type = operand.shape.element_type();  // the result's (Compatible above)
+  const SimpleCombiner combiner =
+      AnalyzeCombiner(*instruction.to_apply(), type, updates.shape.element_type());
+  Value out = operand;
+  out.shape = instruction.shape();
   std::vector<int64_t> start(static_cast<size_t>(operand.shape.rank()));
   Status status = OkStatus();
   internal::ForEachIndex(
@@ -539,17 +525,15 @@ StatusOr<Value> EvalScatter(HloInterpreter& interpreter, const HloInstruction& i
         const std::optional<size_t> offset =
             ScatterTarget(dnums, indexing, indices, operand.shape, u, start);
         if (!offset.has_value()) return;
-        double& target = out[*offset];
-        const double update = updates.values[static_cast<size_t>(linear)];
+        const size_t i = static_cast<size_t>(linear);
         if (combiner.kind != SimpleCombiner::Kind::kNone) {
-          target = combiner.Apply(type, target, update);
+          combiner.Apply(type, out, *offset, updates, i);
         } else {
-          status = CallScatterCombiner(interpreter, instruction, type, updates.shape.element_type(),
-                                       update, target);
+          status = CallScatterCombiner(interpreter, instruction, updates, i, out, *offset);
         }
       });
   FP8_RETURN_IF_ERROR(status);
-  return Value::Array(instruction.shape(), std::move(out));
+  return out;
 }
 
 Status ExpectOperands(const HloInstruction& instruction, const std::vector<const Value*>& operands,
@@ -586,7 +570,10 @@ StatusOr<Value> EvalWithOperands(const HloInstruction& instruction,
   return eval(instruction, *operands[0], *operands[1], *operands[2]);
 }
 
-// parameter(n): argument n of the computation being evaluated.
+// parameter(n): argument n of the computation being evaluated, of the parameter's element type.
+// reduce and scatter pass their elements as they are; a to_apply declared with another type (a
+// bf16 input summed by an f32 computation, which the verifier lets through) gets them converted,
+// as convert would, since its ops read elements as their declared type holds them.
 StatusOr<Value> EvalParameter(const HloInstruction& instruction,
                               const std::vector<Value>& parameters) {
   const int64_t number = instruction.parameter_number();
@@ -595,23 +582,27 @@ StatusOr<Value> EvalParameter(const HloInstruction& instruction,
                            instruction.NameForErrors().c_str(), static_cast<long long>(number),
                            parameters.size());
   }
-  return parameters[static_cast<size_t>(number)];
+  const Value& argument = parameters[static_cast<size_t>(number)];
+  const Shape& shape = instruction.shape();
+  if (shape.IsArray() && !argument.IsTuple() &&
+      shape.element_type() != argument.shape.element_type()) {
+    return internal::EvalConvert(instruction, argument);
+  }
+  return argument;
 }
 
-// constant: the literal's values rounded to the element type.
+// constant: the literal's values, floats rounded to the element type.
 StatusOr<Value> EvalConstant(const HloInstruction& instruction) {
   const Literal& literal = instruction.literal();
   if (!instruction.shape().IsArray() ||
-      static_cast<int64_t>(literal.values.size()) != instruction.shape().ElementCount()) {
-    return InvalidArgument("%s: constant has %zu values for %s",
-                           instruction.NameForErrors().c_str(), literal.values.size(),
-                           instruction.shape().ToString().c_str());
+      literal.element_count() != instruction.shape().ElementCount()) {
+    return InvalidArgument(
+        "%s: constant has %lld values for %s", instruction.NameForErrors().c_str(),
+        static_cast<long long>(literal.element_count()), instruction.shape().ToString().c_str());
   }
-  std::vector<double> values(literal.values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = RoundToElementType(literal.values[i], instruction.shape().element_type());
-  }
-  return Value::Array(instruction.shape(), std::move(values));
+  Value value = ValueFromLiteral(literal);
+  value.shape = instruction.shape();  // the literal's shape, with the instruction's layout
+  return value;
 }
 
 // copy and opt-barrier: the operand's values, with the result's layouts.

@@ -44,19 +44,6 @@ StatusOr<Value> OutputValue(const HloInstruction& instruction, const HostTensor&
   return value;
 }
 
-// Zeros of `shape` (the s8 workspace of a GEMM custom call).
-Value Zeros(const Shape& shape) {
-  if (shape.IsTuple()) {
-    std::vector<Value> elements;
-    for (const Shape& element : shape.tuple_shapes()) elements.push_back(Zeros(element));
-    return Value::Tuple(std::move(elements));
-  }
-  return Value::Array(shape,
-                      std::vector<double>(static_cast<size_t>(std::max<int64_t>(
-                                              shape.IsArray() ? shape.ElementCount() : 0, 0)),
-                                          0.0));
-}
-
 }  // namespace
 
 StatusOr<DotResult> HloInterpreter::RunDot(const HloInstruction& instruction, const DotSpec& spec,
@@ -133,7 +120,7 @@ StatusOr<Value> EvalGemmCustomCall(HloInterpreter& interpreter, const HloInstruc
     elements.push_back(Value::Scalar(PrimitiveType::kF32, result.amax.value_or(0.0)));
   }
   for (int64_t i = static_cast<int64_t>(elements.size()); i < shape.tuple_shapes_size(); ++i) {
-    elements.push_back(Zeros(shape.tuple_shapes(i)));  // the cuBLASLt workspace
+    elements.push_back(Value::Zeros(shape.tuple_shapes(i)));  // the cuBLASLt workspace
   }
   Value value = Value::Tuple(std::move(elements));
   value.shape = shape;  // keep the layouts as written

@@ -1,7 +1,9 @@
 // Data-movement ops of the HLO interpreter: broadcast, reshape, bitcast, transpose, slice,
 // dynamic-slice, dynamic-update-slice, concatenate, pad, iota, reverse. Values are in row-major
-// logical order, so only bitcast looks at layouts.
+// logical order, so only bitcast looks at layouts. The ops copy elements without looking at them
+// (CopyElement), so one implementation serves floats and pred/integers alike.
 #include <algorithm>
+#include <limits>
 
 #include "hlo/interpreter_ops.h"
 
@@ -25,6 +27,24 @@ Status CheckResultShape(const HloInstruction& instruction) {
   return OkStatus();
 }
 
+// Elements are copied as they are held, so the result's element type must be the operand's (the
+// verifier checks this for most ops, not for reverse).
+Status CheckElementType(const HloInstruction& instruction, const Value& operand) {
+  if (operand.shape.element_type() != instruction.shape().element_type()) {
+    return InvalidArgument("%s: the operand %s and the result %s differ in element type",
+                           instruction.NameForErrors().c_str(), operand.ShapeString().c_str(),
+                           instruction.shape().ToString().c_str());
+  }
+  return OkStatus();
+}
+
+// Zeros of the result's shape, to copy `operand`'s elements into.
+StatusOr<Value> ResultFor(const HloInstruction& instruction, const Value& operand) {
+  FP8_RETURN_IF_ERROR(CheckResultShape(instruction));
+  FP8_RETURN_IF_ERROR(CheckElementType(instruction, operand));
+  return Value::Zeros(instruction.shape());
+}
+
 // The start indices of a dynamic-slice / dynamic-update-slice (operands first..), clamped to
 // [0, operand_dim - size] as XLA does.
 StatusOr<std::vector<int64_t>> ClampedStarts(const HloInstruction& instruction,
@@ -39,8 +59,8 @@ StatusOr<std::vector<int64_t>> ClampedStarts(const HloInstruction& instruction,
   }
   for (size_t d = 0; d < dims.size(); ++d) {
     const Value& index = *operands[first + d];
-    if (index.IsTuple() || index.values.size() != 1 ||
-        !IsIntegralType(index.shape.element_type())) {
+    if (index.IsTuple() || !IsIntegralType(index.shape.element_type()) ||
+        index.element_count() != 1) {
       return InvalidArgument("%s: start index %zu must be an integer scalar, got %s",
                              instruction.NameForErrors().c_str(), d, index.ShapeString().c_str());
     }
@@ -49,35 +69,18 @@ StatusOr<std::vector<int64_t>> ClampedStarts(const HloInstruction& instruction,
                              instruction.NameForErrors().c_str(), static_cast<long long>(sizes[d]),
                              d, static_cast<long long>(dims[d]));
     }
-    const double start = index.values[0];
-    starts[d] =
-        static_cast<int64_t>(std::clamp(start, 0.0, static_cast<double>(dims[d] - sizes[d])));
+    starts[d] = std::clamp(IndexAt(index, 0), int64_t{0}, dims[d] - sizes[d]);
   }
   return starts;
 }
 
-// Logical row-major values -> the physical order of `shape`'s layout, and back.
-std::vector<double> ToPhysical(const std::vector<double>& logical, const Shape& shape) {
-  if (shape.has_default_layout() || shape.rank() < 2) return logical;
-  const std::vector<int64_t>& dims = shape.dimensions();
-  const std::vector<int64_t>& minor_to_major = shape.minor_to_major();
-  std::vector<int64_t> physical_strides(dims.size());
-  int64_t stride = 1;
-  for (int64_t d : minor_to_major) {
-    physical_strides[static_cast<size_t>(d)] = stride;
-    stride *= dims[static_cast<size_t>(d)];
-  }
-  std::vector<double> physical(logical.size());
-  ForEachIndex(dims, [&](const std::vector<int64_t>& index, int64_t linear) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * physical_strides[d];
-    physical[static_cast<size_t>(offset)] = logical[static_cast<size_t>(linear)];
-  });
-  return physical;
-}
-
-std::vector<double> FromPhysical(const std::vector<double>& physical, const Shape& shape) {
-  if (shape.has_default_layout() || shape.rank() < 2) return physical;
+// `value`'s elements (row-major logical order) in the physical order of `shape`'s layout, or,
+// with to_physical false, elements in that physical order back in logical order. The result has
+// `shape`.
+Value Reordered(const Value& value, const Shape& shape, bool to_physical) {
+  Value out = value;
+  out.shape = shape;
+  if (shape.has_default_layout() || shape.rank() < 2) return out;
   const std::vector<int64_t>& dims = shape.dimensions();
   std::vector<int64_t> physical_strides(dims.size());
   int64_t stride = 1;
@@ -85,13 +88,16 @@ std::vector<double> FromPhysical(const std::vector<double>& physical, const Shap
     physical_strides[static_cast<size_t>(d)] = stride;
     stride *= dims[static_cast<size_t>(d)];
   }
-  std::vector<double> logical(physical.size());
   ForEachIndex(dims, [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) offset += index[d] * physical_strides[d];
-    logical[static_cast<size_t>(linear)] = physical[static_cast<size_t>(offset)];
+    if (to_physical) {
+      CopyElement(value, static_cast<size_t>(linear), out, static_cast<size_t>(offset));
+    } else {
+      CopyElement(value, static_cast<size_t>(offset), out, static_cast<size_t>(linear));
+    }
   });
-  return logical;
+  return out;
 }
 
 bool LayoutIsValid(const Shape& shape) {
@@ -100,6 +106,26 @@ bool LayoutIsValid(const Shape& shape) {
 }
 
 }  // namespace
+
+Status CheckOperands(const HloInstruction& instruction,
+                     std::initializer_list<const Value*> operands, PrimitiveType type,
+                     int64_t count) {
+  for (const Value* operand : operands) {
+    if (operand->IsTuple() || operand->shape.element_type() != type ||
+        operand->element_count() != count) {
+      return InvalidArgument("%s: operand %s does not match the result %s",
+                             instruction.NameForErrors().c_str(), operand->ShapeString().c_str(),
+                             instruction.shape().ToString().c_str());
+    }
+  }
+  return OkStatus();
+}
+
+int64_t IndexAt(const Value& indices, size_t i) {
+  const int64_t index = indices.integers[i];
+  const bool huge_u64 = indices.shape.element_type() == PrimitiveType::kU64 && index < 0;
+  return huge_u64 ? std::numeric_limits<int64_t>::max() : index;
+}
 
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
@@ -139,16 +165,16 @@ StatusOr<Value> EvalBroadcast(const HloInstruction& instruction, const Value& op
                              instruction.NameForErrors().c_str(), i, shape.ToString().c_str());
     }
   }
+  FP8_ASSIGN_OR_RETURN(Value out, ResultFor(instruction, operand));
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape.dimensions());
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
   ForEachIndex(shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t i = 0; i < mapping.size(); ++i) {
       offset += index[static_cast<size_t>(mapping[i])] * in_strides[i];
     }
-    out[static_cast<size_t>(linear)] = operand.values[static_cast<size_t>(offset)];
+    CopyElement(operand, static_cast<size_t>(offset), out, static_cast<size_t>(linear));
   });
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalReshape(const HloInstruction& instruction, const Value& operand) {
@@ -160,7 +186,10 @@ StatusOr<Value> EvalReshape(const HloInstruction& instruction, const Value& oper
                            static_cast<long long>(operand.element_count()),
                            instruction.shape().ToString().c_str());
   }
-  return Value::Array(instruction.shape(), operand.values);
+  FP8_RETURN_IF_ERROR(CheckElementType(instruction, operand));
+  Value out = operand;
+  out.shape = instruction.shape();
+  return out;
 }
 
 // A bitcast reinterprets the buffer: the operand's elements in its physical order (its layout)
@@ -183,7 +212,9 @@ StatusOr<Value> EvalBitcast(const HloInstruction& instruction, const Value& oper
                            instruction.NameForErrors().c_str(), operand.ShapeString().c_str(),
                            shape.ToString().c_str());
   }
-  return Value::Array(shape, FromPhysical(ToPhysical(operand.values, operand.shape), shape));
+  Value physical = Reordered(operand, operand.shape, /*to_physical=*/true);
+  physical.shape = shape;  // the same buffer, read with the result's layout
+  return Reordered(physical, shape, /*to_physical=*/false);
 }
 
 StatusOr<Value> EvalTranspose(const HloInstruction& instruction, const Value& operand) {
@@ -209,16 +240,16 @@ StatusOr<Value> EvalTranspose(const HloInstruction& instruction, const Value& op
     }
     seen[static_cast<size_t>(p)] = true;
   }
+  FP8_ASSIGN_OR_RETURN(Value out, ResultFor(instruction, operand));
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape.dimensions());
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
   ForEachIndex(shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;  // output dim i is operand dim permutation[i]
     for (size_t i = 0; i < permutation.size(); ++i) {
       offset += index[i] * in_strides[static_cast<size_t>(permutation[i])];
     }
-    out[static_cast<size_t>(linear)] = operand.values[static_cast<size_t>(offset)];
+    CopyElement(operand, static_cast<size_t>(offset), out, static_cast<size_t>(linear));
   });
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalSlice(const HloInstruction& instruction, const Value& operand) {
@@ -245,16 +276,16 @@ StatusOr<Value> EvalSlice(const HloInstruction& instruction, const Value& operan
           operand.ShapeString().c_str());
     }
   }
+  FP8_ASSIGN_OR_RETURN(Value out, ResultFor(instruction, operand));
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape.dimensions());
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
   ForEachIndex(shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) {
       offset += (slice[d].start + index[d] * slice[d].stride) * in_strides[d];
     }
-    out[static_cast<size_t>(linear)] = operand.values[static_cast<size_t>(offset)];
+    CopyElement(operand, static_cast<size_t>(offset), out, static_cast<size_t>(linear));
   });
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalDynamicSlice(const HloInstruction& instruction,
@@ -271,14 +302,14 @@ StatusOr<Value> EvalDynamicSlice(const HloInstruction& instruction,
   FP8_ASSIGN_OR_RETURN(
       std::vector<int64_t> starts,
       ClampedStarts(instruction, operands, 1, operand.shape.dimensions(), shape.dimensions()));
+  FP8_ASSIGN_OR_RETURN(Value out, ResultFor(instruction, operand));
   const std::vector<int64_t> in_strides = RowMajorStrides(operand.shape.dimensions());
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
   ForEachIndex(shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) offset += (starts[d] + index[d]) * in_strides[d];
-    out[static_cast<size_t>(linear)] = operand.values[static_cast<size_t>(offset)];
+    CopyElement(operand, static_cast<size_t>(offset), out, static_cast<size_t>(linear));
   });
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalDynamicUpdateSlice(const HloInstruction& instruction,
@@ -299,14 +330,17 @@ StatusOr<Value> EvalDynamicUpdateSlice(const HloInstruction& instruction,
   FP8_ASSIGN_OR_RETURN(std::vector<int64_t> starts,
                        ClampedStarts(instruction, operands, 2, operand.shape.dimensions(),
                                      update.shape.dimensions()));
+  FP8_RETURN_IF_ERROR(CheckElementType(instruction, operand));
+  FP8_RETURN_IF_ERROR(CheckElementType(instruction, update));
+  Value out = operand;
+  out.shape = instruction.shape();
   const std::vector<int64_t> out_strides = RowMajorStrides(operand.shape.dimensions());
-  std::vector<double> out = operand.values;
   ForEachIndex(update.shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) offset += (starts[d] + index[d]) * out_strides[d];
-    out[static_cast<size_t>(offset)] = update.values[static_cast<size_t>(linear)];
+    CopyElement(update, static_cast<size_t>(linear), out, static_cast<size_t>(offset));
   });
-  return Value::Array(instruction.shape(), std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalConcatenate(const HloInstruction& instruction,
@@ -324,10 +358,11 @@ StatusOr<Value> EvalConcatenate(const HloInstruction& instruction,
                            shape.ToString().c_str());
   }
   const std::vector<int64_t> out_strides = RowMajorStrides(shape.dimensions());
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
+  Value out = Value::Zeros(shape);
   int64_t base = 0;
   for (const Value* operand : operands) {
     FP8_RETURN_IF_ERROR(CheckArray(instruction, *operand, "operand"));
+    FP8_RETURN_IF_ERROR(CheckElementType(instruction, *operand));
     if (operand->shape.rank() != shape.rank() ||
         base + operand->shape.dimensions(dim) > shape.dimensions(dim)) {
       return InvalidArgument("%s: operand %s does not fit the result %s",
@@ -340,11 +375,11 @@ StatusOr<Value> EvalConcatenate(const HloInstruction& instruction,
           for (size_t d = 0; d < index.size(); ++d) {
             offset += (index[d] + (static_cast<int64_t>(d) == dim ? base : 0)) * out_strides[d];
           }
-          out[static_cast<size_t>(offset)] = operand->values[static_cast<size_t>(linear)];
+          CopyElement(*operand, static_cast<size_t>(linear), out, static_cast<size_t>(offset));
         });
     base += operand->shape.dimensions(dim);
   }
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalPad(const HloInstruction& instruction, const Value& operand,
@@ -353,7 +388,7 @@ StatusOr<Value> EvalPad(const HloInstruction& instruction, const Value& operand,
   FP8_RETURN_IF_ERROR(CheckResultShape(instruction));
   const Shape& shape = instruction.shape();
   const std::vector<PaddingDimension>& padding = instruction.padding();
-  if (padding_value.values.size() != 1 ||
+  if (padding_value.IsTuple() || padding_value.element_count() != 1 ||
       static_cast<int64_t>(padding.size()) != operand.shape.rank() ||
       shape.rank() != operand.shape.rank()) {
     return InvalidArgument(
@@ -371,8 +406,12 @@ StatusOr<Value> EvalPad(const HloInstruction& instruction, const Value& operand,
                              static_cast<long long>(shape.dimensions(static_cast<int64_t>(d))));
     }
   }
+  FP8_ASSIGN_OR_RETURN(Value out, ResultFor(instruction, operand));
+  FP8_RETURN_IF_ERROR(CheckElementType(instruction, padding_value));
+  for (size_t i = 0; i < static_cast<size_t>(out.element_count()); ++i) {
+    CopyElement(padding_value, 0, out, i);
+  }
   const std::vector<int64_t> out_strides = RowMajorStrides(shape.dimensions());
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()), padding_value.values[0]);
   ForEachIndex(operand.shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) {
@@ -388,9 +427,9 @@ StatusOr<Value> EvalPad(const HloInstruction& instruction, const Value& operand,
       }
       offset += position * out_strides[d];
     }
-    out[static_cast<size_t>(offset)] = operand.values[static_cast<size_t>(linear)];
+    CopyElement(operand, static_cast<size_t>(linear), out, static_cast<size_t>(offset));
   });
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalIota(const HloInstruction& instruction) {
@@ -402,12 +441,17 @@ StatusOr<Value> EvalIota(const HloInstruction& instruction) {
                            instruction.NameForErrors().c_str(), static_cast<long long>(dim),
                            shape.ToString().c_str());
   }
-  std::vector<double> out(static_cast<size_t>(shape.ElementCount()));
+  const PrimitiveType type = shape.element_type();
+  Value out = Value::Zeros(shape);
   ForEachIndex(shape.dimensions(), [&](const std::vector<int64_t>& index, int64_t linear) {
-    out[static_cast<size_t>(linear)] = RoundToElementType(
-        static_cast<double>(index[static_cast<size_t>(dim)]), shape.element_type());
+    const int64_t i = index[static_cast<size_t>(dim)];
+    if (out.HoldsIntegers()) {
+      out.integers[static_cast<size_t>(linear)] = WrapToIntegerType(static_cast<uint64_t>(i), type);
+    } else {
+      out.values[static_cast<size_t>(linear)] = RoundToElementType(static_cast<double>(i), type);
+    }
   });
-  return Value::Array(shape, std::move(out));
+  return out;
 }
 
 StatusOr<Value> EvalReverse(const HloInstruction& instruction, const Value& operand) {
@@ -421,16 +465,21 @@ StatusOr<Value> EvalReverse(const HloInstruction& instruction, const Value& oper
     }
     reversed[static_cast<size_t>(d)] = true;
   }
+  FP8_ASSIGN_OR_RETURN(Value out, ResultFor(instruction, operand));
+  if (out.element_count() != operand.element_count()) {
+    return InvalidArgument("%s: the result %s is not the operand's shape %s",
+                           instruction.NameForErrors().c_str(),
+                           instruction.shape().ToString().c_str(), operand.ShapeString().c_str());
+  }
   const std::vector<int64_t> strides = RowMajorStrides(dims);
-  std::vector<double> out(operand.values.size());
   ForEachIndex(dims, [&](const std::vector<int64_t>& index, int64_t linear) {
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d) {
       offset += (reversed[d] ? dims[d] - 1 - index[d] : index[d]) * strides[d];
     }
-    out[static_cast<size_t>(linear)] = operand.values[static_cast<size_t>(offset)];
+    CopyElement(operand, static_cast<size_t>(offset), out, static_cast<size_t>(linear));
   });
-  return Value::Array(instruction.shape(), std::move(out));
+  return out;
 }
 
 }  // namespace fp8dot::hlo::internal

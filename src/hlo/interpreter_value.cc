@@ -1,6 +1,8 @@
 // Values of the HLO interpreter: rounding to element types and conversions to/from HostTensor.
 #include "fp8dot/hlo/interpreter_value.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,38 +12,22 @@
 namespace fp8dot::hlo {
 namespace {
 
-constexpr double kTwoTo63 = 9223372036854775808.0;
-constexpr double kTwoTo64 = 18446744073709551616.0;
-
-// `value` (integral, finite) modulo 2^64, as the bits of a uint64.
-uint64_t Modulo2To64(double value) {
-  if (std::fabs(value) < kTwoTo63) {
-    return static_cast<uint64_t>(static_cast<int64_t>(value));  // exact two's complement
-  }
-  double m = std::fmod(value, kTwoTo64);
-  if (m < 0) m += kTwoTo64;
-  if (m >= kTwoTo64) m = 0;  // fmod rounding at the edge
-  if (m >= kTwoTo63) return static_cast<uint64_t>(m - kTwoTo63) + (uint64_t{1} << 63);
-  return static_cast<uint64_t>(m);
-}
-
-double IntegerFromBits(uint64_t bits, PrimitiveType type) {
-  const int width = PrimitiveTypeByteSize(type) * 8;
-  if (width < 64) bits &= (uint64_t{1} << width) - 1;
-  if (!IsSignedIntegralType(type)) return static_cast<double>(bits);
-  if (width == 64) return static_cast<double>(static_cast<int64_t>(bits));
-  const bool negative = (bits >> (width - 1)) & 1;
-  const int64_t as_int = static_cast<int64_t>(bits);
-  return static_cast<double>(negative ? as_int - (int64_t{1} << width) : as_int);
-}
-
+// The range of an integer type as [low, high) in doubles (exact: powers of two).
 std::pair<double, double> IntegerRange(PrimitiveType type) {
   const int width = PrimitiveTypeByteSize(type) * 8;
-  if (IsSignedIntegralType(type)) {
-    const double half = std::ldexp(1.0, width - 1);
-    return {-half, half - 1};
-  }
-  return {0.0, std::ldexp(1.0, width) - 1};
+  if (IsSignedIntegralType(type)) return {-std::ldexp(1.0, width - 1), std::ldexp(1.0, width - 1)};
+  return {0.0, std::ldexp(1.0, width)};
+}
+
+// `magnitude` as a double rounded to odd: truncated to 53 significant bits, the last of them set
+// when any bit was cut off. Rounding that once more to nearest, to any type of at most 51 bits
+// of precision (f32 and narrower), gives the correctly rounded value of `magnitude` itself,
+// where rounding to nearest twice could land on a false tie (2^63 + 2^39 + 1 -> f32).
+double RoundToOddDouble(uint64_t magnitude) {
+  const int cut = std::max(0, static_cast<int>(std::bit_width(magnitude)) - 53);
+  if (cut == 0) return static_cast<double>(magnitude);  // exact
+  const uint64_t kept = (magnitude >> cut) << cut;
+  return static_cast<double>(kept != magnitude ? kept | (uint64_t{1} << cut) : kept);
 }
 
 }  // namespace
@@ -49,7 +35,23 @@ std::pair<double, double> IntegerRange(PrimitiveType type) {
 Value Value::Array(Shape shape, std::vector<double> values) {
   Value value;
   value.shape = std::move(shape);
-  value.values = std::move(values);
+  if (value.HoldsIntegers()) {
+    const PrimitiveType type = value.shape.element_type();
+    value.integers.reserve(values.size());
+    for (double v : values) value.integers.push_back(IntegerFromDouble(v, type));
+  } else {
+    value.values = std::move(values);
+  }
+  return value;
+}
+
+Value Value::Integers(Shape shape, std::vector<int64_t> integers) {
+  Value value;
+  value.shape = std::move(shape);
+  const PrimitiveType type = value.shape.element_type();
+  for (int64_t& element : integers)
+    element = WrapToIntegerType(static_cast<uint64_t>(element), type);
+  value.integers = std::move(integers);
   return value;
 }
 
@@ -67,27 +69,81 @@ Value Value::Tuple(std::vector<Value> elements) {
   return value;
 }
 
-double RoundToElementType(double value, PrimitiveType type) {
-  if (type == PrimitiveType::kPred) return value != 0 ? 1.0 : 0.0;  // NaN != 0: true, as C++
-  if (IsIntegralType(type)) {
-    if (!std::isfinite(value)) return 0.0;
-    return IntegerFromBits(Modulo2To64(std::trunc(value)), type);
+Value Value::Zeros(const Shape& shape) {
+  if (shape.IsTuple()) {
+    std::vector<Value> elements;
+    for (const Shape& element : shape.tuple_shapes()) elements.push_back(Zeros(element));
+    Value value = Tuple(std::move(elements));
+    value.shape = shape;  // keep the layouts as written
+    return value;
   }
+  Value value;
+  value.shape = shape;
+  const size_t count =
+      static_cast<size_t>(std::max<int64_t>(shape.IsArray() ? shape.ElementCount() : 0, 0));
+  if (value.HoldsIntegers()) {
+    value.integers.assign(count, 0);
+  } else {
+    value.values.assign(count, 0.0);
+  }
+  return value;
+}
+
+Value Value::ScalarAt(size_t i) const {
+  Value scalar = Zeros(Shape::MakeScalar(shape.element_type()));
+  CopyElement(*this, i, scalar, 0);
+  return scalar;
+}
+
+std::vector<double> Value::AsDoubles() const {
+  if (!HoldsIntegers()) return values;
+  std::vector<double> doubles(integers.size());
+  for (size_t i = 0; i < doubles.size(); ++i) {
+    doubles[i] = IntegerToDouble(integers[i], shape.element_type());
+  }
+  return doubles;
+}
+
+Value ValueFromLiteral(const Literal& literal) {
+  const PrimitiveType type = literal.shape.element_type();
+  if (IsPredOrIntegralType(type)) return Value::Integers(literal.shape, literal.integers);
+  std::vector<double> values = literal.values;
+  for (double& v : values) v = RoundToElementType(v, type);  // f32 constant(0.1) is f32's 0.1
+  return Value::Array(literal.shape, std::move(values));
+}
+
+double RoundToElementType(double value, PrimitiveType type) {
+  if (IsPredOrIntegralType(type)) return IntegerToDouble(IntegerFromDouble(value, type), type);
   if (type == PrimitiveType::kF64) return value;
   std::optional<DType> dtype = ToDType(type);
   if (!dtype.has_value()) return value;
   return RoundToDType(value, *dtype, Overflow::kIeee);
 }
 
-double ConvertFloatToInteger(double value, PrimitiveType type) {
-  if (std::isnan(value)) return 0.0;
-  // For s64/u64 the bounds round to doubles (2^63, 2^64) beyond 2^53, which the interpreter
-  // refuses as inexact: saturating there is an error, never a wrapped -2^63.
+int64_t ConvertFloatToInteger(double value, PrimitiveType type) {
+  if (type == PrimitiveType::kPred) return value != 0 ? 1 : 0;  // NaN != 0: true, as C++
+  if (std::isnan(value)) return 0;
+  // The type's extremes as bits: 2^63 - 1 and 2^64 - 1 have no double. [low, high) are exact
+  // doubles, so the comparisons are exact.
+  const int width = PrimitiveTypeByteSize(type) * 8;
+  const bool is_signed = IsSignedIntegralType(type);
+  const uint64_t max_bits = ~uint64_t{0} >> (64 - width + (is_signed ? 1 : 0));
+  const uint64_t min_bits = is_signed ? ~max_bits : 0;  // -2^(width-1) sign-extended, or 0
   const auto [low, high] = IntegerRange(type);
   const double truncated = std::trunc(value);
-  if (truncated <= low) return low;
-  if (truncated >= high) return high;
-  return truncated;
+  if (truncated < low) return WrapToIntegerType(min_bits, type);
+  if (truncated >= high) return WrapToIntegerType(max_bits, type);
+  return IntegerFromDouble(truncated, type);
+}
+
+double IntegerToFloat(int64_t element, PrimitiveType from, PrimitiveType to) {
+  if (to == PrimitiveType::kF64) return IntegerToDouble(element, from);  // one rounding, to f64
+  const bool negative = IsSignedIntegralType(from) && element < 0;
+  // |element| as a uint64: 0 - bits is the magnitude of a negative int64, INT64_MIN included.
+  const uint64_t magnitude =
+      negative ? 0 - static_cast<uint64_t>(element) : static_cast<uint64_t>(element);
+  const double odd = RoundToOddDouble(magnitude);
+  return RoundToElementType(negative ? -odd : odd, to);
 }
 
 StatusOr<HostTensor> ValueToHostTensor(const Value& value, const std::string& what) {
@@ -139,14 +195,14 @@ StatusOr<Value> ValueFromHostTensor(const HostTensor& tensor, const Shape& shape
                                v);
       }
       const auto [low, high] = IntegerRange(type);
-      if (type != PrimitiveType::kPred && (v < low || v > high)) {
+      if (type != PrimitiveType::kPred && (v < low || v >= high)) {
         return InvalidArgument("%s: element %zu is %g, out of range for %s", what.c_str(), i, v,
                                PrimitiveTypeName(type));
       }
     }
     values[i] = v;
   }
-  return Value::Array(shape, std::move(values));
+  return Value::Array(shape, std::move(values));  // integral and in range: converted exactly
 }
 
 std::vector<uint8_t> EncodeValueBytes(const Value& value) {
@@ -159,17 +215,18 @@ std::vector<uint8_t> EncodeValueBytes(const Value& value) {
     return bytes;
   }
   const PrimitiveType type = value.shape.element_type();
-  const int size = PrimitiveTypeByteSize(type);
-  bytes.resize(value.values.size() * static_cast<size_t>(size));
+  const size_t size = static_cast<size_t>(PrimitiveTypeByteSize(type));
+  const size_t count = static_cast<size_t>(value.element_count());
+  bytes.resize(count * size);
   std::optional<DType> dtype = ToDType(type);
-  for (size_t i = 0; i < value.values.size(); ++i) {
-    uint8_t* out = bytes.data() + i * static_cast<size_t>(size);
+  for (size_t i = 0; i < count; ++i) {
+    uint8_t* out = bytes.data() + i * size;
     if (dtype.has_value()) {
       StoreElement(*dtype, value.values[i], out, 0);
     } else {
-      // pred and integers: two's complement little-endian of the type's width.
-      const uint64_t bits = Modulo2To64(value.values[i]);
-      for (int b = 0; b < size; ++b) out[b] = static_cast<uint8_t>(bits >> (8 * b));
+      // pred and integers: the low bytes of the two's complement bits, little-endian.
+      const uint64_t bits = static_cast<uint64_t>(value.integers[i]);
+      for (size_t b = 0; b < size; ++b) out[b] = static_cast<uint8_t>(bits >> (8 * b));
     }
   }
   return bytes;
@@ -209,14 +266,14 @@ StatusOr<Value> RandomValue(const Shape& shape, uint64_t seed) {
   }
   FP8_ASSIGN_OR_RETURN(HostTensor tensor,
                        UniformTensor(DType::kF64, shape.dimensions(), low, high, seed));
-  std::vector<double> values(static_cast<size_t>(tensor.element_count()));
+  std::vector<int64_t> integers(static_cast<size_t>(tensor.element_count()));
   bool all_zero = true;
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i] = std::floor(tensor.GetPhysical(static_cast<int64_t>(i)));
-    all_zero = all_zero && values[i] == 0;
+  for (size_t i = 0; i < integers.size(); ++i) {
+    integers[i] = static_cast<int64_t>(std::floor(tensor.GetPhysical(static_cast<int64_t>(i))));
+    all_zero = all_zero && integers[i] == 0;
   }
-  if (all_zero && !values.empty()) values[0] = 1;
-  return Value::Array(shape, std::move(values));
+  if (all_zero && !integers.empty()) integers[0] = 1;
+  return Value::Integers(shape, std::move(integers));
 }
 
 }  // namespace fp8dot::hlo

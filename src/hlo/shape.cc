@@ -1,6 +1,7 @@
 // Element types and shapes of the HLO IR (include/fp8dot/hlo/shape.h).
 #include "fp8dot/hlo/shape.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -69,6 +70,39 @@ bool IsSignedIntegralType(PrimitiveType type) {
 bool IsIntegralType(PrimitiveType type) {
   return IsSignedIntegralType(type) || type == PrimitiveType::kU8 || type == PrimitiveType::kU16 ||
          type == PrimitiveType::kU32 || type == PrimitiveType::kU64;
+}
+
+bool IsPredOrIntegralType(PrimitiveType type) {
+  return type == PrimitiveType::kPred || IsIntegralType(type);
+}
+
+int64_t WrapToIntegerType(uint64_t bits, PrimitiveType type) {
+  if (type == PrimitiveType::kPred) return bits != 0 ? 1 : 0;
+  const int width = PrimitiveTypeByteSize(type) * 8;
+  if (width >= 64 || width == 0) return static_cast<int64_t>(bits);  // 0: not an integer type
+  const int unused = 64 - width;
+  // Shift the type's bits to the top, then back: arithmetic (sign-extending) for signed types.
+  return IsSignedIntegralType(type) ? static_cast<int64_t>(bits << unused) >> unused
+                                    : static_cast<int64_t>((bits << unused) >> unused);
+}
+
+int64_t IntegerFromDouble(double value, PrimitiveType type) {
+  if (type == PrimitiveType::kPred) return value != 0 ? 1 : 0;  // NaN != 0: true, as C++
+  if (!std::isfinite(value)) return 0;
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  constexpr double kTwoTo64 = 18446744073709551616.0;
+  double m = std::trunc(value);
+  if (std::fabs(m) >= kTwoTo63) {  // beyond int64: reduce modulo 2^64 first (exact in doubles)
+    m = std::fmod(m, kTwoTo64);
+    if (m < 0) m += kTwoTo64;
+    if (m >= kTwoTo63) m -= kTwoTo64;  // [2^63, 2^64) -> [-2^63, 0): the same bits
+  }
+  return WrapToIntegerType(static_cast<uint64_t>(static_cast<int64_t>(m)), type);
+}
+
+double IntegerToDouble(int64_t element, PrimitiveType type) {
+  return IsSignedIntegralType(type) ? static_cast<double>(element)
+                                    : static_cast<double>(static_cast<uint64_t>(element));
 }
 
 bool IsFp8Type(PrimitiveType type) {

@@ -77,8 +77,8 @@ int64_t Work(const HloComputation* computation, std::map<const HloComputation*, 
   return work;
 }
 
-// Whether `value` is shaped as `shape` says: arrays hold ElementCount() values, tuples match
-// element by element.
+// Whether `value` is shaped as `shape` says: arrays hold ElementCount() elements in the vector
+// their element type uses (and nothing in the other), tuples match element by element.
 bool ValueMatches(const Value& value, const Shape& shape) {
   if (shape.IsTuple()) {
     if (!value.IsTuple() || value.elements.size() != shape.tuple_shapes().size()) return false;
@@ -88,7 +88,8 @@ bool ValueMatches(const Value& value, const Shape& shape) {
     return true;
   }
   return !value.IsTuple() && Shape::Compatible(value.shape, shape) &&
-         value.element_count() == shape.ElementCount();
+         value.element_count() == shape.ElementCount() &&
+         (value.HoldsIntegers() ? value.values.empty() : value.integers.empty());
 }
 
 // FP8DOT_FUZZ_VERBOSE=1: one line per input saying how far it got (to check seeds reach the

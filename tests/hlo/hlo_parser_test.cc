@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "hlo/hlo_test_util.h"
 #include "status_matchers.h"
@@ -105,8 +106,8 @@ TEST(HloParserTest, ParsesEveryTypedAttribute) {
   EXPECT_TRUE(std::isinf(arr.values[3]) && arr.values[3] > 0);
   EXPECT_TRUE(std::isinf(arr.values[4]) && arr.values[4] < 0);
   EXPECT_TRUE(std::isnan(arr.values[5]));
-  EXPECT_EQ(get("c_pred")->literal().values, (std::vector<double>{1, 0, 1}));
-  EXPECT_EQ(get("c_int")->literal().values, (std::vector<double>{-7}));
+  EXPECT_EQ(get("c_pred")->literal().integers, (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(get("c_int")->literal().integers, (std::vector<int64_t>{-7}));
   EXPECT_EQ(get("iota")->iota_dimension(), 1);
   EXPECT_EQ(get("cmp")->comparison_direction(), ComparisonDirection::kLt);
   ASSERT_NE(get("cmp")->FindRawAttribute("type"), nullptr);
@@ -356,15 +357,52 @@ TEST(HloParserErrorTest, IntegerLiteralsOutOfTheirTypesRangeAreErrors) {
                      "ok.hlo"));
 }
 
-TEST(HloParserErrorTest, S64LiteralsADoubleCannotHoldAreErrors) {
-  // The interpreter's values are doubles: 2^53 + 1 would silently become 2^53.
-  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9007199254740993)\n}\n"),
-            "bad.hlo:3:27: error: s64 literal 9007199254740993 cannot be held exactly: fp8dot "
-            "holds integer values as doubles, exact up to 2^53 (docs/hlo.md)\n"
-            "  ROOT c = s64[] constant(9007199254740993)\n"
+TEST(HloParserTest, S64AndU64LiteralsAreReadExactly) {
+  // Integer digits are read exactly over s64's and u64's whole range (2^53 + 1 used to be an
+  // error: literals were doubles). u64 is held as its bit pattern.
+  FP8_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<HloModule> module,
+      ParseHloModule("HloModule m\nENTRY e {\n"
+                     "  a = s64[3] constant({9007199254740993, -9223372036854775808, "
+                     "9223372036854775807})\n"
+                     "  ROOT b = u64[2] constant({18446744073709551615, 9223372036854775809})\n}\n",
+                     "ok.hlo"));
+  const HloComputation* entry = module->entry_computation();
+  EXPECT_EQ(entry->GetInstructionWithName("a")->literal().integers,
+            (std::vector<int64_t>{9007199254740993, std::numeric_limits<int64_t>::min(),
+                                  std::numeric_limits<int64_t>::max()}));
+  EXPECT_EQ(entry->GetInstructionWithName("b")->literal().integers,
+            (std::vector<int64_t>{-1, std::numeric_limits<int64_t>::min() + 1}));
+  EXPECT_TRUE(entry->GetInstructionWithName("a")->literal().values.empty());
+  // Written with '.' or an exponent (which XLA does not accept), an integer is read exactly too,
+  // not through a double.
+  FP8_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<HloModule> decimal,
+      ParseHloModule(
+          "HloModule m\nENTRY e {\n  a = s64[2] constant({1e18, -9.007199254740993e15})\n"
+          "  ROOT b = u64[] constant(1.8446744073709551615e19)\n}\n",
+          "ok.hlo"));
+  EXPECT_EQ(decimal->entry_computation()->GetInstructionWithName("a")->literal().integers,
+            (std::vector<int64_t>{1000000000000000000, -9007199254740993}));
+  EXPECT_EQ(decimal->entry_computation()->GetInstructionWithName("b")->literal().integers,
+            (std::vector<int64_t>{-1}));
+  // A double would round these to integers in range: 2^63 - 1 + 0.5 to 2^63, 9.3e18 - 0.1
+  // to 9.3e18.
+  EXPECT_EQ(
+      ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9223372036854775807.5)\n}\n"),
+      "bad.hlo:3:27: error: s64 literal must be an integer\n"
+      "  ROOT c = s64[] constant(9223372036854775807.5)\n"
+      "                          ^");
+  EXPECT_EQ(
+      ParseError("HloModule m\nENTRY e {\n  ROOT c = u64[] constant(18446744073709551615.1)\n}\n"),
+      "bad.hlo:3:27: error: u64 literal must be an integer\n"
+      "  ROOT c = u64[] constant(18446744073709551615.1)\n"
+      "                          ^");
+  EXPECT_EQ(ParseError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9.3e18)\n}\n"),
+            "bad.hlo:3:27: error: s64 literal 9.3e+18 is out of range [-9223372036854775808, "
+            "9223372036854775807]\n"
+            "  ROOT c = s64[] constant(9.3e18)\n"
             "                          ^");
-  FP8_ASSERT_OK(ParseHloModule(
-      "HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9007199254740992)\n}\n", "ok.hlo"));
 }
 
 TEST(HloParserTest, ParsesXlaDumpsWithStackFrameTables) {

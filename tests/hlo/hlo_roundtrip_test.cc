@@ -72,5 +72,30 @@ ENTRY e {
   EXPECT_EQ(again->ToString(), printed);
 }
 
+TEST(HloPrinterTest, PrintsS64AndU64LiteralsExactly) {
+  // Each extreme and 2^53 + 1 print digit for digit (literals used to be doubles: printed
+  // through one, they would come back as other numbers).
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = s64[3]{0} constant({-9223372036854775808, 9223372036854775807, 9007199254740993})
+  b = u64[2]{0} constant({18446744073709551615, 9223372036854775808})
+  ROOT t = (s64[3]{0}, u64[2]{0}) tuple(a, b)
+})";
+  std::unique_ptr<HloModule> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  const std::string printed = module->ToString();
+  EXPECT_NE(printed.find("constant({-9223372036854775808, 9223372036854775807, 9007199254740993})"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("constant({18446744073709551615, 9223372036854775808})"),
+            std::string::npos)
+      << printed;
+  std::unique_ptr<HloModule> again = ParseOrDie(printed);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->ToString(), printed);
+  EXPECT_EQ(again->entry_computation()->GetInstructionWithName("b")->literal().integers,
+            module->entry_computation()->GetInstructionWithName("b")->literal().integers);
+}
+
 }  // namespace
 }  // namespace fp8dot::hlo

@@ -43,11 +43,12 @@ StatusOr<Value> Eval(const std::string& text, const std::vector<Value>& args,
   return interpreter.Evaluate(*module, args);
 }
 
-// Evaluates a module whose entry root is an array and returns its elements.
+// Evaluates a module whose entry root is an array and returns its elements as doubles (exact
+// for integers up to 2^53; tests of larger integers read Value::integers).
 std::vector<double> EvalValues(const std::string& text, const std::vector<Value>& args) {
   StatusOr<Value> value = Eval(text, args);
   EXPECT_TRUE(value.ok()) << value.status().ToString();
-  return value.ok() ? value->values : std::vector<double>{};
+  return value.ok() ? value->AsDoubles() : std::vector<double>{};
 }
 
 // A module with one entry computation: `params` is "p0 = f32[3] parameter(0)\n..." and `body`
@@ -86,7 +87,7 @@ TEST(InterpreterTest, ParameterAndConstantWithInfAndNan) {
                                {Value::Scalar(P::kS32, 7)});
   ASSERT_TRUE(value.ok()) << value.status().ToString();
   ASSERT_EQ(value->elements.size(), 2u);
-  ExpectValues(value->elements[0].values, {7});
+  EXPECT_EQ(value->elements[0].integers, (std::vector<int64_t>{7}));
   ExpectValues(value->elements[1].values, {1, 2.5, -3, kInf, -kInf, kNaN});
 }
 
@@ -824,8 +825,8 @@ TEST(InterpreterTest, OpsFixtureRunsWithoutItsOpaqueCustomCalls) {
   ASSERT_TRUE(value.ok()) << value.status().ToString();
   ASSERT_EQ(value->elements.size(), 9u);
   ExpectValues(value->elements[5].values, {1, 2.5, -3, kInf, -kInf, kNaN});  // c_arr
-  ExpectValues(value->elements[6].values, {1, 0, 1});                        // c_pred
-  ExpectValues(value->elements[7].values, {-7});                             // c_int
+  EXPECT_EQ(value->elements[6].integers, (std::vector<int64_t>{1, 0, 1}));   // c_pred
+  EXPECT_EQ(value->elements[7].integers, (std::vector<int64_t>{-7}));        // c_int
   // sum = p0 + iota along dim 1.
   std::vector<double> sum(24);
   for (int r = 0; r < 4; ++r)
@@ -916,7 +917,7 @@ TEST(InterpreterValueTest, HostTensorRoundTripAndIntegerConversion) {
   tensor->SetPhysical(2, 3);
   StatusOr<Value> ints = ValueFromHostTensor(*tensor, Shape::MakeArray(P::kS32, {3}));
   ASSERT_TRUE(ints.ok()) << ints.status().ToString();
-  ExpectValues(ints->values, {1, -2, 3});
+  EXPECT_EQ(ints->integers, (std::vector<int64_t>{1, -2, 3}));
   tensor->SetPhysical(1, 0.5);
   StatusOr<Value> bad = ValueFromHostTensor(*tensor, Shape::MakeArray(P::kS32, {3}), "x.npy");
   ASSERT_FALSE(bad.ok());
@@ -945,8 +946,9 @@ TEST(InterpreterValueTest, RandomValuesAreNeverAllZeroAndDeterministic) {
     StatusOr<Value> a = RandomValue(Shape::MakeArray(type, {1}), 3);
     StatusOr<Value> b = RandomValue(Shape::MakeArray(type, {1}), 3);
     ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_NE(a->values[0], 0) << PrimitiveTypeName(type);
+    EXPECT_NE(a->AsDoubles()[0], 0) << PrimitiveTypeName(type);
     EXPECT_EQ(a->values, b->values);
+    EXPECT_EQ(a->integers, b->integers);
   }
 }
 
@@ -1044,26 +1046,312 @@ TEST(InterpreterTest, ConvertFloatToIntSaturatesForEveryWidth) {
                {0, 1e15, -2});
 }
 
-TEST(InterpreterTest, S64ValuesBeyond2To53AreAnErrorNotAWrongAnswer) {
-  // convert(inf) to s64 used to give -2^63; its true value 2^63-1 has no double.
-  StatusOr<Value> inf = Eval(Module("p = f32[] parameter(0)\nROOT c = s64[] convert(p)"),
-                             {Value::Scalar(P::kF32, kInf)});
-  ASSERT_FALSE(inf.ok());
-  EXPECT_EQ(inf.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(inf.status().message(),
-            "%c (line 5): s64 element 0 is about 9.2233720368547758e+18, beyond 2^53: the "
-            "interpreter holds integers as doubles, exact only up to 2^53 in magnitude, and "
-            "refuses rather than give a wrong answer");
-  // 2^52 * 4 = 2^54: exact here, but 2^54 + 1 would not be.
-  StatusOr<Value> product = Eval(Module("a = s64[] constant(4503599627370496)\n"
-                                        "b = s64[] constant(4)\nROOT m = s64[] multiply(a, b)"),
-                                 {});
-  ASSERT_FALSE(product.ok());
-  EXPECT_NE(product.status().message().find("%m (line 6): s64 element 0"), std::string::npos)
-      << product.status().message();
-  // s32 arithmetic is exact two's complement: 65537^2 = 2^32 + 2^17 + 1 wraps to 131073.
-  ExpectValues(EvalValues(Module("a = s32[] constant(65537)\nROOT m = s32[] multiply(a, a)"), {}),
-               {131073});
+// ---- Exact s64/u64 values (issue #13) -----------------------------------------------------------
+// Integers used to be doubles, so s64/u64 values beyond 2^53 were refused (or, before that, wrong).
+// These values are exact now; every expectation below is an integer a double cannot hold.
+
+constexpr int64_t kS64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kS64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kTwoTo53 = int64_t{1} << 53;
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+
+// Evaluates a module whose entry root is a pred/integer array and returns its elements exactly
+// (shape.h's form: u64 as its bit pattern).
+std::vector<int64_t> EvalIntegers(const std::string& text, const std::vector<Value>& args = {}) {
+  StatusOr<Value> value = Eval(text, args);
+  EXPECT_TRUE(value.ok()) << value.status().ToString();
+  if (!value.ok()) return {};
+  EXPECT_TRUE(value->values.empty()) << "pred/integer elements are held in Value::integers";
+  return value->integers;
+}
+
+int64_t Bits(uint64_t u64) { return static_cast<int64_t>(u64); }
+
+TEST(InterpreterExactIntegerTest, S64ArithmeticBeyond2To53IsExact) {
+  // 2^53 + 1 has no double; + 1 gives 2^53 + 2 exactly.
+  EXPECT_EQ(EvalIntegers(Module("a = s64[] constant(9007199254740993)\nb = s64[] constant(1)\n"
+                                "ROOT c = s64[] add(a, b)")),
+            (std::vector<int64_t>{kTwoTo53 + 2}));
+  // 2^52 * 4 + 1 = 2^54 + 1 (the old interpreter refused the 2^54 on the way).
+  EXPECT_EQ(EvalIntegers(Module("a = s64[] constant(4503599627370496)\nb = s64[] constant(4)\n"
+                                "m = s64[] multiply(a, b)\none = s64[] constant(1)\n"
+                                "ROOT c = s64[] add(m, one)")),
+            (std::vector<int64_t>{(int64_t{1} << 54) + 1}));
+  // Products and powers wrap modulo 2^64: (2^62 + 3) * 4 = 2^64 + 12 -> 12, (2^62 + 3)^4 = 81 +
+  // multiples of 2^64 -> 81, and 3^40 (about 1.2e19) -> 3^40 - 2^64.
+  uint64_t three_to_40 = 1;
+  for (int i = 0; i < 40; ++i) three_to_40 *= 3;
+  EXPECT_EQ(EvalIntegers(Module("a = s64[2] constant({4611686018427387907, 3})\n"
+                                "b = s64[2] constant({4, 40})\n"
+                                "m = s64[2] multiply(a, b)\np = s64[2] power(a, b)\n"
+                                "ROOT t = s64[4] concatenate(m, p), dimensions={0}")),
+            (std::vector<int64_t>{12, 120, 81, Bits(three_to_40)}));
+  // s32 arithmetic is exact two's complement too: 65537^2 = 2^32 + 2^17 + 1 wraps to 131073.
+  EXPECT_EQ(EvalIntegers(Module("a = s32[] constant(65537)\nROOT m = s32[] multiply(a, a)")),
+            (std::vector<int64_t>{131073}));
+}
+
+TEST(InterpreterExactIntegerTest, U64WrapsAtTwoTo64) {
+  EXPECT_EQ(EvalIntegers(Module("a = u64[] constant(18446744073709551615)\n"
+                                "b = u64[] constant(1)\nROOT c = u64[] add(a, b)")),
+            (std::vector<int64_t>{0}));
+  // 0 - 1 = 2^64 - 1; 2^63 + 2^63 = 0; (2^64 - 1) / 3 is exact in u64.
+  EXPECT_EQ(EvalIntegers(Module("a = u64[3] constant({0, 9223372036854775808, "
+                                "18446744073709551615})\n"
+                                "b = u64[3] constant({1, 9223372036854775808, 3})\n"
+                                "s = u64[3] subtract(a, b)\nadd = u64[3] add(a, b)\n"
+                                "d = u64[3] divide(a, b)\n"
+                                "ROOT t = u64[9] concatenate(s, add, d), dimensions={0}")),
+            (std::vector<int64_t>{Bits(kU64Max), 0, Bits(kU64Max - 3), 1, 0, 2, 0, 1,
+                                  Bits(6148914691236517205u)}));
+}
+
+TEST(InterpreterExactIntegerTest, DivisionFollowsXlaAtTheEdges) {
+  // INT64_MIN / -1 = INT64_MIN, INT64_MIN % -1 = 0, x / 0 = -1, x % 0 = x; u64 x / 0 = 2^64 - 1.
+  EXPECT_EQ(EvalIntegers(Module("a = s64[3] constant({-9223372036854775808, 9007199254740993, "
+                                "-7})\nb = s64[3] constant({-1, 0, 2})\n"
+                                "d = s64[3] divide(a, b)\nr = s64[3] remainder(a, b)\n"
+                                "ROOT t = s64[6] concatenate(d, r), dimensions={0}")),
+            (std::vector<int64_t>{kS64Min, -1, -3, 0, kTwoTo53 + 1, -1}));
+  EXPECT_EQ(EvalIntegers(Module("a = u64[] constant(18446744073709551613)\n"
+                                "b = u64[] constant(0)\nROOT d = u64[] divide(a, b)")),
+            (std::vector<int64_t>{Bits(kU64Max)}));
+}
+
+TEST(InterpreterExactIntegerTest, UnaryBitwiseAndShiftOpsOnS64AndU64) {
+  EXPECT_EQ(
+      EvalIntegers(Module("a = s64[4] constant({-9223372036854775808, 9007199254740993, "
+                          "-9007199254740993, 0})\n"
+                          "abs = s64[4] abs(a)\nneg = s64[4] negate(a)\nsgn = s64[4] sign(a)\n"
+                          "ROOT t = s64[12] concatenate(abs, neg, sgn), dimensions={0}")),
+      (std::vector<int64_t>{kS64Min, kTwoTo53 + 1, kTwoTo53 + 1, 0,   // abs(MIN) wraps
+                            kS64Min, -kTwoTo53 - 1, kTwoTo53 + 1, 0,  // -MIN wraps
+                            -1, 1, -1, 0}));
+  // u64 2^64 - 1: popcnt 64, clz 0; 1: clz 63; not, and, shifts on the top bit.
+  EXPECT_EQ(
+      EvalIntegers(Module("a = u64[2] constant({18446744073709551615, 1})\n"
+                          "p = u64[2] popcnt(a)\nz = u64[2] count-leading-zeros(a)\n"
+                          "n = u64[2] not(a)\nk = u64[] constant(63)\n"
+                          "kb = u64[2] broadcast(k), dimensions={}\n"
+                          "l = u64[2] shift-left(a, kb)\n"
+                          "r = u64[2] shift-right-logical(a, kb)\n"
+                          "ROOT t = u64[12] concatenate(p, z, n, l, r, kb), "
+                          "dimensions={0}")),
+      (std::vector<int64_t>{64, 1, 0, 63, 0, Bits(kU64Max - 1), kS64Min, kS64Min, 1, 0, 63, 63}));
+  // Arithmetic shift of a negative s64 keeps the sign; by 64 or more it gives the sign.
+  EXPECT_EQ(EvalIntegers(Module("a = s64[2] constant({-9223372036854775807, 9223372036854775807})\n"
+                                "b = s64[2] constant({62, 64})\n"
+                                "ROOT r = s64[2] shift-right-arithmetic(a, b)")),
+            (std::vector<int64_t>{-2, 0}));
+}
+
+TEST(InterpreterExactIntegerTest, U64ComparesUnsignedAndS64Signed) {
+  // As u64, 2^63 + 1 > 2^63 and 2^64 - 1 > 1 (held as int64 bits, 2^64 - 1 is -1: the compare
+  // must read them unsigned).
+  EXPECT_EQ(EvalIntegers(Module("a = u64[2] constant({9223372036854775809, 18446744073709551615})\n"
+                                "b = u64[2] constant({9223372036854775808, 1})\n"
+                                "ROOT c = pred[2] compare(a, b), direction=GT")),
+            (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(EvalIntegers(Module("a = s64[2] constant({-1, 9007199254740993})\n"
+                                "b = s64[2] constant({1, 9007199254740992})\n"
+                                "ROOT c = pred[2] compare(a, b), direction=LT")),
+            (std::vector<int64_t>{1, 0}));
+  // max/min/clamp order u64 unsigned: max(2^64 - 1, 1) is 2^64 - 1.
+  EXPECT_EQ(EvalIntegers(Module("a = u64[2] constant({18446744073709551615, 5})\n"
+                                "b = u64[2] constant({1, 9223372036854775808})\n"
+                                "mx = u64[2] maximum(a, b)\nmn = u64[2] minimum(a, b)\n"
+                                "lo = u64[] constant(3)\nhi = u64[] constant(9223372036854775809)\n"
+                                "c = u64[2] clamp(lo, a, hi)\n"
+                                "ROOT t = u64[6] concatenate(mx, mn, c), dimensions={0}")),
+            (std::vector<int64_t>{Bits(kU64Max), kS64Min, 1, 5, kS64Min + 1, 5}));
+}
+
+TEST(InterpreterExactIntegerTest, ConvertSaturatesAtTheS64AndU64Extremes) {
+  const Value in = Arr(P::kF32, {5}, {kInf, -kInf, kNaN, 1e30, -1e30});
+  EXPECT_EQ(EvalIntegers(Module("p = f32[5] parameter(0)\nROOT c = s64[5] convert(p)"), {in}),
+            (std::vector<int64_t>{kS64Max, kS64Min, 0, kS64Max, kS64Min}));
+  EXPECT_EQ(EvalIntegers(Module("p = f32[5] parameter(0)\nROOT c = u64[5] convert(p)"), {in}),
+            (std::vector<int64_t>{Bits(kU64Max), 0, 0, Bits(kU64Max), 0}));
+  // Below the saturation point float -> integer is exact: f64 2^63 - 1024 and 2^64 - 2048.
+  EXPECT_EQ(EvalIntegers(Module("p = f64[2] parameter(0)\nROOT c = u64[2] convert(p)"),
+                         {Arr(P::kF64, {2}, {9223372036854774784.0, 18446744073709549568.0})}),
+            (std::vector<int64_t>{Bits(9223372036854774784u), Bits(18446744073709549568u)}));
+  // Integer -> integer wraps: s64 -1 -> u64 2^64 - 1; u64 2^63 + 5 -> s32 5; s8 -> u64
+  // sign-extends.
+  EXPECT_EQ(EvalIntegers(Module("a = s64[] constant(-1)\nROOT c = u64[] convert(a)")),
+            (std::vector<int64_t>{Bits(kU64Max)}));
+  EXPECT_EQ(EvalIntegers(Module("a = u64[] constant(9223372036854775813)\n"
+                                "ROOT c = s32[] convert(a)")),
+            (std::vector<int64_t>{5}));
+  EXPECT_EQ(EvalIntegers(Module("a = s8[] constant(-2)\nROOT c = u64[] convert(a)")),
+            (std::vector<int64_t>{Bits(kU64Max - 1)}));
+}
+
+TEST(InterpreterExactIntegerTest, IntegerToFloatRoundsOnceToTheTarget) {
+  // u64 2^64 - 1 -> f64 and f32 is 2^64 (the nearest of either type).
+  ExpectValues(EvalValues(Module("a = u64[] constant(18446744073709551615)\n"
+                                 "ROOT c = f64[] convert(a)"),
+                          {}),
+               {18446744073709551616.0});
+  ExpectValues(EvalValues(Module("a = u64[] constant(18446744073709551615)\n"
+                                 "ROOT c = f32[] convert(a)"),
+                          {}),
+               {18446744073709551616.0});
+  // 2^63 + 2^39 + 1 is just above the midpoint between two f32s (2^63, 2^63 + 2^40): f32 rounds
+  // it up. Through f64 first it would become the midpoint 2^63 + 2^39 and then round to even,
+  // down to 2^63.
+  ExpectValues(EvalValues(Module("a = u64[] constant(9223372586610589697)\n"
+                                 "ROOT c = f32[] convert(a)"),
+                          {}),
+               {9223373136366403584.0});
+  ExpectValues(EvalValues(Module("a = s64[2] constant({-9223372036854775808, -9007199254740993})\n"
+                                 "ROOT c = f64[2] convert(a)"),
+                          {}),
+               {-9223372036854775808.0, -9007199254740992.0});
+  // u64 beyond f16's range overflows to inf.
+  ExpectValues(EvalValues(Module("a = u64[] constant(18446744073709551615)\n"
+                                 "ROOT c = f16[] convert(a)"),
+                          {}),
+               {kInf});
+}
+
+TEST(InterpreterExactIntegerTest, ReduceOverS64WrapsExactly) {
+  const char add_s64[] = R"(
+add_s64 {
+  x = s64[] parameter(0)
+  y = s64[] parameter(1)
+  ROOT s = s64[] add(x, y)
+}
+add_twice {
+  x2 = s64[] parameter(0)
+  y2 = s64[] parameter(1)
+  a2 = s64[] add(x2, y2)
+  ROOT s2 = s64[] add(a2, y2)
+}
+)";
+  // Four times 2^62 + 1 is 2^64 + 4: it wraps to 4. The single-op body runs on the fast path,
+  // the two-op one through the interpreter per element: both exact.
+  const Value in = Value::Integers(Shape::MakeArray(P::kS64, {4}),
+                                   std::vector<int64_t>(4, (int64_t{1} << 62) + 1));
+  EXPECT_EQ(EvalIntegers(Module("p = s64[4] parameter(0)\nz = s64[] constant(0)\n"
+                                "ROOT r = s64[] reduce(p, z), dimensions={0}, to_apply=add_s64",
+                                add_s64),
+                         {in}),
+            (std::vector<int64_t>{4}));
+  EXPECT_EQ(EvalIntegers(Module("p = s64[4] parameter(0)\nz = s64[] constant(1)\n"
+                                "ROOT r = s64[] reduce(p, z), dimensions={0}, to_apply=add_twice",
+                                add_s64),
+                         {in}),
+            (std::vector<int64_t>{9}));  // 1 + 2 * (2^64 + 4) wraps to 9
+}
+
+TEST(InterpreterExactIntegerTest, ReduceOfIntegersWithAFloatBodyConvertsThem) {
+  // The verifier lets an s32 input reach an f32 to_apply (XLA's mixed precision): its parameters
+  // get the elements converted to f32, as they did when every element was a double.
+  ExpectValues(EvalValues(Module("p = s32[3] parameter(0)\nz = f32[] constant(0.5)\n"
+                                 "ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add",
+                                 kAddF32),
+                          {Arr(P::kS32, {3}, {1, 2, 3})}),
+               {6.5});
+  ExpectValues(EvalValues(Module("p = s32[3] parameter(0)\nz = f32[] constant(0.5)\n"
+                                 "ROOT r = f32[] reduce(p, z), dimensions={0}, "
+                                 "to_apply=sum_of_squares",
+                                 kAddF32),
+                          {Arr(P::kS32, {3}, {1, 2, 3})}),
+               {14.5});
+}
+
+TEST(InterpreterExactIntegerTest, DataMovementKeepsS64ValuesExact) {
+  // Every data-movement op on values a double cannot hold: broadcast, transpose, reshape,
+  // reverse, slice, pad, select, dynamic-update-slice, bitcast through a layout, call, tuple.
+  const char callee[] = R"(
+identity {
+  ROOT x = s64[2,2] parameter(0)
+}
+)";
+  const std::string body =
+      "a = s64[2] constant({9007199254740993, -9223372036854775807})\n"
+      "b = s64[2,2] broadcast(a), dimensions={1}\n"
+      "t = s64[2,2] transpose(b), dimensions={1,0}\n"
+      "r = s64[4] reshape(t)\n"
+      "v = s64[4] reverse(r), dimensions={0}\n"
+      "s = s64[2] slice(v), slice={[1:3]}\n"
+      "z = s64[] constant(9223372036854775807)\n"
+      "p = s64[4] pad(s, z), padding=1_1\n"
+      "m = pred[4] constant({true, false, true, false})\n"
+      "sel = s64[4] select(m, p, v)\n"
+      "i = s64[] constant(1)\n"
+      "u = s64[4] dynamic-update-slice(sel, a, i)\n"
+      "c = s64[2,2]{0,1} bitcast(t)\n"
+      "k = s64[2,2] call(c), to_apply=identity\n"
+      "kr = s64[4] reshape(k)\n"
+      "ROOT o = s64[8] concatenate(u, kr), dimensions={0}";
+  constexpr int64_t kA = kTwoTo53 + 1, kB = kS64Min + 1;
+  // t = {{A, A}, {B, B}}; r = {A, A, B, B}; v = {B, B, A, A}; s = {B, A};
+  // p = {MAX, B, A, MAX}; sel = {MAX, B, A, A}; u = {MAX, A, B, A}.
+  // bitcast to {0,1}: t's buffer {A, A, B, B} read column-major is {{A, B}, {A, B}}.
+  EXPECT_EQ(EvalIntegers(Module(body, callee)),
+            (std::vector<int64_t>{kS64Max, kA, kB, kA, kA, kB, kA, kB}));
+}
+
+TEST(InterpreterExactIntegerTest, S64IndicesAreReadExactly) {
+  const Value x = Arr(P::kF32, {4}, {10, 11, 12, 13});
+  const std::string slice =
+      "x = f32[4] parameter(0)\ni = $type[] parameter(1)\n"
+      "ROOT d = f32[2] dynamic-slice(x, i), dynamic_slice_sizes={2}";
+  auto run = [&](P type, int64_t index) {
+    return EvalValues(Module(Substitute(slice, {{"type", PrimitiveTypeName(type)}})),
+                      {x, Value::Integers(Shape::MakeScalar(type), {index})});
+  };
+  ExpectValues(run(P::kS64, 1), {11, 12});
+  // Clamped like XLA: INT64_MIN -> 0, 2^53 + 1 -> 2; u64 2^64 - 1 is huge, not -1: -> 2.
+  ExpectValues(run(P::kS64, kS64Min), {10, 11});
+  ExpectValues(run(P::kS64, kTwoTo53 + 1), {12, 13});
+  ExpectValues(run(P::kU64, Bits(kU64Max)), {12, 13});
+  // A scatter at an s64 index far out of range is skipped, not wrapped into range.
+  ExpectValues(
+      EvalValues(
+          Module("x = f32[3] parameter(0)\ni = s64[] parameter(1)\nv = f32[] "
+                 "parameter(2)\nROOT s = f32[3] scatter(x, i, v), update_window_dims={}, "
+                 "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                 "index_vector_dim=0, to_apply=add",
+                 kAddF32),
+          {Arr(P::kF32, {3}, {1, 2, 3}), Value::Integers(Shape::MakeScalar(P::kS64), {kS64Max}),
+           Value::Scalar(P::kF32, 5)}),
+      {1, 2, 3});
+}
+
+TEST(InterpreterValueTest, EncodesS64AndU64BytesExactly) {
+  // Checksums (fp8dot run's hash) and .npy outputs read these bytes.
+  const Value s64 = Value::Integers(Shape::MakeArray(P::kS64, {2}), {kTwoTo53 + 1, kS64Min});
+  EXPECT_EQ(EncodeValueBytes(s64),
+            (std::vector<uint8_t>{0x01, 0, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x80}));
+  const Value u64 = Value::Integers(Shape::MakeArray(P::kU64, {1}), {Bits(kU64Max - 1)});
+  EXPECT_EQ(EncodeValueBytes(u64),
+            (std::vector<uint8_t>{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
+  // Narrow types: their low bytes.
+  const Value s16 = Value::Integers(Shape::MakeArray(P::kS16, {1}), {-2});
+  EXPECT_EQ(EncodeValueBytes(s16), (std::vector<uint8_t>{0xfe, 0xff}));
+}
+
+TEST(InterpreterValueTest, IntegersAreWrappedToTheirType) {
+  // Value::Integers and WrapToIntegerType: sign-extended for signed, zero-extended for unsigned.
+  EXPECT_EQ(Value::Integers(Shape::MakeArray(P::kS8, {2}), {128, -129}).integers,
+            (std::vector<int64_t>{-128, 127}));
+  EXPECT_EQ(Value::Integers(Shape::MakeArray(P::kU32, {1}), {-1}).integers,
+            (std::vector<int64_t>{4294967295}));
+  EXPECT_EQ(Value::Integers(Shape::MakeArray(P::kPred, {2}), {2, 0}).integers,
+            (std::vector<int64_t>{1, 0}));
+  // A float tensor feeds an s64 parameter exactly when its values are integers in range.
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor tensor, HostTensor::Create(DType::kF64, {2}));
+  tensor.SetPhysical(0, 1152921504606846976.0);  // 2^60
+  tensor.SetPhysical(1, -9223372036854775808.0);
+  FP8_ASSERT_OK_AND_ASSIGN(Value s64, ValueFromHostTensor(tensor, Shape::MakeArray(P::kS64, {2})));
+  EXPECT_EQ(s64.integers, (std::vector<int64_t>{int64_t{1} << 60, kS64Min}));
+  tensor.SetPhysical(1, 9223372036854775808.0);  // 2^63: out of s64's range
+  EXPECT_FALSE(ValueFromHostTensor(tensor, Shape::MakeArray(P::kS64, {2})).ok());
+  EXPECT_EQ(ConvertFloatToInteger(kInf, P::kU64), Bits(kU64Max));
+  EXPECT_EQ(IntegerToFloat(Bits(kU64Max), P::kU64, P::kBF16), 18446744073709551616.0);
 }
 
 TEST(InterpreterTest, ModulesThatFailTheVerifierAreRefused) {

@@ -274,8 +274,8 @@ Status ReportOutputs(const std::vector<Value>& outputs, const RunCommandFlags& f
   FileSetWriter files;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& output = outputs[i];
-    double sum = 0, abs_sum = 0;
-    for (double v : output.values) {
+    double sum = 0, abs_sum = 0;  // of the elements as doubles; the hash is of the exact bytes
+    for (double v : output.AsDoubles()) {
       sum += v;
       abs_sum += std::fabs(v);
     }
@@ -314,7 +314,7 @@ Status CompareWithOriginal(const std::vector<Value>& outputs, const std::vector<
                     original_outputs.size());
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const ErrorStats error = CompareValues(outputs[i].values, original_outputs[i].values);
+    const ErrorStats error = CompareValues(outputs[i].AsDoubles(), original_outputs[i].AsDoubles());
     std::printf(
         "compare out%zu: max abs error / max |original| %.3e, relative Frobenius %.3e, max abs "
         "%.3e",

@@ -54,14 +54,20 @@ namespace fp8dot::hlo {
 class HloComputation;
 class HloModule;
 
-// The value of a constant: an array shape and its elements in row-major (logical) order, as
-// doubles. pred is 0/1; integers are exact up to 2^53. Prints as XLA does: "1", "-inf", "nan",
-// "{ {1, 2}, {3, 4} }", "true".
+// The value of a constant: an array shape and its elements in row-major (logical) order, all
+// exact: float types as doubles (which hold every float type fp8dot knows), pred and integers as
+// int64 in shape.h's form (IsPredOrIntegralType), so all of s64's and u64's range. Prints as XLA
+// does: "1", "-inf", "nan", "{ {1, 2}, {3, 4} }", "true", "18446744073709551615".
 struct Literal {
   Shape shape;
-  std::vector<double> values;  // shape.ElementCount() of them
+  // shape.ElementCount() elements in one of these, as the element type says:
+  std::vector<double> values;     // float types
+  std::vector<int64_t> integers;  // pred and integer types
 
+  // A scalar; for pred and integer types `value` is truncated and wrapped (IntegerFromDouble).
   static Literal Scalar(PrimitiveType type, double value);
+  // The elements held, in whichever vector the element type uses.
+  int64_t element_count() const;
   // "1" for a scalar, "{1, 2}" for rank 1, "{ {1, 2}, {3, 4} }" for rank 2, ...
   std::string ToString() const;
 };

@@ -8,8 +8,9 @@
 //   FP8_ASSIGN_OR_RETURN(Value result, interpreter.Evaluate(*module, arguments));
 //   for (const GemmRecord& gemm : interpreter.gemm_records()) ...  // what each dot/GEMM ran as
 //
-// Every op except dot and the GEMM custom calls runs on the host in doubles, rounded to the
-// element type after each op (interpreter_value.h). dot, __cublas$lt$matmul$f8 and
+// Every op except dot and the GEMM custom calls runs on the host: floats in doubles, rounded to
+// the element type after each op, pred and integers exactly in 64-bit two's complement, wrapped to
+// their width (interpreter_value.h). dot, __cublas$lt$matmul$f8 and
 // __cublas$lt$matmul become a DotSpec (operand types, dimension numbers, the PrecisionConfig,
 // output type; for the custom calls also tensor scales, alpha, beta + C, epilogue, scale_d, amax)
 // and run on the chosen dot backend, so the accumulation is the one ResolveAccumulation picks:
@@ -49,7 +50,7 @@ struct InterpreterOptions {
   // laptop safe; raise them for bigger modules.
   //
   // The most elements of any one array value (an instruction's result, each element of a tuple
-  // separately). Values hold doubles: 2^28 elements are 2 GiB.
+  // separately). Elements take 8 bytes (double or int64): 2^28 elements are 2 GiB.
   int64_t max_elements = kDefaultMaxElements;  // 2^28
   // The most instructions one Evaluate() evaluates, counting every instruction of every called
   // computation each time it runs (reduce and scatter bodies per element, unless the body is a

@@ -44,6 +44,20 @@ bool IsFloatingPointType(PrimitiveType type);  // f16 bf16 f32 f64 f8*
 bool IsIntegralType(PrimitiveType type);       // s* u*
 bool IsSignedIntegralType(PrimitiveType type);
 bool IsFp8Type(PrimitiveType type);
+// pred and the integer types: their elements are held exactly as int64_t (Literal, the
+// interpreter's Value) in one form, the two's complement bits extended from the type's width:
+// sign-extended for s8..s64, zero-extended for u8..u32 and pred (0/1), u64 as its bit pattern
+// (values >= 2^63 read as negative int64). So signed types compare as int64 and unsigned ones
+// as uint64, and any wrapping uint64 arithmetic on the bits is two's complement arithmetic.
+bool IsPredOrIntegralType(PrimitiveType type);
+// Writes an integer element: `bits` wrapped to `type`'s width in that form (pred: non-zero -> 1).
+int64_t WrapToIntegerType(uint64_t bits, PrimitiveType type);
+// The integral part of `value` wrapped to `type` (modulo 2^width, as a C cast does; NaN and inf
+// -> 0; pred: non-zero -> 1). Exact for every integer a double holds.
+int64_t IntegerFromDouble(double value, PrimitiveType type);
+// An integer element (the form above) as the nearest double: exact up to 2^53 in magnitude, u64
+// read unsigned. For printing sums and metrics; conversions use the interpreter's IntegerToFloat.
+double IntegerToDouble(int64_t element, PrimitiveType type);
 // Bytes per element; 0 for token/tuple/invalid. pred is 1 byte, like XLA.
 int PrimitiveTypeByteSize(PrimitiveType type);
 

@@ -235,10 +235,13 @@ std::optional<double> ScalarConstantValue(const HloInstruction* instruction) {
           Is(instruction, HloOpcode::kReshape) || Is(instruction, HloOpcode::kBitcast))) {
     instruction = instruction->operand(0);
   }
-  if (!Is(instruction, HloOpcode::kConstant) || instruction->literal().values.size() != 1) {
+  if (!Is(instruction, HloOpcode::kConstant) || instruction->literal().element_count() != 1) {
     return std::nullopt;
   }
-  return instruction->literal().values[0];
+  const Literal& literal = instruction->literal();
+  const PrimitiveType type = literal.shape.element_type();
+  return IsPredOrIntegralType(type) ? IntegerToDouble(literal.integers[0], type)
+                                    : literal.values[0];
 }
 
 bool IsDataMovement(const HloInstruction* instruction) {

@@ -1,0 +1,77 @@
+"""Where the time of one jax_bench.py MLP-block variant goes: its XLA-compiled program (written to
+OUT/<variant>.hlo) and, from a profiler trace of a few steps, the GPU time per kernel name,
+largest first.
+
+    python bench/python/jax_profile.py --variants "flax-fp8 (XLA),fp8dot-delayed" --out /tmp/prof
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import gzip
+import json
+import os
+import re
+import sys
+
+import jax
+import jax.numpy as jnp
+
+sys.path.insert(0, os.path.dirname(__file__))
+from jax_bench import make_block, mlp_variants  # noqa: E402
+
+
+def kernel_times(trace_dir: str) -> collections.Counter:
+    """GPU microseconds per kernel name, from the Perfetto trace jax.profiler wrote."""
+    files = glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True)
+    if not files:
+        return collections.Counter()
+    with gzip.open(max(files, key=os.path.getmtime)) as f:
+        trace = json.load(f)
+    processes = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+                 if e.get("ph") == "M" and e.get("name") == "process_name"}
+    times = collections.Counter()
+    for event in trace["traceEvents"]:
+        if event.get("ph") == "X" and "/device:GPU" in processes.get(event.get("pid"), ""):
+            times[event["name"]] += event.get("dur", 0)
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--variants", default="flax-fp8 (XLA),fp8dot-delayed,fp8dot-seed")
+    parser.add_argument("--tokens", type=int, default=8192)
+    parser.add_argument("--d-model", type=int, default=4096)
+    parser.add_argument("--hidden", type=int, default=16384)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--out", default=os.environ.get("OUT", "/tmp/fp8dot-profile"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    x = jax.random.normal(jax.random.PRNGKey(0), (args.tokens, args.d_model), jnp.bfloat16)
+    dy = jax.random.normal(jax.random.PRNGKey(1), (args.tokens, args.d_model), jnp.bfloat16)
+    for name, cls in mlp_variants(args.variants.split(",")).items():
+        block = make_block(cls, args.d_model, args.hidden)
+        variables = block.init(jax.random.PRNGKey(2), x)
+        step = jax.jit(jax.value_and_grad(
+            lambda v, x: jnp.sum(block.apply(v, x).astype(jnp.float32) * dy), argnums=(0, 1)))
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        with open(os.path.join(args.out, f"{slug}.hlo"), "w") as f:
+            f.write(step.lower(variables, x).compile().as_text())
+        for _ in range(3):
+            jax.block_until_ready(step(variables, x))
+        trace_dir = os.path.join(args.out, f"trace-{slug}")
+        with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+            for _ in range(args.steps):
+                out = step(variables, x)
+            jax.block_until_ready(out)
+        times = kernel_times(trace_dir)
+        total = sum(times.values()) / args.steps
+        print(f"\n== {name}: {total / 1e3:.3f} ms of GPU kernels per step")
+        for kernel, us in times.most_common(25):
+            print(f"  {us / args.steps:9.1f} us  {kernel[:150]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -215,7 +215,7 @@ def test_the_three_gemms_are_the_recipes_and_each_is_exactly_one_ffi_call():
     assert [(g.engine, g.lhs.split("[")[0], g.rhs.split("[")[0], g.accumulation) for g in gemms] == [
         ("fp8dot", "float8_e4m3fn", "float8_e4m3fn", "fp8-fast"),      # forward: DEFAULT
         ("fp8dot", "float8_e5m2", "float8_e4m3fn", "fp8-promoted"),    # dgrad: HIGHEST
-        ("fp8dot", "float8_e5m2", "float8_e4m3fn", "fp8-promoted")]    # wgrad: HIGHEST
+        ("fp8dot", "float8_e4m3fn", "float8_e5m2", "fp8-promoted")]    # wgrad (Xᵀ·dY): HIGHEST
     text = fj.explain(grad, x, w)
     assert "fp8-fast" in text and text.count("\n") == 2
     blocks = fj.explain(jax.grad(functools.partial(_loss, recipe=fj.Recipe.deepseek_blocks()),

@@ -8,7 +8,7 @@ Each GEMM is one fp8dot_scaled_dot custom call (ops.py); its accumulation is wha
 ResolveAccumulation gives the recipe's precision. The operands are brought into the layout
 cuBLASLt's FP8 GEMMs read (both contracting dims contiguous) inside the quantisation, which XLA
 fuses: X as [M, K], W as [N, K]; for the gradients dY as [M, N] and [N, M], W as [K, N], X as
-[K, M]. An FP8 operand whose scaling survives a transpose (tensor scales, 128×128 blocks) is
+[K, M] (the weight gradient is computed in the kernel's layout). An FP8 operand whose scaling survives a transpose (tensor scales, 128×128 blocks) is
 transposed in FP8 instead of quantised again.
 
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
@@ -143,19 +143,22 @@ def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
                             precision=dgrad.precision, algorithm=dgrad.algorithm,
                             preferred_element_type=x2.dtype)
 
-    # wgrad: dW [N, K] = dYᵀ [N, M] · X, X as [K, M].
+    # wgrad: dW = dYᵀ · X, computed as the kernel's own [K, N] = Xᵀ [K, M] · dY, X as [K, M]
+    # and dY as [N, M] (the operands swap sides, and so do their precisions), then returned
+    # transposed into w2's [N, K]: XLA folds that transpose into the caller's, so the gradient
+    # lands in the kernel's layout without a pass over it.
     if activation == "tensor" and wgrad.lhs_dtype == dgrad.lhs_dtype:
         gt_q, gt_scale = g_q.T, g_scale
     else:
         gt_q, gt_scale = quantize(g.T, wgrad.lhs_dtype, activation)
+        gt_scale = _as_rhs(gt_scale, activation)
     if activation == "tensor" and wgrad.rhs_dtype == recipe.forward.lhs_dtype:
         xt_q, xt_scale = x_q.T, x_scale
     else:
         xt_q, xt_scale = quantize(x2.T, wgrad.rhs_dtype, activation)
-        xt_scale = _as_rhs(xt_scale, activation)
-    dw = scaled_dot_general(gt_q, xt_q, _TN, lhs_scale=gt_scale, rhs_scale=xt_scale,
-                            precision=wgrad.precision, algorithm=wgrad.algorithm,
-                            preferred_element_type=w2.dtype)
+    dw = scaled_dot_general(xt_q, gt_q, _TN, lhs_scale=xt_scale, rhs_scale=gt_scale,
+                            precision=(wgrad.precision[1], wgrad.precision[0]),
+                            algorithm=wgrad.algorithm, preferred_element_type=w2.dtype).T
 
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, input_history, kernel_history = new_state

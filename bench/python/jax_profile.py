@@ -55,16 +55,16 @@ def main():
         block = make_block(cls, args.d_model, args.hidden)
         variables = block.init(jax.random.PRNGKey(2), x)
         step = jax.jit(jax.value_and_grad(
-            lambda v, x: jnp.sum(block.apply(v, x).astype(jnp.float32) * dy), argnums=(0, 1)))
+            lambda v, x, dy: jnp.sum(block.apply(v, x).astype(jnp.float32) * dy), argnums=(0, 1)))
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
         with open(os.path.join(args.out, f"{slug}.hlo"), "w") as f:
-            f.write(step.lower(variables, x).compile().as_text())
+            f.write(step.lower(variables, x, dy).compile().as_text())
         for _ in range(3):
-            jax.block_until_ready(step(variables, x))
+            jax.block_until_ready(step(variables, x, dy))
         trace_dir = os.path.join(args.out, f"trace-{slug}")
         with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
             for _ in range(args.steps):
-                out = step(variables, x)
+                out = step(variables, x, dy)
             jax.block_until_ready(out)
         times = kernel_times(trace_dir)
         total = sum(times.values()) / args.steps

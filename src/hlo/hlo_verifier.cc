@@ -678,6 +678,45 @@ Status VerifyGetTupleElement(const HloInstruction& instruction) {
   return CheckInferred(instruction, tuple.tuple_shapes(index));
 }
 
+// fusion-start, the asynchronous fusion of XLA's optimized dumps: ((operands...), the fused
+// computation's result, context), the context a scalar; fusion-done takes the start and gives
+// the result.
+Status VerifyFusionStart(const HloInstruction& instruction) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsTuple() || shape.tuple_shapes_size() != 3 || !shape.tuple_shapes(2).IsScalar()) {
+    return Fail(instruction, "shape must be ((operands...), result, context scalar), got %s",
+                Str(shape).c_str());
+  }
+  std::vector<Shape> operands;
+  for (const HloInstruction* operand : instruction.operands()) operands.push_back(operand->shape());
+  const Shape expected = Shape::MakeTuple(std::move(operands));
+  if (!Shape::Compatible(shape.tuple_shapes(0), expected)) {
+    return Fail(instruction, "element 0 %s must be the operands' shapes %s",
+                Str(shape.tuple_shapes(0)).c_str(), Str(expected).c_str());
+  }
+  for (const CalledComputation& called : instruction.called_computations()) {
+    if (called.attribute != "calls" || called.computation == nullptr) continue;
+    const Shape& root = called.computation->root_instruction()->shape();
+    if (!Shape::Compatible(shape.tuple_shapes(1), root)) {
+      return Fail(instruction, "element 1 %s must be the result of %%%s, %s",
+                  Str(shape.tuple_shapes(1)).c_str(), called.computation->name().c_str(),
+                  Str(root).c_str());
+    }
+  }
+  return OkStatus();
+}
+
+Status VerifyFusionDone(const HloInstruction& instruction) {
+  FP8_RETURN_IF_ERROR(CheckOperandCount(instruction, 1));
+  const HloInstruction& start = *instruction.operand(0);
+  if (start.opcode() != HloOpcode::kFusionStart || !start.shape().IsTuple() ||
+      start.shape().tuple_shapes_size() < 2) {
+    return Fail(instruction, "operand must be a fusion-start, got %s %%%s",
+                HloOpcodeString(start.opcode()), start.name().c_str());
+  }
+  return CheckInferred(instruction, start.shape().tuple_shapes(1));
+}
+
 // The shape rule of the instruction's opcode; custom-call and ops without a rule pass.
 Status VerifyShapeRule(const HloInstruction& instruction) {
   const HloOpcode opcode = instruction.opcode();
@@ -731,6 +770,10 @@ Status VerifyShapeRule(const HloInstruction& instruction) {
       return VerifyGetTupleElement(instruction);
     case HloOpcode::kScatter:
       return VerifyScatter(instruction);
+    case HloOpcode::kFusionStart:
+      return VerifyFusionStart(instruction);
+    case HloOpcode::kFusionDone:
+      return VerifyFusionDone(instruction);
     default:
       return OkStatus();  // custom-call and ops without a shape rule here
   }

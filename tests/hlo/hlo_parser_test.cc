@@ -1,6 +1,7 @@
 // Parser tests: what JAX/XLA text parses into, and the exact error (with location) for malformed
 // input.
 #include "fp8dot/hlo/hlo_parser.h"
+#include "fp8dot/hlo/hlo_verifier.h"
 
 #include <gtest/gtest.h>
 
@@ -435,15 +436,17 @@ ENTRY %main (p: f32[2]) -> f32[2] {
                      "dump.hlo"));
   EXPECT_EQ(module->entry_computation()->name(), "main");
   EXPECT_EQ(module->entry_computation()->instruction_count(), 2);
-  // The dumps JAX exported on the H200 parse (all but flax_fp8_mlp_grad, whose async
-  // fusion-start op fp8dot does not know).
+  // Every dump JAX exported on the H200 parses and verifies, flax_fp8_mlp_grad's asynchronous
+  // fusion-start/fusion-done included.
   for (const char* name :
-       {"direct_fp8_dot_general", "dot_algorithm_any_f8_any_f8_f32",
+       {"direct_fp8_dot_general", "flax_fp8_mlp_grad", "dot_algorithm_any_f8_any_f8_f32",
         "dot_algorithm_any_f8_any_f8_f32_fast_accum", "flax_fp8_mlp_forward", "fp8_dot_forward",
         "fp8_dot_grad", "scaled_dot_bf16_default", "scaled_dot_f32_default",
         "scaled_dot_f32_highest", "scaled_dot_fp8_output"}) {
-    FP8_EXPECT_OK(ParseHloModuleFile(std::string(FP8DOT_SOURCE_DIR) + "/examples/jax/h200/" + name +
-                                     ".optimized.hlo"));
+    StatusOr<std::unique_ptr<HloModule>> module = ParseHloModuleFile(
+        std::string(FP8DOT_SOURCE_DIR) + "/examples/jax/h200/" + name + ".optimized.hlo");
+    FP8_ASSERT_OK(module);
+    FP8_EXPECT_OK(VerifyHloModule(**module)) << name;
   }
 }
 

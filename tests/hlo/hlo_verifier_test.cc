@@ -49,6 +49,39 @@ TEST(HloVerifierTest, ElementwiseShapesMustMatch) {
             "pred[2]");
 }
 
+TEST(HloVerifierTest, AsyncFusionStartAndDone) {
+  // fusion-start/fusion-done as XLA's optimized dumps write them (the fused computation is `sum`).
+  EXPECT_EQ(
+      Verify("  p = f32[] parameter(0)\n"
+             "  s = ((f32[], f32[]), f32[], u32[]) fusion-start(p, p), kind=kLoop, calls=sum\n"
+             "  ROOT d = f32[] fusion-done(s)\n"),
+      "OK");
+  EXPECT_EQ(Verify("  p = f32[] parameter(0)\n"
+                   "  s = ((f32[]), f32[], u32[]) fusion-start(p, p), kind=kLoop, calls=sum\n"
+                   "  ROOT d = f32[] fusion-done(s)\n"),
+            "%s (line 9) fusion-start: element 0 (f32[]) must be the operands' shapes (f32[], "
+            "f32[])");
+  EXPECT_EQ(Verify("  p = f32[] parameter(0)\n"
+                   "  s = ((f32[], f32[]), s32[2], u32[]) fusion-start(p, p), kind=kLoop, "
+                   "calls=sum\n"
+                   "  ROOT d = s32[2] fusion-done(s)\n"),
+            "%s (line 9) fusion-start: element 1 s32[2]{0} must be the result of %sum, f32[]");
+  EXPECT_EQ(Verify("  p = f32[] parameter(0)\n"
+                   "  s = (f32[], f32[]) fusion-start(p), kind=kLoop, calls=sum\n"
+                   "  ROOT d = f32[] fusion-done(s)\n"),
+            "%s (line 9) fusion-start: shape must be ((operands...), result, context scalar), "
+            "got (f32[], f32[])");
+  EXPECT_EQ(Verify("  p = (f32[], f32[], u32[]) parameter(0)\n"
+                   "  ROOT d = f32[] fusion-done(p)\n"),
+            "%d (line 9) fusion-done: operand must be a fusion-start, got parameter %p");
+  EXPECT_EQ(
+      Verify("  p = f32[] parameter(0)\n"
+             "  s = ((f32[], f32[]), f32[], u32[]) fusion-start(p, p), kind=kLoop, calls=sum\n"
+             "  ROOT d = f16[] fusion-done(s)\n"),
+      "%d (line 10) fusion-done: declared shape f16[] does not match the inferred shape "
+      "f32[]");
+}
+
 TEST(HloVerifierTest, DotDimensions) {
   EXPECT_EQ(Verify("  a = f8e4m3fn[2,16,32] parameter(0)\n  b = f8e5m2[2,32,8] parameter(1)\n"
                    "  ROOT d = bf16[2,16,8] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "

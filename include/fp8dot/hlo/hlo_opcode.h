@@ -49,6 +49,8 @@ namespace fp8dot::hlo {
   V(kFft, "fft")                                       \
   V(kFloor, "floor")                                   \
   V(kFusion, "fusion")                                 \
+  V(kFusionStart, "fusion-start")                      \
+  V(kFusionDone, "fusion-done")                        \
   V(kGather, "gather")                                 \
   V(kGetDimensionSize, "get-dimension-size")           \
   V(kGetTupleElement, "get-tuple-element")             \

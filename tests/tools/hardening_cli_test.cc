@@ -66,6 +66,22 @@ TEST(HardeningCliTest, AccuracyRecordIntoAMissingFolderIsAnError) {
       "No such file or directory");
 }
 
+TEST(HardeningCliTest, ProbeRecordWritesEachCaseAllOrNone) {
+  const std::string folder = FreshFolder("probe_record");
+  const std::string prefix = folder + "/probe_k256_f8e4m3fnxf8e4m3fn_swamp_j4";
+  // The first case's promoted output cannot be written (a folder is in its way): the case's
+  // other files, written before it, must not stay behind.
+  fs::create_directories(prefix + ".promoted.npy");
+  CliRun run = RunCli("probe --backend cpu --length 256 --record " + folder);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("swamp_j4.promoted.npy"), std::string::npos) << run.err;
+  for (const char* suffix : {".lhs.npy", ".rhs.npy", ".fast.npy"}) {
+    EXPECT_FALSE(fs::exists(prefix + suffix)) << prefix + suffix << " was left behind";
+  }
+  // Nothing but the folder in the way remains.
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder), fs::directory_iterator()), 1);
+}
+
 // ---- 2. No shell ----------------------------------------------------------------------------
 
 TEST(HardeningCliTest, AccuracyPlotPathsArePassedLiterally) {

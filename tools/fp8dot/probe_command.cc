@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "dot_inputs.h"
 #include "fp8dot/cpu_backend.h"
+#include "fp8dot/file_writer.h"
 #include "fp8dot/npy.h"
 
 namespace fp8dot::cli {
@@ -154,6 +155,11 @@ Status RunProbeCommand(const ProbeFlags& flags, const CLI::App& command) {
   for (const CraftedCase& crafted : cases) {
     double exact = 0;
     double backend[2], emulated[2];
+    // One case's files all or none: a failure in either mode leaves none of them behind.
+    FileSetWriter files;
+    const std::string prefix = flags.record_dir + "/probe_k" + std::to_string(flags.k) + "_" +
+                               DTypeName(types.lhs_type) + "x" + DTypeName(types.rhs_type) + "_" +
+                               crafted.name;
     for (int mode = 0; mode < 2; ++mode) {
       const Precision precision = mode == 0 ? Precision::kDefault : Precision::kHighest;
       FP8_ASSIGN_OR_RETURN(DotProblem problem,
@@ -167,15 +173,15 @@ Status RunProbeCommand(const ProbeFlags& flags, const CLI::App& command) {
       exact = reference.output.GetPhysical(0);
       disagreements += backend[mode] != emulated[mode];
       if (!flags.record_dir.empty()) {
-        const std::string prefix = flags.record_dir + "/probe_k" + std::to_string(flags.k) + "_" +
-                                   DTypeName(types.lhs_type) + "x" + DTypeName(types.rhs_type) +
-                                   "_" + crafted.name;
-        FP8_RETURN_IF_ERROR(WriteNpy(prefix + ".lhs.npy", problem.lhs));
-        FP8_RETURN_IF_ERROR(WriteNpy(prefix + ".rhs.npy", problem.rhs));
-        FP8_RETURN_IF_ERROR(
-            WriteNpy(prefix + (mode == 0 ? ".fast.npy" : ".promoted.npy"), run.result.output));
+        if (mode == 0) {  // the operands are the same in both modes
+          FP8_RETURN_IF_ERROR(files.Add(prefix + ".lhs.npy", SerializeNpy(problem.lhs)));
+          FP8_RETURN_IF_ERROR(files.Add(prefix + ".rhs.npy", SerializeNpy(problem.rhs)));
+        }
+        FP8_RETURN_IF_ERROR(files.Add(prefix + (mode == 0 ? ".fast.npy" : ".promoted.npy"),
+                                      SerializeNpy(run.result.output)));
       }
     }
+    if (!flags.record_dir.empty()) FP8_RETURN_IF_ERROR(files.Commit());
     std::printf("| %s | %.9g | %.9g | %.9g | %.9g | %.9g |\n", crafted.name.c_str(), exact,
                 backend[0], emulated[0], backend[1], emulated[1]);
   }

@@ -103,6 +103,11 @@ def scaled_dot_general(lhs, rhs, dimension_numbers: Optional[DimensionNumbers] =
     Under jax.vmap, a mapped lhs and rhs become one more batch dimension of the dot (unmapped
     scales, tensor-scaled); other mapped arguments run the dot once per element.
     """
+    named = dict(lhs=lhs, rhs=rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, bias=bias, c=c,
+                 output_scale=output_scale)
+    for what, array in named.items():
+        if array is not None and not (hasattr(array, "shape") and hasattr(array, "dtype")):
+            raise TypeError(f"{what} must be a JAX or numpy array, got {type(array).__name__}")
     dimension_numbers = _normalised_dimension_numbers(dimension_numbers, np.ndim(lhs),
                                                       np.ndim(rhs))
     options = dict(lhs_scale_mode=lhs_scale_mode, rhs_scale_mode=rhs_scale_mode,

@@ -84,6 +84,19 @@ def _as_scalar_array(value, like: ArrayInfo, framework_is_torch: bool):
 _ARGUMENTS = ("lhs_scale", "rhs_scale", "bias", "c", "out_scale")
 
 
+def check_output_scale(description) -> None:
+    """The output scale is read as one float32: anything else is refused here, where the binding
+    only learns that there is one."""
+    if description is None:
+        return
+    dtype, shape, _ = description
+    count = 1
+    for size in shape:
+        count *= size
+    if dtype.removeprefix("torch.") != "float32" or count != 1:
+        raise ValueError(f"out_scale must be one float32, got {dtype} of shape {tuple(shape)}")
+
+
 class PreparedCall:
     """A call's validated Dot, its arrays' descriptions and their data pointers."""
 
@@ -111,6 +124,7 @@ class PreparedCall:
                                  "every array of one dot must be on the same device")
         description = {name: None if info is None else info.description
                        for name, info in infos.items()}
+        check_output_scale(description["out_scale"])
         self.dot = make_dot(self.lhs.description, self.rhs.description,
                             _dimension_numbers(dimension_numbers), precision_pair(precision),
                             algorithm, dtype_name(out_dtype), description["lhs_scale"],

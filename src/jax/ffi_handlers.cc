@@ -149,6 +149,10 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
   if (has_c) FP8_RETURN_IF_ERROR(take("c", request.c, call.c));
   if (request.output_scale) {
     FP8_RETURN_IF_ERROR(take("output_scale", output_scale, call.output_scale));
+    if (output_scale->dtype != DType::kF32 || ElementCount(output_scale->dims) != 1) {
+      return InvalidArgument("output_scale must be one float32, got %s",
+                             output_scale->ToString().c_str());
+    }
   }
   if (next != args.size()) {
     return InvalidArgument("the call has %zu operands, the attributes describe %zu", args.size(),

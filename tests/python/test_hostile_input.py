@@ -44,6 +44,12 @@ BAD_CALLS = {
     "scale of no mode's shape": (lambda: fp8dot.scaled_dot(A, B, lhs_scale=np.ones((3, 3),
                                                                                   np.float32)),
                                  ValueError, "scale"),
+    "bf16 output scale": (lambda: fp8dot.scaled_dot(A, B, out_dtype=E4M3,
+                                                    out_scale=np.ones((), ml_dtypes.bfloat16)),
+                          ValueError, "out_scale must be one float32, got bfloat16"),
+    "output scale of 3": (lambda: fp8dot.scaled_dot(A, B, out_dtype=E4M3,
+                                                    out_scale=np.ones((3,), np.float32)),
+                          ValueError, r"out_scale must be one float32, got float32 of shape \(3,\)"),
     "integer output": (lambda: fp8dot.scaled_dot(A, B, out_dtype="int8"), ValueError,
                        "dtype int8 is not supported"),
     "unknown backend": (lambda: fp8dot.scaled_dot(A, B, backend="nope"), ValueError,
@@ -119,5 +125,8 @@ def test_bad_input_from_jax_is_a_clear_exception():
         fj.scaled_dot_general(jnp.ones((0, 32), jnp.float8_e4m3fn), b)
     with pytest.raises(ValueError, match="must be float32"):
         fj.scaled_dot_general(a, b, rhs_scale=jnp.ones((), jnp.bfloat16))
+    with pytest.raises(ValueError, match="out_scale must be one float32"):
+        fj.scaled_dot_general(a, b, preferred_element_type=jnp.float8_e4m3fn,
+                              output_scale=jnp.ones((2,), jnp.float32))
     with pytest.raises(TypeError, match="lhs must be a JAX or numpy array, got list"):
         fj.scaled_dot_general([[1.0]], b)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _core
-from .._dot import make_dot, precision_pair
+from .._dot import check_output_scale, make_dot, precision_pair
 from . import _ffi
 
 DimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
@@ -120,6 +120,8 @@ def scaled_dot_general(lhs, rhs, dimension_numbers: Optional[DimensionNumbers] =
 
 def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale):
     options = dict(options)
+    if output_scale is not None:
+        check_output_scale(_description(output_scale, "output_scale"))
     dot = trace_dot(lhs, rhs, dimension_numbers, lhs_scale=lhs_scale, rhs_scale=rhs_scale,
                     bias=bias, c=c, output_scale=output_scale, **options)
     platforms = _ffi.register()

@@ -1,4 +1,9 @@
-"""Named run configurations. Any command-line flag overrides its config's value."""
+"""Named run configurations. Any command-line flag overrides its config's value (the same flags
+in train.py and train_flax.py)."""
+
+from __future__ import annotations
+
+import argparse
 
 CONFIGS = {
     # The CI run: the CPU, two cores, well under a minute. Big enough for the loss to fall
@@ -20,3 +25,28 @@ CONFIGS = {
         grad_clip=1.0, eval_every=100, eval_batches=20,
     ),
 }
+
+# The hyperparameters a config sets and a flag may override: name -> type.
+HYPERPARAMETERS = {
+    "d_model": int, "layers": int, "heads": int, "mlp": str, "seq_len": int,
+    "batch_size": int, "steps": int, "lr": float, "warmup": int, "min_lr_ratio": float,
+    "weight_decay": float, "grad_clip": float, "eval_every": int, "eval_batches": int,
+}
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """--config and one flag per hyperparameter (--d-model, --mlp, ...)."""
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
+    for name, kind in HYPERPARAMETERS.items():
+        flag = "--" + name.replace("_", "-")
+        if name == "mlp":
+            parser.add_argument(flag, choices=("swiglu", "gelu"))
+        else:
+            parser.add_argument(flag, type=kind, help=f"overrides the config's {name}")
+
+
+def fill_from_config(args: argparse.Namespace) -> None:
+    """Sets every hyperparameter not given on the command line to its config's value."""
+    for name, value in CONFIGS[args.config].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)

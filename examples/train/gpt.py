@@ -138,8 +138,15 @@ def is_block_projection(fqn: str, module: nn.Module) -> bool:
 def parameter_counts(model: GPT) -> dict[str, int]:
     """Parameters by role: the blocks' projections (what FP8 swaps), the rest of the blocks
     (norms), the embeddings, the LM head, and the total."""
+    return counts_by_role({name: p.numel() for name, p in model.named_parameters()})
+
+
+def counts_by_role(sizes: dict[str, int]) -> dict[str, int]:
+    """parameter_counts from {parameter name: element count}, the names dotted as this model's
+    ("blocks.0.attn.qkv.weight"): gpt_flax.py counts its parameters here too, so both frameworks
+    report the same roles."""
     counts = {"block_projections": 0, "block_norms": 0, "embeddings": 0, "lm_head": 0, "final_norm": 0}
-    for name, parameter in model.named_parameters():
+    for name, size in sizes.items():
         if name.startswith("blocks."):
             key = "block_norms" if "norm" in name else "block_projections"
         elif "embedding" in name:
@@ -148,7 +155,7 @@ def parameter_counts(model: GPT) -> dict[str, int]:
             key = "lm_head"
         else:
             key = "final_norm"
-        counts[key] += parameter.numel()
+        counts[key] += size
     counts["blocks"] = counts["block_projections"] + counts["block_norms"]
-    counts["total"] = sum(p.numel() for p in model.parameters())
+    counts["total"] = sum(sizes.values())
     return counts

@@ -24,6 +24,14 @@ FP8DOT_RECIPES = {
 }
 
 
+def fp8dot_recipe(recipe_class, name: str):
+    """The --recipe `name` as an instance of recipe_class: fp8dot.torch.Recipe or
+    fp8dot.jax.Recipe (the same recipes with each framework's FP8 dtypes; train_flax.py uses
+    this table too)."""
+    constructor, scaling, _ = FP8DOT_RECIPES[name]
+    return getattr(recipe_class, constructor)(**({} if scaling is None else {"scaling": scaling}))
+
+
 def swap_block_linears(model: nn.Module, linear: str, recipe: str) -> str:
     """Swaps the blocks' nn.Linear projections in place for the chosen implementation (the
     embeddings and LM head are never swapped: see gpt.py). Returns a text description of what
@@ -33,10 +41,8 @@ def swap_block_linears(model: nn.Module, linear: str, recipe: str) -> str:
     if linear == "fp8dot":
         import fp8dot.torch as ft  # only here: bf16 runs need no fp8dot
 
-        constructor, scaling, meaning = FP8DOT_RECIPES[recipe]
-        fp8_recipe = getattr(ft.Recipe, constructor)(**({} if scaling is None else {"scaling": scaling}))
-        ft.convert(model, recipe=fp8_recipe, module_filter=is_block_projection)
-        return f"fp8dot recipe {recipe!r} ({meaning})\n{ft.explain(model)}"
+        ft.convert(model, recipe=fp8dot_recipe(ft.Recipe, recipe), module_filter=is_block_projection)
+        return f"fp8dot recipe {recipe!r} ({FP8DOT_RECIPES[recipe][2]})\n{ft.explain(model)}"
     if linear == "torchao":
         from torchao.float8 import convert_to_float8_training  # the peer
 

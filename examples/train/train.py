@@ -23,38 +23,27 @@ seed-to-seed spread.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
 
-from configs import CONFIGS
+from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
 from gpt import GPT, GPTConfig, parameter_counts
 from linears import FP8DOT_RECIPES, LINEARS, swap_block_linears
 from optim import lr_at, make_adamw, set_lr
+from runlog import TIMING_WARMUP_STEPS, RunLog, summary_record
 
-# Steps whose time is left out of the summary's tokens/s: the first steps compile (with
-# --compile), autotune and warm the allocator.
-TIMING_WARMUP_STEPS = 10
 PROFILED_STEPS = range(TIMING_WARMUP_STEPS + 1, TIMING_WARMUP_STEPS + 6)  # --profile
-
-# The hyperparameters a config sets and a flag may override: name -> type.
-HYPERPARAMETERS = {
-    "d_model": int, "layers": int, "heads": int, "mlp": str, "seq_len": int,
-    "batch_size": int, "steps": int, "lr": float, "warmup": int, "min_lr_ratio": float,
-    "weight_decay": float, "grad_clip": float, "eval_every": int, "eval_batches": int,
-}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
+    add_config_flags(parser)
     parser.add_argument("--linear", choices=LINEARS, default="bf16",
                         help="the blocks' projection layers (embeddings and LM head stay bf16)")
     parser.add_argument("--recipe", choices=sorted(FP8DOT_RECIPES), default="seed",
@@ -69,38 +58,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--log", type=Path, help="write one JSON line per step and evaluation")
     parser.add_argument("--profile", type=Path,
                         help="profile 5 steps after the timing warm-up; write the op table here")
-    for name, kind in HYPERPARAMETERS.items():
-        flag = "--" + name.replace("_", "-")
-        if name == "mlp":
-            parser.add_argument(flag, choices=("swiglu", "gelu"))
-        else:
-            parser.add_argument(flag, type=kind, help=f"overrides the config's {name}")
     args = parser.parse_args(argv)
     if args.recipe != "seed" and args.linear != "fp8dot":
         parser.error("--recipe applies to --linear fp8dot only")
-    for name, value in CONFIGS[args.config].items():  # a flag given on the command line wins
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+    fill_from_config(args)
     return args
-
-
-class RunLog:
-    """The per-step JSON lines (--log) and the progress lines on stdout."""
-
-    def __init__(self, path: Path | None):
-        self.file = None
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.file = path.open("w")
-
-    def record(self, **fields) -> None:
-        if self.file is not None:
-            self.file.write(json.dumps(fields) + "\n")
-            self.file.flush()
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
 
 
 def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.device, last_step: int) -> None:
@@ -150,9 +112,9 @@ def main(argv: list[str] | None = None) -> dict:
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.dtype == "bf16")
     tokens_per_step = args.batch_size * args.seq_len
     label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" else "")
-    log = RunLog(args.log)
+    log = RunLog(args.log, args.steps, tokens_per_step)
     log.record(
-        type="run", label=label, **{k: getattr(args, k) for k in HYPERPARAMETERS},
+        type="run", framework="torch", label=label, **{k: getattr(args, k) for k in HYPERPARAMETERS},
         linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
         dtype=args.dtype, compile=args.compile, seed=args.seed, device=str(device),
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
@@ -166,8 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     def evaluate(step: int) -> float:
         loss = validation_loss(step_model, eval_batches, device, autocast)
-        print(f"eval  step {step:>5}/{args.steps} | val_loss {loss:.4f}")
-        log.record(type="eval", step=step, val_loss=loss, tokens=step * tokens_per_step)
+        log.evaluation(step, loss)
         return loss
 
     val_loss = evaluate(0)
@@ -197,10 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
 
         train_losses.append(loss_value)
         step_seconds.append(seconds)
-        print(f"train step {step:>5}/{args.steps} | loss {loss_value:.4f} | lr {lr:.2e} | "
-              f"{tokens_per_step / seconds:>11,.0f} tok/s | {1000 * seconds:8.1f} ms")
-        log.record(type="train", step=step, loss=loss_value, lr=lr, grad_norm=grad_norm_value,
-                   tokens_per_s=tokens_per_step / seconds, ms=1000 * seconds)
+        log.train_step(step, loss_value, lr, grad_norm_value, seconds)
         if not math.isfinite(loss_value):
             diverged_at = step
             print(f"the loss is {loss_value} at step {step}: stopping")
@@ -210,19 +168,12 @@ def main(argv: list[str] | None = None) -> dict:
 
     if profiler is not None:  # the run stopped inside the profiled steps
         write_profile(profiler, args.profile, device, len(train_losses))
-    timed = step_seconds[TIMING_WARMUP_STEPS:] or step_seconds
-    tail = train_losses[-max(1, len(train_losses) // 10):]
-    summary = dict(
-        type="summary", label=label, linear=args.linear,
-        recipe=args.recipe if args.linear == "fp8dot" else None, steps=len(train_losses),
-        diverged_at=diverged_at, first_train_loss=train_losses[0],
-        final_train_loss=train_losses[-1], final_train_loss_mean_last_10pct=statistics.fmean(tail),
-        final_val_loss=val_loss if diverged_at is None else None,
-        tokens_per_s=tokens_per_step / statistics.median(timed),
-        ms_per_step=1000 * statistics.median(timed),
+    summary = summary_record(
+        label=label, linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
+        train_losses=train_losses, step_seconds=step_seconds, tokens_per_step=tokens_per_step,
+        val_loss=val_loss, diverged_at=diverged_at, train_seconds=time.perf_counter() - started,
+        counts=counts,
         peak_memory_bytes=torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
-        train_seconds=time.perf_counter() - started, parameters_total=counts["total"],
-        parameters_block_projections=counts["block_projections"],
     )
     log.record(**summary)
     log.close()

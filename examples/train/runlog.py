@@ -1,0 +1,64 @@
+"""What a training run prints and logs, the same for train.py (torch) and train_flax.py (JAX):
+one progress line per step and per evaluation on stdout, and with --log one JSON object a line
+whose `type` is run, train, eval or summary (README.md lists the fields; plot.py reads them).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+# Steps whose time is left out of the summary's tokens/s: the first steps compile (torch.compile,
+# jax.jit), autotune and warm the allocator.
+TIMING_WARMUP_STEPS = 10
+
+
+class RunLog:
+    """The per-step JSON lines (--log) and the progress lines on stdout."""
+
+    def __init__(self, path: Path | None, steps: int, tokens_per_step: int):
+        self.steps, self.tokens_per_step = steps, tokens_per_step
+        self.file = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = path.open("w")
+
+    def record(self, **fields) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(fields) + "\n")
+            self.file.flush()
+
+    def train_step(self, step: int, loss: float, lr: float, grad_norm: float, seconds: float) -> None:
+        tokens_per_s = self.tokens_per_step / seconds
+        print(f"train step {step:>5}/{self.steps} | loss {loss:.4f} | lr {lr:.2e} | "
+              f"{tokens_per_s:>11,.0f} tok/s | {1000 * seconds:8.1f} ms")
+        self.record(type="train", step=step, loss=loss, lr=lr, grad_norm=grad_norm,
+                    tokens_per_s=tokens_per_s, ms=1000 * seconds)
+
+    def evaluation(self, step: int, val_loss: float) -> None:
+        print(f"eval  step {step:>5}/{self.steps} | val_loss {val_loss:.4f}")
+        self.record(type="eval", step=step, val_loss=val_loss, tokens=step * self.tokens_per_step)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def summary_record(*, label: str, linear: str, recipe: str | None, train_losses: list[float],
+                   step_seconds: list[float], tokens_per_step: int, val_loss: float,
+                   diverged_at: int | None, train_seconds: float, counts: dict[str, int],
+                   peak_memory_bytes: int | None) -> dict:
+    """The last line of the log: losses, the median step time after the timing warm-up."""
+    timed = step_seconds[TIMING_WARMUP_STEPS:] or step_seconds
+    tail = train_losses[-max(1, len(train_losses) // 10):]
+    return dict(
+        type="summary", label=label, linear=linear, recipe=recipe, steps=len(train_losses),
+        diverged_at=diverged_at, first_train_loss=train_losses[0],
+        final_train_loss=train_losses[-1], final_train_loss_mean_last_10pct=statistics.fmean(tail),
+        final_val_loss=val_loss if diverged_at is None else None,
+        tokens_per_s=tokens_per_step / statistics.median(timed),
+        ms_per_step=1000 * statistics.median(timed), peak_memory_bytes=peak_memory_bytes,
+        train_seconds=train_seconds, parameters_total=counts["total"],
+        parameters_block_projections=counts["block_projections"],
+    )

@@ -224,6 +224,17 @@ def test_the_three_gemms_are_the_recipes_and_each_is_exactly_one_ffi_call():
     assert fj.explain(lambda x: x * 2, x) == "no FP8 GEMM in the program"
 
 
+@pytest.mark.parametrize("precision", ["DEFAULT", "HIGHEST"])
+def test_gemms_reads_the_precision_of_xlas_own_fp8_dots(precision):
+    # Flax's fp8_ops run their gradients this way: lax.dot_general on FP8 operands at HIGHEST.
+    a, b = random((32, 64), 5).astype(E5M2), random((64, 16), 6).astype(E4M3)
+    dot = lambda a, b: jax.lax.dot_general(a, b, NN, precision=getattr(jax.lax.Precision, precision),
+                                           preferred_element_type=jnp.bfloat16)
+    [gemm] = fj.gemms(dot, a, b)
+    assert (gemm.engine, gemm.precision) == ("xla", (precision, precision))
+    assert gemm.accumulation == ("fp8-fast" if precision == "DEFAULT" else "fp8-promoted")
+
+
 def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy():
     x, w = random((64, 256), 3), random((256, 96), 4)
     with jax.default_device(jax.devices("cpu")[0]):  # the CPU handler: the same emulation

@@ -51,6 +51,16 @@ def _attribute(attributes: str, name: str) -> str:
     return match.group(1) if match else ""
 
 
+def _xla_precision(attributes: str) -> tuple[str, str]:
+    """A dot_general's PrecisionConfig: `precision = [DEFAULT, HIGHEST]` as StableHLO prints it,
+    or `#stablehlo<precision HIGHEST>` per operand in the attribute form; DEFAULT when absent."""
+    printed = re.search(r"\bprecision = \[(\w+), (\w+)\]", attributes)
+    if printed:
+        return printed.group(1), printed.group(2)
+    named = re.findall(r"#stablehlo<precision (\w+)>", attributes)
+    return tuple(named) if len(named) == 2 else ("DEFAULT", "DEFAULT")
+
+
 def gemms(fn, *args, **kwargs) -> list[Fp8Gemm]:
     """The FP8 GEMMs in jax.jit(fn)'s program for these arguments, in program order."""
     text = jax.jit(fn).lower(*args, **kwargs).as_text()
@@ -75,8 +85,7 @@ def gemms(fn, *args, **kwargs) -> list[Fp8Gemm]:
             continue
         (lhs_type, lhs_dims), (rhs_type, rhs_dims) = types[:2]
         out_type, out_dims = _types(match.group("results"))[0]
-        named = re.findall(r"#stablehlo<precision (\w+)>", match.group("attributes"))
-        precision = tuple(named) if len(named) == 2 else ("DEFAULT", "DEFAULT")
+        precision = _xla_precision(match.group("attributes"))
         accumulation = resolve_accumulation(lhs_type, rhs_type, precision)
         found.append((match.start(), Fp8Gemm("xla", f"{lhs_type}[{lhs_dims}]",
                                              f"{rhs_type}[{rhs_dims}]", f"{out_type}[{out_dims}]",

@@ -3,9 +3,11 @@
     python examples/train/plot.py runs/*.jsonl --png docs/training-val-loss.png \
         --table docs/training-table.md
 
-Runs are named by their log file's name. The table has one row per run: final validation loss
-(and its difference from the baseline, the first bf16 run unless --baseline names another), the median tokens/s after warm-up (and the speed-up over the baseline),
-peak GPU memory, and the step the run diverged at, if it did.
+Runs are named by their log file's name; train.py (torch) and train_flax.py (JAX) logs plot
+together. The table has one row per run: final validation loss (and its difference from the
+baseline: the first bf16 run of the same framework, unless --baseline names one run for all),
+the median tokens/s after warm-up (and the speed-up over the baseline), peak GPU memory, and
+the step the run diverged at, if it did.
 """
 
 from __future__ import annotations
@@ -67,20 +69,33 @@ def plot(runs: list[dict], png: Path) -> None:
     figure.savefig(png, dpi=120)
 
 
+def framework(run: dict) -> str:
+    return run["run"].get("framework", "torch")  # logs from before train_flax.py say nothing
+
+
 def table(runs: list[dict], baseline_label: str | None) -> str:
-    """baseline_label: the log file name (without .jsonl) to compare with; None: the first
-    finished bf16 run."""
+    """baseline_label: the log file name (without .jsonl) to compare every run with; None: each
+    run's own framework's first finished bf16 run (a framework's FP8 speed-up is over its own
+    bf16)."""
     finished = [r for r in runs if r["summary"]]
-    candidates = [r for r in finished if r["label"] == baseline_label] if baseline_label else [
-        r for r in finished if r["run"].get("linear") == "bf16"]
-    baseline = candidates[0]["summary"] if candidates else None
-    baseline_label = candidates[0]["label"] if candidates else baseline_label
+
+    def baseline_of(run: dict) -> dict | None:
+        if baseline_label:
+            candidates = [r for r in finished if r["label"] == baseline_label]
+        else:
+            candidates = [r for r in finished if r["run"].get("linear") == "bf16"
+                          and framework(r) == framework(run)]
+        return candidates[0] if candidates else None
+
+    named = {b["label"] for b in map(baseline_of, runs) if b}
+    header = named.pop() if len(named) == 1 else (baseline_label or "its framework's bf16")
     lines = [
-        f"| run | final val loss | vs {baseline_label} | tokens/s | speed-up | peak memory | steps |",
+        f"| run | final val loss | vs {header} | tokens/s | speed-up | peak memory | steps |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
         s = run["summary"]
+        baseline = (baseline_of(run) or {}).get("summary")
         if s is None:
             lines.append(f"| {run['label']} | (unfinished: {len(run['train'])} steps) | | | | | |")
             continue

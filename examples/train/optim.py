@@ -7,6 +7,11 @@ import math
 import torch
 from torch import nn
 
+# AdamW's betas and epsilon in both frameworks (train_flax.py's optax.adamw takes them too):
+# betas (0.9, 0.95) as GPT-3 and most LLM recipes since.
+BETAS = (0.9, 0.95)
+EPS = 1e-8
+
 
 def make_adamw(model: nn.Module, lr: float, weight_decay: float, fused: bool) -> torch.optim.AdamW:
     """AdamW with weight decay on the matrices (projections, embeddings, LM head) only: decaying
@@ -19,7 +24,7 @@ def make_adamw(model: nn.Module, lr: float, weight_decay: float, fused: bool) ->
         {"params": matrices, "weight_decay": weight_decay},
         {"params": vectors, "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), eps=1e-8, fused=fused or None)
+    return torch.optim.AdamW(groups, lr=lr, betas=BETAS, eps=EPS, fused=fused or None)
 
 
 def lr_at(step: int, *, peak_lr: float, warmup_steps: int, total_steps: int, min_lr_ratio: float) -> float:

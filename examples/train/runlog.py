@@ -29,7 +29,8 @@ class RunLog:
             self.file.write(json.dumps(fields) + "\n")
             self.file.flush()
 
-    def train_step(self, step: int, loss: float, lr: float, grad_norm: float, seconds: float) -> None:
+    def train_step(self, step: int, loss: float, lr: float, grad_norm: float,
+                   seconds: float) -> None:
         tokens_per_s = self.tokens_per_step / seconds
         print(f"train step {step:>5}/{self.steps} | loss {loss:.4f} | lr {lr:.2e} | "
               f"{tokens_per_s:>11,.0f} tok/s | {1000 * seconds:8.1f} ms")

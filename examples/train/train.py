@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> dict:
     label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" else "")
     log = RunLog(args.log, args.steps, tokens_per_step)
     log.record(
-        type="run", framework="torch", label=label, **{k: getattr(args, k) for k in HYPERPARAMETERS},
+        type="run", framework="torch", label=label,
+        **{k: getattr(args, k) for k in HYPERPARAMETERS},
         linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
         dtype=args.dtype, compile=args.compile, seed=args.seed, device=str(device),
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",

@@ -7,10 +7,7 @@ its --log file.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,32 +15,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-TRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "train"
-
-# How far the tiny run's training loss must fall, in nats. It starts at about ln 256 = 5.55
-# (a uniform guess over bytes); over 30 steps it falls by 2.3 to 2.4 nats (measured with
-# seeds 0, 1, 2 on the CPU: 5.62 -> 3.29, 5.56 -> 3.19, 5.54 -> 3.13, the last 3 steps'
-# mean). 1.5 nats leaves 0.8 for other CPUs' kernels and thread counts, and is still far
-# beyond what a run that does not learn (no update, a wrong gradient, a broken schedule) can
-# reach by noise: one step's loss varies by about 0.1.
-REQUIRED_DROP_NATS = 1.5
+from train_example_runs import REQUIRED_DROP_NATS, TRAIN_DIR, of_type, run_script  # noqa: E402
 
 
 def run_tiny(tmp_path: Path, name: str, *extra: str) -> list[dict]:
-    log = tmp_path / f"{name}.jsonl"
-    command = [sys.executable, str(TRAIN_DIR / "train.py"), "--config", "tiny", "--device", "cpu",
-               "--seed", "0", "--log", str(log), *extra]
-    # A fixed thread count: bit-identical repeats are claimed for one thread count (CI's two);
-    # on the 16-core GPU machine two bf16 runs differed at step 2 with torch's default threads.
-    env = {**os.environ, "OMP_NUM_THREADS": "2"}
-    result = subprocess.run(command, cwd=TRAIN_DIR, capture_output=True, text=True, timeout=300,
-                            env=env)
-    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-def of_type(records: list[dict], kind: str) -> list[dict]:
-    return [r for r in records if r["type"] == kind]
+    return run_script("train.py", tmp_path, name, *extra)
 
 
 def assert_learns(records: list[dict]) -> None:

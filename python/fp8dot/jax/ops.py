@@ -100,8 +100,9 @@ def scaled_dot_general(lhs, rhs, dimension_numbers: Optional[DimensionNumbers] =
     lhs_scale_mode/rhs_scale_mode. output_scale (FP8 outputs) multiplies D before the cast;
     compute_amax=True returns (D, amax) with amax the max |D| before it.
 
-    Under jax.vmap, a mapped lhs and rhs become one more batch dimension of the dot (unmapped
-    scales, tensor-scaled); other mapped arguments run the dot once per element.
+    Under jax.vmap, a mapped lhs or rhs becomes one more batch dimension of the dot (an unmapped
+    operand is broadcast to it; unmapped scales are shared by the batch); mapped scales, bias,
+    c or output_scale run the dot once per element.
     """
     named = dict(lhs=lhs, rhs=rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, bias=bias, c=c,
                  output_scale=output_scale)

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import flax.linen as nn
 import jax.numpy as jnp
 
-from .jax.autodiff import STATE_NAMES, fp8_dot_general
+from .jax.autodiff import fp8_dot_general, init_delayed_state
 from .jax.recipe import Recipe
 
 OVERWRITE_WITH_GRADIENT = "_overwrite_with_gradient"
@@ -48,10 +48,8 @@ class DotGeneral(nn.Module):
         x = jnp.asarray(x, kernel.dtype)
         state = None
         if recipe.scaling == "delayed":
-            length = recipe.amax_history_length
-            state = {name: self.variable(
-                OVERWRITE_WITH_GRADIENT, name,
-                (lambda: jnp.ones((1,), jnp.float32)) if name.endswith("scale") else
-                (lambda: jnp.zeros((length,), jnp.float32))).value for name in STATE_NAMES}
+            initial = init_delayed_state(recipe.amax_history_length)
+            state = {name: self.variable(OVERWRITE_WITH_GRADIENT, name, lambda v=value: v).value
+                     for name, value in initial.items()}
         return fp8_dot_general(x, kernel, dimension_numbers, recipe=recipe, state=state,
                                preferred_element_type=preferred_element_type or x.dtype)

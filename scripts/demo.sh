@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main demo: the same FP8 dot with DEFAULT and with HIGHEST precision, on the GPU when there
 # is one and on the CPU (which emulates Hopper's accumulation) otherwise; then the accuracy of
-# the two modes as K grows; then the same from Python (numpy and an FP8 torch model).
+# the two modes as K grows; then the same from Python (numpy, an FP8 torch model, and JAX).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -21,6 +21,13 @@ echo
 echo "== The same from Python (fp8dot package, numpy and torch; examples/python/quickstart.py)"
 if [[ -d "${FP8DOT_BUILD_DIR:-build}/python/fp8dot" ]]; then
   PYTHONPATH=${FP8DOT_BUILD_DIR:-build}/python python3 examples/python/quickstart.py
+  echo
+  echo "== In JAX: fp8dot inside jax.jit (examples/python/jax_quickstart.py)"
+  if python3 -c "import jax" 2>/dev/null; then
+    PYTHONPATH=${FP8DOT_BUILD_DIR:-build}/python python3 examples/python/jax_quickstart.py
+  else
+    echo "skipped: JAX is not installed"
+  fi
 else
   echo "skipped: the Python extension was not built (no nanobind)"
 fi

@@ -344,3 +344,34 @@ def test_flax_drop_in_with_deepseek_blocks_trains():
                                                 recipe=fj.Recipe.deepseek_blocks()))
     assert "_overwrite_with_gradient" not in state.params  # blocks keep no state
     assert losses[-1] < 0.5 * losses[0]
+
+
+_COMMAND_BUFFER_SCRIPT = """
+import jax, jax.numpy as jnp, numpy as np
+import fp8dot.jax as fj
+x = jax.random.normal(jax.random.PRNGKey(0), (256, 512), jnp.float32)
+w = jax.random.normal(jax.random.PRNGKey(1), (512, 256), jnp.float32)
+step = jax.jit(jax.grad(lambda x, w: jnp.sum(jnp.sin(fj.fp8_dot_general(x, w))), argnums=(0, 1)))
+text = step.lower(x, w).compile().as_text()
+first = [np.asarray(g) for g in step(x, w)]    # records the command buffer
+again = [np.asarray(g) for g in step(x, w)]    # replays it
+assert all(np.array_equal(a, b) for a, b in zip(first, again)), "replay differs"
+print("command buffers:", text.count("command_buffer"), "fp8dot calls:", text.count("fp8dot_scaled_dot"))
+"""
+
+
+@gpu
+def test_ffi_calls_run_inside_xla_command_buffers(tmp_path):
+    """The CUDA handler is declared command-buffer compatible: with custom calls allowed into
+    XLA's CUDA graphs, a jitted step with three fp8dot calls records and replays the same
+    result (the plans were made while tracing, so nothing is created inside the capture)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XLA_FLAGS": "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL "
+                                      "--xla_gpu_graph_min_graph_size=1"}
+    result = subprocess.run([sys.executable, "-c", _COMMAND_BUFFER_SCRIPT], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "fp8dot calls: 3" in result.stdout, result.stdout

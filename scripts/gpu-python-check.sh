@@ -4,7 +4,8 @@
 # and the PyTorch benchmarks. Logs go to $OUT; a short table is printed last.
 #   carry: build/wheel-cp312 .whl
 # Environment: PYTEST_ARGS (default: the whole tests/python), MLP_ARGS, JAX_ARGS, SKIP_BENCH=1,
-# SKIP_TORCH_BENCH=1, SKIP_JAX_BENCH=1.
+# SKIP_TORCH_BENCH=1, SKIP_JAX_BENCH=1, SANITIZE=1 (compute-sanitizer memcheck over the GPU
+# variants of the JAX and torch tests: the FFI handler and the op on the GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-python-env.sh
@@ -12,6 +13,13 @@ python3 -c "import fp8dot, torch, jax; print('fp8dot', fp8dot.__version__, 'GPU'
 
 echo "== pytest"
 python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-tests/python} -W ignore::DeprecationWarning 2>&1 | tee "$OUT/pytest.log" | tail -25
+if [[ "${SANITIZE:-0}" == 1 ]]; then
+  echo "== compute-sanitizer memcheck: GPU tests of the JAX FFI handler and the torch op"
+  compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
+    python3 -m pytest -q -p no:cacheprovider -k "gpu or cuda" tests/python/test_jax.py \
+    tests/python/test_scaled_dot.py 2>&1 | tee "$OUT/sanitizer.log" | tail -8
+  echo "compute-sanitizer rc=${PIPESTATUS[0]}"
+fi
 if [[ "${SKIP_BENCH:-0}" != 1 && "${SKIP_JAX_BENCH:-0}" != 1 ]]; then
   echo "== JAX: FFI dot vs the C++ plan, Flax MLP block"
   python3 bench/python/jax_bench.py ${JAX_ARGS:-} 2>&1 | tee "$OUT/jax_bench.log" | tail -12

@@ -273,3 +273,42 @@ def test_layer_errors():
     with pytest.raises(ValueError, match="not an FP8 GEMM"):
         ft.Recipe(forward=ft.GemmConfig(torch.bfloat16, torch.bfloat16, ("default", "default")),
                   dgrad=ft.Recipe.seed().dgrad, wgrad=ft.Recipe.seed().wgrad)
+
+
+@pytest.mark.skipif(fp8dot.cuda_device() is None or not torch.cuda.is_available(),
+                    reason="GPU test: no Hopper GPU with the CUDA backend here")
+@pytest.mark.parametrize("recipe_name", ["seed-tensorwise", "deepseek-blocks"])
+def test_forward_and_backward_replay_in_a_cuda_graph(recipe_name):
+    """A training step captured in a CUDA graph (torch.cuda.graph, after warm-up on a side
+    stream, as torch documents) replays to the same output and gradients as the eager step: the
+    plans are made during warm-up and the op allocates nothing while captured."""
+    torch.manual_seed(0)
+    layer = ft.Linear(256, 128, recipe=RECIPES[recipe_name]).cuda()
+    x = torch.randn(256, 256, device="cuda", requires_grad=True)
+    dy = torch.randn(256, 128, device="cuda")
+
+    def step():
+        layer.zero_grad(set_to_none=False)
+        x.grad = None if x.grad is None else x.grad.zero_()
+        y = layer(x)
+        y.backward(dy)
+        return y
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    eager_y = step().detach().clone()
+    eager = (x.grad.clone(), layer.weight.grad.clone())
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured_y = step()
+    x.grad.zero_()
+    layer.weight.grad.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(captured_y, eager_y)
+    assert torch.equal(x.grad, eager[0]) and torch.equal(layer.weight.grad, eager[1])

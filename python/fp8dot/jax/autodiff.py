@@ -164,9 +164,24 @@ def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
         input_scale, kernel_scale, input_history, kernel_history = new_state
         state_cotangent = (input_scale, kernel_scale, grad_scale, input_history, kernel_history,
                            grad_history)
+        state_cotangent = tuple(_typed_like(c, p) for c, p in zip(state_cotangent, state))
     else:
         state_cotangent = ()
-    return dx, dw, state_cotangent
+    return _typed_like(dx, x2), _typed_like(dw, w2), state_cotangent
+
+
+def _typed_like(cotangent, primal):
+    """Under shard_map, a cotangent must vary over the mesh axes its primal varies over; the
+    custom call's results carry no such type, so they are cast (no data moves)."""
+    missing = tuple(sorted(_varying_axes(primal) - _varying_axes(cotangent)))
+    return jax.lax.pcast(cotangent, missing, to="varying") if missing else cotangent
+
+
+def _varying_axes(x) -> frozenset:
+    """The manual mesh axes x varies over (its aval's ManualAxisType; none outside shard_map)."""
+    typeof = getattr(jax, "typeof", None)
+    manual = getattr(typeof(x), "mat", None) if typeof is not None else None
+    return frozenset(getattr(manual, "varying", ()))
 
 
 _fp8_matmul.defvjp(_fp8_matmul_forward, _fp8_matmul_backward)

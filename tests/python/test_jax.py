@@ -152,6 +152,18 @@ def test_vmap_becomes_a_batch_dimension_and_equals_the_loop():
         np.testing.assert_array_equal(np.asarray(broadcast[i]), np.asarray(dot(a[i], shared)))
     lowered = jax.jit(jax.vmap(dot)).lower(a, b).as_text()
     assert lowered.count("@fp8dot_scaled_dot") == 1  # one batched call, not a loop
+    # A shared rhs is folded into the lhs's rows: one call on the unbroadcast rhs.
+    folded = jax.jit(jax.vmap(dot, in_axes=(0, None))).lower(a, shared).as_text()
+    assert folded.count("@fp8dot_scaled_dot") == 1 and "tensor<3x128x48x" not in folded
+    rows = random((2, 128, 256), 3, E4M3)
+    weight = random((256, 64), 4, E4M3)
+    row_scales = jnp.exp2(jnp.round(random((128,), 5)))  # a per-row scale of each element
+    with_rows = jax.jit(jax.vmap(lambda x: fj.scaled_dot_general(x, weight, NN,
+                                                                 lhs_scale=row_scales)))(rows)
+    for i in range(2):
+        np.testing.assert_array_equal(
+            np.asarray(with_rows[i]),
+            np.asarray(fj.scaled_dot_general(rows[i], weight, NN, lhs_scale=row_scales)))
     # A mapped scale cannot be a batch dimension's: the dot runs once per element.
     scales = jnp.array([1.0, 2.0, 4.0], jnp.float32)
     per_scale = jax.jit(jax.vmap(lambda a, s: fj.scaled_dot_general(a, shared, NN, lhs_scale=s)))(

@@ -100,9 +100,10 @@ def scaled_dot_general(lhs, rhs, dimension_numbers: Optional[DimensionNumbers] =
     lhs_scale_mode/rhs_scale_mode. output_scale (FP8 outputs) multiplies D before the cast;
     compute_amax=True returns (D, amax) with amax the max |D| before it.
 
-    Under jax.vmap, a mapped lhs or rhs becomes one more batch dimension of the dot (an unmapped
-    operand is broadcast to it; unmapped scales are shared by the batch); mapped scales, bias,
-    c or output_scale run the dot once per element.
+    Under jax.vmap, a mapped lhs against an unmapped rhs (a shared weight) folds into the lhs's
+    rows: one call, the rhs read once. Otherwise a mapped lhs or rhs becomes one more batch
+    dimension of the dot (an unmapped operand is broadcast to it; unmapped scales are shared by
+    the batch); mapped scales, bias, c or output_scale run the dot once per element.
     """
     named = dict(lhs=lhs, rhs=rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, bias=bias, c=c,
                  output_scale=output_scale)
@@ -168,6 +169,9 @@ def _batched_call(dimension_numbers, options, *arrays):
                                                                           axis_size))
             return outputs, _all_batched(outputs)
         lhs, rhs = arrays[0], arrays[1]
+        if lhs_batched and not rhs_batched and not dict(options)["compute_amax"] and \
+                arrays[5] is None:
+            return _folded_into_m(dimension_numbers, options, axis_size, arrays), True
         if not lhs_batched:
             lhs = jnp.broadcast_to(lhs, (axis_size, *lhs.shape))
         if not rhs_batched:
@@ -179,6 +183,20 @@ def _batched_call(dimension_numbers, options, *arrays):
         return outputs, _all_batched(outputs)
 
     return call(*arrays)
+
+
+def _folded_into_m(dimension_numbers, options, axis_size, arrays):
+    """A mapped lhs against a shared rhs: the mapped axis becomes one more free (M) dim of the
+    lhs, so the rhs (a weight, typically) is not copied once per element. Row and block scales
+    of the lhs grow with M and are tiled; the mapped axis is moved to the front of the output."""
+    lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale = arrays
+    (lc, rc), (lb, rb) = dimension_numbers
+    shift = lambda dims: tuple(d + 1 for d in dims)
+    numbers = ((shift(lc), tuple(rc)), (shift(lb), tuple(rb)))
+    if lhs_scale is not None and np.size(lhs_scale) > 1:
+        lhs_scale = jnp.tile(lhs_scale, (axis_size,) + (1,) * (np.ndim(lhs_scale) - 1))
+    out = _batched_call(numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)
+    return jnp.moveaxis(out, len(lb), 0)
 
 
 def _arrays_with_axis(arrays, in_batched, axis_size):

@@ -14,8 +14,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!config.ok()) return 0;
   const std::string printed = config->ToJson();
   auto reparsed = fp8dot::hlo::ParseGemmBackendConfig(printed);
-  if (!reparsed.ok()) Fail("ToJson's text does not parse", reparsed.status().ToString() + "\n" + printed);
+  if (!reparsed.ok())
+    Fail("ToJson's text does not parse", reparsed.status().ToString() + "\n" + printed);
   const std::string reprinted = reparsed->ToJson();
-  if (reprinted != printed) Fail("ToJson(parse(ToJson(c))) != ToJson(c)", printed + "\n---\n" + reprinted);
+  if (reprinted != printed)
+    Fail("ToJson(parse(ToJson(c))) != ToJson(c)", printed + "\n---\n" + reprinted);
   return 0;
 }

@@ -30,7 +30,8 @@ constexpr int64_t kTooMuch = kMaxWork + 1;
 int64_t LargestArray(const Shape& shape) {
   if (shape.IsTuple()) {
     int64_t largest = 0;
-    for (const Shape& element : shape.tuple_shapes()) largest = std::max(largest, LargestArray(element));
+    for (const Shape& element : shape.tuple_shapes())
+      largest = std::max(largest, LargestArray(element));
     return largest;
   }
   int64_t count = 1;
@@ -65,12 +66,13 @@ int64_t Work(const HloComputation* computation, std::map<const HloComputation*, 
     work = AddCapped(work, std::max<int64_t>(1, largest));
     if (instruction->opcode() == HloOpcode::kDot ||
         instruction->opcode() == HloOpcode::kCustomCall) {
-      work = AddCapped(work, MulCapped(std::max<int64_t>(1, largest), std::max<int64_t>(1, largest)));
+      work =
+          AddCapped(work, MulCapped(std::max<int64_t>(1, largest), std::max<int64_t>(1, largest)));
     }
     for (const CalledComputation& called : instruction->called_computations()) {
       if (called.computation == nullptr) continue;
-      work = AddCapped(work, MulCapped(16 * std::max<int64_t>(1, largest),
-                                       Work(called.computation, memo)));
+      work = AddCapped(
+          work, MulCapped(16 * std::max<int64_t>(1, largest), Work(called.computation, memo)));
     }
   }
   memo[computation] = work;
@@ -96,7 +98,8 @@ bool ValueMatches(const Value& value, const Shape& shape) {
 // interpreter: ./hlo_evaluate_fuzzer -runs=0 corpus/).
 void Note(const char* stage, const Status& status = Status()) {
   static const bool verbose = std::getenv("FP8DOT_FUZZ_VERBOSE") != nullptr;
-  if (verbose) std::fprintf(stderr, "hlo_evaluate_fuzzer: %s %s\n", stage, status.ToString().c_str());
+  if (verbose)
+    std::fprintf(stderr, "hlo_evaluate_fuzzer: %s %s\n", stage, status.ToString().c_str());
 }
 
 void Run(std::string_view text) {
@@ -119,8 +122,9 @@ void Run(std::string_view text) {
   if (!changed.ok()) return Note("rewrite failed", changed.status());
   if (*changed) {
     Status verified = VerifyHloModule(module);
-    if (!verified.ok()) Fail("Fp8GemmRewriter left a module that does not verify",
-                             verified.ToString() + "\n" + module.ToString());
+    if (!verified.ok())
+      Fail("Fp8GemmRewriter left a module that does not verify",
+           verified.ToString() + "\n" + module.ToString());
   }
   entry = module.entry_computation();
   std::vector<Value> arguments;

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Fail("the printer's text does not parse", reparsed.status().ToString() + "\n" + printed);
   }
   const std::string reprinted = (*reparsed)->ToString();
-  if (reprinted != printed) Fail("print(parse(print(m))) != print(m)", printed + "\n---\n" + reprinted);
+  if (reprinted != printed)
+    Fail("print(parse(print(m))) != print(m)", printed + "\n---\n" + reprinted);
   const fp8dot::Status reverified = fp8dot::hlo::VerifyHloModule(**reparsed);
   if (verified.ok() != reverified.ok()) {
     Fail("the verifier disagrees on the printed module",

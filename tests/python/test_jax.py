@@ -174,6 +174,13 @@ def test_vmap_becomes_a_batch_dimension_and_equals_the_loop():
             np.asarray(fj.scaled_dot_general(a[i], shared, NN, lhs_scale=scales[i])))
 
 
+def test_differentiating_the_single_gemm_points_to_the_differentiable_one():
+    a, b = random((64, 128), 0), random((128, 64), 1, E4M3)
+    single = lambda a: jnp.sum(fj.scaled_dot_general(a.astype(E4M3), b))
+    with pytest.raises(ValueError, match="differentiate fp8dot.jax.fp8_dot_general"):
+        jax.grad(single)(a)
+
+
 def test_missing_ffi_handlers_are_a_clear_import_error(monkeypatch):
     from fp8dot import _core
     from fp8dot.jax import _ffi

@@ -8,6 +8,7 @@ cuBLASLt plan on XLA's stream on the GPU. Nothing is copied around the call.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional, Sequence
 
 import jax
@@ -117,7 +118,20 @@ def scaled_dot_general(lhs, rhs, dimension_numbers: Optional[DimensionNumbers] =
                    preferred_element_type=jnp.dtype(preferred_element_type), epilogue=epilogue,
                    alpha=float(alpha), beta=float(beta), compute_amax=bool(compute_amax))
     arrays = (lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)
-    return _batched_call(dimension_numbers, tuple(sorted(options.items())), *arrays)
+    return _not_differentiable(dimension_numbers, tuple(sorted(options.items())), *arrays)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
+def _not_differentiable(dimension_numbers, options, *arrays):
+    return _batched_call(dimension_numbers, options, *arrays)
+
+
+@_not_differentiable.defjvp
+def _not_differentiable_jvp(dimension_numbers, options, primals, tangents):
+    raise ValueError(
+        "fp8dot.jax.scaled_dot_general is one GEMM and has no gradient of its own: differentiate "
+        "fp8dot.jax.fp8_dot_general (or fp8dot.flax.DotGeneral), whose custom VJP runs the "
+        "recipe's dgrad and wgrad GEMMs")
 
 
 def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale):

@@ -254,6 +254,23 @@ def test_gemms_reads_the_precision_of_xlas_own_fp8_dots(precision):
     assert gemm.accumulation == ("fp8-fast" if precision == "DEFAULT" else "fp8-promoted")
 
 
+def test_the_backward_keeps_the_fp8_operands_or_the_high_precision_ones_never_both():
+    x, w = random((256, 512), 0, jnp.bfloat16), random((512, 128), 1, jnp.bfloat16)
+
+    def saved(recipe):  # (shape, dtype) of every array the VJP keeps for the backward pass
+        _, vjp = jax.vjp(lambda x, w: fj.fp8_dot_general(x, w, recipe=recipe), x, w)
+        return sorted((leaf.shape, jnp.dtype(leaf.dtype).name)
+                      for leaf in jax.tree_util.tree_leaves(vjp) if leaf.size > 0)
+
+    # Tensor scales survive a transpose: the gradients reuse the FP8 copies (1 byte/element).
+    assert saved(fj.Recipe.seed()) == [((), "float32"), ((), "float32"),
+                                       ((128, 512), "float8_e4m3fn"),
+                                       ((256, 512), "float8_e4m3fn")]
+    # Row scales do not: the gradients quantise the bf16 operands again, along the other dim.
+    assert saved(fj.Recipe.seed(scaling="rowwise")) == [((128, 512), "bfloat16"),
+                                                         ((256, 512), "bfloat16")]
+
+
 def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy():
     x, w = random((64, 256), 3), random((256, 96), 4)
     with jax.default_device(jax.devices("cpu")[0]):  # the CPU handler: the same emulation

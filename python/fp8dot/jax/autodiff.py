@@ -110,7 +110,24 @@ def _forward(recipe: Recipe, out_dtype, x2, w2, state):
     y = scaled_dot_general(x_q, w_q, _TN, lhs_scale=x_scale, rhs_scale=_as_rhs(w_scale, weight),
                            precision=config.precision, algorithm=config.algorithm,
                            preferred_element_type=out_dtype)
-    return y, (x2, w2, x_q, x_scale, w_q, w_scale, state, new_state)
+    # Residuals: an FP8 operand the gradients reuse, or else the high-precision one they
+    # quantise again; never both (an empty slice keeps the other's dtype and mesh typing).
+    keep_x_q, keep_w_q = _reuses_x_q(recipe), _reuses_w_q(recipe)
+    return y, (x2[:0] if keep_x_q else x2, w2[:0] if keep_w_q else w2,
+               (x_q, x_scale) if keep_x_q else None, (w_q, w_scale) if keep_w_q else None,
+               state, new_state)
+
+
+def _reuses_x_q(recipe: Recipe) -> bool:
+    """The wgrad takes the forward's FP8 X, transposed: its scaling survives a transpose."""
+    activation, _ = _GRANULARITY[recipe.scaling]
+    return activation == "tensor" and recipe.wgrad.rhs_dtype == recipe.forward.lhs_dtype
+
+
+def _reuses_w_q(recipe: Recipe) -> bool:
+    """The dgrad takes the forward's FP8 W, transposed (tensor scales, 128x128 blocks)."""
+    _, weight = _GRANULARITY[recipe.scaling]
+    return weight in ("tensor", "128x128") and recipe.dgrad.rhs_dtype == recipe.forward.rhs_dtype
 
 
 def _as_rhs(scale, granularity):
@@ -124,7 +141,7 @@ def _fp8_matmul_forward(recipe, out_dtype, x2, w2, state):
 
 
 def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
-    x2, w2, x_q, x_scale, w_q, w_scale, state, new_state = residuals
+    x2, w2, x_quantised, w_quantised, state, new_state = residuals
     activation, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
     if recipe.scaling == "delayed":
@@ -134,7 +151,8 @@ def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
         g_q, g_scale = quantize(g, dgrad.lhs_dtype, activation)
 
     # dgrad: dX [M, K] = dY [M, N] · W, W as [K, N].
-    if weight in ("tensor", "128x128") and dgrad.rhs_dtype == recipe.forward.rhs_dtype:
+    if w_quantised is not None:
+        w_q, w_scale = w_quantised
         wt_q, wt_scale = w_q.T, w_scale  # 128x128 blocks: [N/128, K/128] is the dgrad's [K', N']
     else:
         wt_q, wt_scale = quantize(w2.T, dgrad.rhs_dtype, weight)
@@ -152,7 +170,8 @@ def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
     else:
         gt_q, gt_scale = quantize(g.T, wgrad.lhs_dtype, activation)
         gt_scale = _as_rhs(gt_scale, activation)
-    if activation == "tensor" and wgrad.rhs_dtype == recipe.forward.lhs_dtype:
+    if x_quantised is not None:
+        x_q, x_scale = x_quantised
         xt_q, xt_scale = x_q.T, x_scale
     else:
         xt_q, xt_scale = quantize(x2.T, wgrad.rhs_dtype, activation)

@@ -41,9 +41,17 @@ class RunLog:
         print(f"eval  step {step:>5}/{self.steps} | val_loss {val_loss:.4f}")
         self.record(type="eval", step=step, val_loss=val_loss, tokens=step * self.tokens_per_step)
 
-    def close(self) -> None:
+    def finish(self, summary: dict, peak_memory_source: str) -> dict:
+        """Logs the summary, closes the log and prints the peak memory (read from
+        `peak_memory_source`, e.g. "torch.cuda.max_memory_allocated") and the summary."""
+        self.record(**summary)
         if self.file is not None:
             self.file.close()
+        peak = summary["peak_memory_bytes"]
+        print("peak memory: " + (f"{peak / 2**30:.2f} GiB ({peak_memory_source})" if peak
+                                 else "n/a (no memory statistics on this device)"))
+        print(json.dumps(summary))
+        return summary
 
 
 def summary_record(*, label: str, linear: str, recipe: str | None, train_losses: list[float],

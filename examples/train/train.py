@@ -23,7 +23,6 @@ seed-to-seed spread.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -176,13 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
         counts=counts,
         peak_memory_bytes=torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
     )
-    log.record(**summary)
-    log.close()
-    peak = summary["peak_memory_bytes"]
-    print("peak memory: " + (f"{peak / 2**30:.2f} GiB (torch.cuda.max_memory_allocated)" if peak
-                             else "n/a (not a CUDA device)"))
-    print(json.dumps(summary))
-    return summary
+    return log.finish(summary, "torch.cuda.max_memory_allocated")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
-import json
 import math
 import sys
 import time
@@ -233,13 +232,7 @@ def main(argv: list[str] | None = None) -> dict:
         diverged_at=diverged_at, train_seconds=time.perf_counter() - started, counts=counts,
         peak_memory_bytes=memory.get("peak_bytes_in_use"),
     )
-    log.record(**summary)
-    log.close()
-    peak = summary["peak_memory_bytes"]
-    print("peak memory: " + (f"{peak / 2**30:.2f} GiB (XLA's peak_bytes_in_use)" if peak
-                             else "n/a (no memory statistics on this device)"))
-    print(json.dumps(summary))
-    return summary
+    return log.finish(summary, "XLA's peak_bytes_in_use")
 
 
 if __name__ == "__main__":

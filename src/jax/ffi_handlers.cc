@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings/dot_pointers.h"
 #include "bindings/dot_request.h"
 #include "fp8dot/run_dot.h"
 #include "xla/ffi/api/ffi.h"
@@ -80,13 +81,7 @@ StatusOr<std::string> StringAttribute(const ffi::Dictionary& attributes, const c
 // describe.
 struct ScaledDotCall {
   DotSpec spec;
-  const void* lhs = nullptr;
-  const void* rhs = nullptr;
-  const void* lhs_scale = nullptr;
-  const void* rhs_scale = nullptr;
-  const void* bias = nullptr;
-  const void* c = nullptr;
-  const void* output_scale = nullptr;
+  DotPointers pointers;
   void* output = nullptr;
   size_t output_bytes = 0;
   float* amax = nullptr;
@@ -109,8 +104,8 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
     return OkStatus();
   };
   std::optional<TensorSpec> lhs, rhs, output_scale;
-  FP8_RETURN_IF_ERROR(take("lhs", lhs, call.lhs));
-  FP8_RETURN_IF_ERROR(take("rhs", rhs, call.rhs));
+  FP8_RETURN_IF_ERROR(take("lhs", lhs, call.pointers.lhs));
+  FP8_RETURN_IF_ERROR(take("rhs", rhs, call.pointers.rhs));
   request.lhs = *lhs;
   request.rhs = *rhs;
 
@@ -138,17 +133,17 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
   FP8_ASSIGN_OR_RETURN(std::string lhs_scale_mode, StringAttribute(attributes, "lhs_scale_mode"));
   FP8_ASSIGN_OR_RETURN(std::string rhs_scale_mode, StringAttribute(attributes, "rhs_scale_mode"));
   if (lhs_scale_mode != "none") {
-    FP8_RETURN_IF_ERROR(take("lhs_scale", request.lhs_scale, call.lhs_scale));
+    FP8_RETURN_IF_ERROR(take("lhs_scale", request.lhs_scale, call.pointers.lhs_scale));
     request.lhs_scale_mode = lhs_scale_mode;
   }
   if (rhs_scale_mode != "none") {
-    FP8_RETURN_IF_ERROR(take("rhs_scale", request.rhs_scale, call.rhs_scale));
+    FP8_RETURN_IF_ERROR(take("rhs_scale", request.rhs_scale, call.pointers.rhs_scale));
     request.rhs_scale_mode = rhs_scale_mode;
   }
-  if (has_bias) FP8_RETURN_IF_ERROR(take("bias", request.bias, call.bias));
-  if (has_c) FP8_RETURN_IF_ERROR(take("c", request.c, call.c));
+  if (has_bias) FP8_RETURN_IF_ERROR(take("bias", request.bias, call.pointers.bias));
+  if (has_c) FP8_RETURN_IF_ERROR(take("c", request.c, call.pointers.c));
   if (request.output_scale) {
-    FP8_RETURN_IF_ERROR(take("output_scale", output_scale, call.output_scale));
+    FP8_RETURN_IF_ERROR(take("output_scale", output_scale, call.pointers.output_scale));
     if (output_scale->dtype != DType::kF32 || ElementCount(output_scale->dims) != 1) {
       return InvalidArgument("output_scale must be one float32, got %s",
                              output_scale->ToString().c_str());
@@ -187,36 +182,9 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
 }
 
 Status RunOnHost(const ScaledDotCall& call) {
-  std::optional<HostTensor> views[7];
-  int used = 0;
-  auto view = [&](const std::optional<TensorSpec>& spec,
-                  const void* data) -> StatusOr<const HostTensor*> {
-    if (!spec.has_value()) return nullptr;
-    FP8_ASSIGN_OR_RETURN(
-        views[used], HostTensor::View(spec->dtype, spec->dims,
-                                      spec->minor_to_major.empty()
-                                          ? RowMajorLayout(static_cast<int64_t>(spec->dims.size()))
-                                          : spec->minor_to_major,
-                                      data));
-    return &*views[used++];
-  };
-  auto scale_spec = [](const OperandScale& scale) -> std::optional<TensorSpec> {
-    if (scale.mode == ScaleMode::kNone) return std::nullopt;
-    return TensorSpec{DType::kF32, scale.dims, {}};
-  };
-  const DotSpec& spec = call.spec;
-  DotArguments arguments;
-  FP8_ASSIGN_OR_RETURN(arguments.lhs, view(spec.lhs, call.lhs));
-  FP8_ASSIGN_OR_RETURN(arguments.rhs, view(spec.rhs, call.rhs));
-  FP8_ASSIGN_OR_RETURN(arguments.lhs_scale, view(scale_spec(spec.lhs_scale), call.lhs_scale));
-  FP8_ASSIGN_OR_RETURN(arguments.rhs_scale, view(scale_spec(spec.rhs_scale), call.rhs_scale));
-  FP8_ASSIGN_OR_RETURN(arguments.bias, view(spec.bias, call.bias));
-  FP8_ASSIGN_OR_RETURN(arguments.c, view(spec.c, call.c));
-  if (spec.output_scale) {
-    FP8_ASSIGN_OR_RETURN(arguments.output_scale,
-                         view(TensorSpec{DType::kF32, {}, {}}, call.output_scale));
-  }
-  FP8_ASSIGN_OR_RETURN(DotResult result, RunDot(Backend::kCpuEmulation, spec, arguments));
+  FP8_ASSIGN_OR_RETURN(const HostDotViews views, HostDotViews::Make(call.spec, call.pointers));
+  FP8_ASSIGN_OR_RETURN(DotResult result,
+                       RunDot(Backend::kCpuEmulation, call.spec, views.arguments()));
   std::memcpy(call.output, result.output.data(), call.output_bytes);
   if (call.amax != nullptr) *call.amax = static_cast<float>(result.amax.value_or(0.0));
   return OkStatus();
@@ -237,16 +205,7 @@ ffi::Error ScaledDotCuda(CudaStream stream, ffi::RemainingArgs args, ffi::Remain
   if (!call.ok()) return ToFfiError(call.status());
   StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(call->spec);
   if (!plan.ok()) return ToFfiError(plan.status());
-  CudaDotBuffers buffers;
-  buffers.lhs = call->lhs;
-  buffers.rhs = call->rhs;
-  buffers.lhs_scale = static_cast<const float*>(call->lhs_scale);
-  buffers.rhs_scale = static_cast<const float*>(call->rhs_scale);
-  buffers.bias = call->bias;
-  buffers.c = call->c;
-  buffers.output_scale = static_cast<const float*>(call->output_scale);
-  buffers.output = call->output;
-  buffers.amax = call->amax;
+  const CudaDotBuffers buffers = CudaBuffersOf(call->pointers, call->output, call->amax);
   if (Status status = (*plan)->Run(buffers, stream); !status.ok()) return ToFfiError(status);
   return ffi::Error::Success();
 }

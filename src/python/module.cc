@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bindings/dot_pointers.h"
 #include "bindings/dot_request.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_device.h"
@@ -140,23 +141,12 @@ class Dot {
       const std::string& backend_name, uintptr_t lhs, uintptr_t rhs, uintptr_t lhs_scale,
       uintptr_t rhs_scale, uintptr_t bias, uintptr_t c, uintptr_t output_scale, uintptr_t out) {
     const Backend backend = ValueOrThrow(ParseBackend(backend_name));
-    std::optional<HostTensor> lhs_view, rhs_view, lhs_scale_view, rhs_scale_view, bias_view, c_view,
-        output_scale_view;
-    DotArguments arguments;
-    arguments.lhs = View(lhs_view, spec_.lhs, lhs);
-    arguments.rhs = View(rhs_view, spec_.rhs, rhs);
-    arguments.lhs_scale = ScaleView(lhs_scale_view, spec_.lhs_scale, lhs_scale);
-    arguments.rhs_scale = ScaleView(rhs_scale_view, spec_.rhs_scale, rhs_scale);
-    if (spec_.bias) arguments.bias = View(bias_view, *spec_.bias, bias);
-    if (spec_.c) arguments.c = View(c_view, *spec_.c, c);
-    if (spec_.output_scale) {
-      arguments.output_scale =
-          View(output_scale_view, TensorSpec{DType::kF32, {}, {}}, output_scale);
-    }
+    const HostDotViews views = ValueOrThrow(
+        HostDotViews::Make(spec_, Pointers(lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)));
     DotRunInfo info;
     StatusOr<DotResult> result = [&] {
       nb::gil_scoped_release release;
-      return RunDot(backend, spec_, arguments, {}, &info);
+      return RunDot(backend, spec_, views.arguments(), {}, &info);
     }();
     if (!result.ok()) Raise(result.status());
     const HostTensor& output = result->output;
@@ -170,16 +160,9 @@ class Dot {
   void RunCuda(uintptr_t lhs, uintptr_t rhs, uintptr_t lhs_scale, uintptr_t rhs_scale,
                uintptr_t bias, uintptr_t c, uintptr_t output_scale, uintptr_t out, uintptr_t amax,
                uintptr_t stream) {
-    CudaDotBuffers buffers;
-    buffers.lhs = reinterpret_cast<const void*>(lhs);
-    buffers.rhs = reinterpret_cast<const void*>(rhs);
-    buffers.lhs_scale = reinterpret_cast<const float*>(lhs_scale);
-    buffers.rhs_scale = reinterpret_cast<const float*>(rhs_scale);
-    buffers.bias = reinterpret_cast<const void*>(bias);
-    buffers.c = reinterpret_cast<const void*>(c);
-    buffers.output_scale = reinterpret_cast<const float*>(output_scale);
-    buffers.output = reinterpret_cast<void*>(out);
-    buffers.amax = reinterpret_cast<float*>(amax);
+    const CudaDotBuffers buffers =
+        CudaBuffersOf(Pointers(lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale),
+                      reinterpret_cast<void*>(out), reinterpret_cast<float*>(amax));
     ThrowIfError(Plan()->Run(buffers, reinterpret_cast<CudaStream>(stream)));
   }
 
@@ -204,20 +187,12 @@ class Dot {
   }
 
  private:
-  static const HostTensor* View(std::optional<HostTensor>& slot, const TensorSpec& spec,
-                                uintptr_t data) {
-    slot = ValueOrThrow(HostTensor::View(
-        spec.dtype, spec.dims,
-        spec.minor_to_major.empty() ? RowMajorLayout(static_cast<int64_t>(spec.dims.size()))
-                                    : spec.minor_to_major,
-        reinterpret_cast<const void*>(data)));
-    return &*slot;
-  }
-
-  static const HostTensor* ScaleView(std::optional<HostTensor>& slot, const OperandScale& scale,
-                                     uintptr_t data) {
-    if (scale.mode == ScaleMode::kNone) return nullptr;
-    return View(slot, TensorSpec{DType::kF32, scale.dims, scale.minor_to_major}, data);
+  static DotPointers Pointers(uintptr_t lhs, uintptr_t rhs, uintptr_t lhs_scale,
+                              uintptr_t rhs_scale, uintptr_t bias, uintptr_t c,
+                              uintptr_t output_scale) {
+    auto pointer = [](uintptr_t address) { return reinterpret_cast<const void*>(address); };
+    return {pointer(lhs),  pointer(rhs), pointer(lhs_scale),   pointer(rhs_scale),
+            pointer(bias), pointer(c),   pointer(output_scale)};
   }
 
   CudaDotPlan* Plan() {

@@ -1,8 +1,12 @@
-// MakeDotSpec: what both framework bindings (the nanobind module and the XLA FFI handlers) turn
-// their requests into, and the names they give types by.
+// MakeDotSpec and the pointer views: what both framework bindings (the nanobind module and the XLA
+// FFI handlers) turn their requests into, and the names they give types by.
 #include "bindings/dot_request.h"
+#include "bindings/dot_pointers.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "status_matchers.h"
 
@@ -117,6 +121,45 @@ TEST(DotRequestTest, FrameworkTypeNames) {
   EXPECT_EQ(bad.status().message(),
             "dtype int8 is not supported (float8_e4m3fn, float8_e5m2, bfloat16, float16, float32, "
             "float64)");
+}
+
+TEST(DotPointersTest, HostViewsAreTheSpecsArgumentsOverTheCallersMemory) {
+  DotRequest request = Matmul(4, 8, 128);
+  request.lhs_scale = TensorSpec{DType::kF32, {4, 1}, {0, 1}};  // 1x128, column-major
+  request.rhs_scale = TensorSpec{DType::kF32, {1, 8}, {}};
+  request.bias = TensorSpec{DType::kBF16, {8}, {}};
+  request.precision = {"HIGHEST", "HIGHEST"};
+  FP8_ASSERT_OK_AND_ASSIGN(DotSpec spec, MakeDotSpec(request));
+  std::vector<uint8_t> lhs(4 * 128), rhs(128 * 8);
+  std::vector<float> lhs_scale(4, 2.0f), rhs_scale(8, 0.5f);
+  std::vector<uint16_t> bias(8);
+  const DotPointers pointers{lhs.data(),  rhs.data(), lhs_scale.data(), rhs_scale.data(),
+                             bias.data(), nullptr,    nullptr};
+  FP8_ASSERT_OK_AND_ASSIGN(HostDotViews views, HostDotViews::Make(spec, pointers));
+  const DotArguments arguments = views.arguments();
+  ASSERT_NE(arguments.lhs, nullptr);
+  EXPECT_EQ(arguments.lhs->data(), lhs.data());  // a view, not a copy
+  EXPECT_EQ(arguments.rhs->dims(), (Dims{128, 8}));
+  EXPECT_EQ(arguments.lhs_scale->minor_to_major(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(arguments.rhs_scale->data(), rhs_scale.data());
+  EXPECT_EQ(arguments.bias->dtype(), DType::kBF16);
+  EXPECT_EQ(arguments.c, nullptr);
+  EXPECT_EQ(arguments.output_scale, nullptr);
+
+  float amax = 0;
+  const CudaDotBuffers buffers = CudaBuffersOf(pointers, lhs.data(), &amax);
+  EXPECT_EQ(buffers.lhs, lhs.data());
+  EXPECT_EQ(buffers.lhs_scale, lhs_scale.data());
+  EXPECT_EQ(buffers.bias, bias.data());
+  EXPECT_EQ(buffers.c, nullptr);
+  EXPECT_EQ(buffers.output, lhs.data());
+  EXPECT_EQ(buffers.amax, &amax);
+}
+
+TEST(DotPointersTest, AMissingPointerIsAnError) {
+  FP8_ASSERT_OK_AND_ASSIGN(DotSpec spec, MakeDotSpec(Matmul(4, 8, 128)));
+  std::vector<uint8_t> lhs(4 * 128);
+  EXPECT_FALSE(HostDotViews::Make(spec, DotPointers{lhs.data(), nullptr}).ok());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ framework and passes data pointers. Nothing here decides an accumulation, a layo
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from typing import Any, Optional, Sequence, Union
 
@@ -90,10 +91,7 @@ def check_output_scale(description) -> None:
     if description is None:
         return
     dtype, shape, _ = description
-    count = 1
-    for size in shape:
-        count *= size
-    if dtype.removeprefix("torch.") != "float32" or count != 1:
+    if dtype.removeprefix("torch.") != "float32" or math.prod(shape) != 1:
         raise ValueError(f"out_scale must be one float32, got {dtype} of shape {tuple(shape)}")
 
 

@@ -23,7 +23,6 @@ seed-to-seed spread.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
 from gpt import GPT, GPTConfig, parameter_counts
 from linears import FP8DOT_RECIPES, LINEARS, swap_block_linears
 from optim import lr_at, make_adamw, set_lr
-from runlog import TIMING_WARMUP_STEPS, RunLog, summary_record
+from runlog import TIMING_WARMUP_STEPS, RunLog
 
 PROFILED_STEPS = range(TIMING_WARMUP_STEPS + 1, TIMING_WARMUP_STEPS + 6)  # --profile
 
@@ -132,7 +131,6 @@ def main(argv: list[str] | None = None) -> dict:
         return loss
 
     val_loss = evaluate(0)
-    train_losses, step_seconds, diverged_at = [], [], None
     profiler = None
     started = time.perf_counter()
     for step in range(1, args.steps + 1):
@@ -156,23 +154,16 @@ def main(argv: list[str] | None = None) -> dict:
             write_profile(profiler, args.profile, device, step)
             profiler = None
 
-        train_losses.append(loss_value)
-        step_seconds.append(seconds)
-        log.train_step(step, loss_value, lr, grad_norm_value, seconds)
-        if not math.isfinite(loss_value):
-            diverged_at = step
-            print(f"the loss is {loss_value} at step {step}: stopping")
+        if not log.train_step(step, loss_value, lr, grad_norm_value, seconds):
             break
         if step % args.eval_every == 0 or step == args.steps:
             val_loss = evaluate(step)
 
     if profiler is not None:  # the run stopped inside the profiled steps
-        write_profile(profiler, args.profile, device, len(train_losses))
-    summary = summary_record(
+        write_profile(profiler, args.profile, device, len(log.train_losses))
+    summary = log.summary(
         label=label, linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
-        train_losses=train_losses, step_seconds=step_seconds, tokens_per_step=tokens_per_step,
-        val_loss=val_loss, diverged_at=diverged_at, train_seconds=time.perf_counter() - started,
-        counts=counts,
+        val_loss=val_loss, train_seconds=time.perf_counter() - started, counts=counts,
         peak_memory_bytes=torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
     )
     return log.finish(summary, "torch.cuda.max_memory_allocated")

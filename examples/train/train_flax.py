@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
-import math
 import sys
 import time
 from pathlib import Path
@@ -47,7 +46,7 @@ from gpt import GPTConfig
 from gpt_flax import GPT, parameter_counts
 from linears import FP8DOT_RECIPES, fp8dot_recipe
 from optim import BETAS, EPS, lr_at
-from runlog import RunLog, summary_record
+from runlog import RunLog
 
 LINEARS = ("bf16", "flax-fp8", "fp8dot")
 
@@ -203,7 +202,6 @@ def main(argv: list[str] | None = None) -> dict:
         return loss
 
     val_loss = evaluate(0)
-    train_losses, step_seconds, diverged_at = [], [], None
     started = time.perf_counter()
     for step in range(1, args.steps + 1):
         step_start = time.perf_counter()
@@ -215,21 +213,15 @@ def main(argv: list[str] | None = None) -> dict:
         loss_value, grad_norm_value = float(loss), float(grad_norm)  # waits for the device
         seconds = time.perf_counter() - step_start
 
-        train_losses.append(loss_value)
-        step_seconds.append(seconds)
-        log.train_step(step, loss_value, lr, grad_norm_value, seconds)
-        if not math.isfinite(loss_value):
-            diverged_at = step
-            print(f"the loss is {loss_value} at step {step}: stopping")
+        if not log.train_step(step, loss_value, lr, grad_norm_value, seconds):
             break
         if step % args.eval_every == 0 or step == args.steps:
             val_loss = evaluate(step)
 
     memory = device.memory_stats() or {}  # None on the CPU
-    summary = summary_record(
-        label=label, linear=args.linear, recipe=args.recipe, train_losses=train_losses,
-        step_seconds=step_seconds, tokens_per_step=tokens_per_step, val_loss=val_loss,
-        diverged_at=diverged_at, train_seconds=time.perf_counter() - started, counts=counts,
+    summary = log.summary(
+        label=label, linear=args.linear, recipe=args.recipe, val_loss=val_loss,
+        train_seconds=time.perf_counter() - started, counts=counts,
         peak_memory_bytes=memory.get("peak_bytes_in_use"),
     )
     return log.finish(summary, "XLA's peak_bytes_in_use")

@@ -4,7 +4,7 @@
 # and the PyTorch benchmarks. Logs go to $OUT; a short table is printed last.
 #   carry: build/wheel-cp312 .whl
 # Environment: PYTEST_ARGS (default: the whole tests/python), MLP_ARGS, JAX_ARGS, SKIP_BENCH=1,
-# SKIP_TORCH_BENCH=1, SKIP_JAX_BENCH=1, SANITIZE=1 (compute-sanitizer memcheck over the GPU
+# SKIP_TORCH_BENCH=1 (also skips the quantisation kernel benchmark), SKIP_JAX_BENCH=1, SANITIZE=1 (compute-sanitizer memcheck over the GPU
 # variants of the JAX and torch tests: the FFI handler and the op on the GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ if [[ "${SANITIZE:-0}" == 1 ]]; then
   echo "== compute-sanitizer memcheck: GPU tests of the JAX FFI handler and the torch op"
   compute-sanitizer --tool memcheck --error-exitcode 1 --target-processes all \
     python3 -m pytest -q -p no:cacheprovider -k "gpu or cuda" tests/python/test_jax.py \
-    tests/python/test_scaled_dot.py 2>&1 | tee "$OUT/sanitizer.log" | tail -8
+    tests/python/test_scaled_dot.py tests/python/test_quantize.py 2>&1 | tee "$OUT/sanitizer.log" | tail -8
   echo "compute-sanitizer rc=${PIPESTATUS[0]}"
 fi
 if [[ "${SKIP_BENCH:-0}" != 1 && "${SKIP_JAX_BENCH:-0}" != 1 ]]; then
@@ -27,6 +27,8 @@ fi
 if [[ "${SKIP_BENCH:-0}" != 1 && "${SKIP_TORCH_BENCH:-0}" != 1 ]]; then
   echo "== host cost per call at small M"
   python3 bench/python/small_shape_overhead.py 2>&1 | tee "$OUT/overhead.log"
+  echo "== quantisation kernel vs inductor"
+  python3 bench/python/quantize_bench.py 2>&1 | tee "$OUT/quantize_bench.log" | tail -12
   echo "== MLP block"
   python3 bench/python/mlp_block_bench.py ${MLP_ARGS:-} 2>&1 | tee "$OUT/mlp_block.log" | tail -12
 fi

@@ -64,6 +64,30 @@ def time_steps(model, x, dy, steps: int) -> float:
     return start.elapsed_time(end) / steps
 
 
+def profile_step(name: str, model, x, dy, top: int) -> None:
+    """Where one fwd+bwd step's GPU time goes: kernels grouped by name, GEMMs (cuBLASLt / cutlass
+    / sm90 xmma kernels) apart from everything else (quantisation, GELU, transposes)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        time_steps(model, x, dy, 2)
+    kernels = {}
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        entry = kernels.setdefault(event.name, [0.0, 0])
+        entry[0] += event.device_time / 2 / 1000.0  # ms per step
+        entry[1] += 1
+    def is_gemm(kernel: str) -> bool:
+        return any(tag in kernel.lower() for tag in ("gemm", "xmma", "cutlass", "matmul", "sm90_"))
+    gemm_ms = sum(ms for kernel, (ms, _) in kernels.items() if is_gemm(kernel))
+    other_ms = sum(ms for kernel, (ms, _) in kernels.items() if not is_gemm(kernel))
+    print(json.dumps({"profile": name, "gemm_ms": round(gemm_ms, 3), "other_ms": round(other_ms, 3),
+                      "kernels_per_step": sum(count for _, count in kernels.values()) // 2}))
+    for kernel, (ms, count) in sorted(kernels.items(), key=lambda item: -item[1][0])[:top]:
+        print(f"  {ms:7.3f} ms  x{count // 2:<3} {'GEMM ' if is_gemm(kernel) else '     '}{kernel[:110]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=8192)
@@ -72,6 +96,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
+    parser.add_argument("--profile", action="store_true",
+                        help="after timing, print each variant's kernels per step (torch.profiler)")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -109,6 +135,9 @@ def main():
     for row in rows:
         print(f"{row['variant']:18} {row['ms']:8.3f} {row['tflops']:8.1f} "
               f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f}")
+    if args.profile:
+        for name, model in variants.items():
+            profile_step(name, model, x, dy, top=14)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 
 #include "fp8dot/accumulator_model.h"
 #include "fp8dot/dot_arguments.h"
+#include "fp8dot/quantize.h"
 
 namespace fp8dot {
 
@@ -25,5 +26,9 @@ StatusOr<DotResult> BlasDot(const DotSpec& spec, const DotArguments& arguments);
 
 StatusOr<DotResult> EmulatedDot(const DotSpec& spec, const DotArguments& arguments,
                                 const Fp8AccumulatorModel& model = Fp8AccumulatorModel());
+
+// Quantisation on host pointers (quantize.h): the reference every other backend equals bit for
+// bit.
+Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers);
 
 }  // namespace fp8dot

@@ -24,6 +24,7 @@
 
 #include "fp8dot/dot_arguments.h"
 #include "fp8dot/k_split.h"
+#include "fp8dot/quantize.h"
 
 struct CUstream_st;
 
@@ -123,5 +124,13 @@ struct CudaDotStats {
 // Copies the arguments to the GPU, runs the cached plan for `spec`, copies D (and amax) back.
 StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
                             CudaDotStats* stats = nullptr);
+
+// Enqueues a quantisation (quantize.h) on `stream` over device pointers, bit-identical to
+// QuantizeOnCpu. One pass over the input for 1x128 and 128x128 scales and for a given scale;
+// tensor and row scales from this input's amax need it first, so those read the input twice
+// (an amax pass, then the cast). Allocates nothing and synchronises nothing, so it can be
+// captured in a CUDA graph. Pointers: 16-byte alignment and a multiple of 8 columns (and rows,
+// for qᵀ) take the vectorised path; anything else is handled too, more slowly.
+Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, CudaStream stream);
 
 }  // namespace fp8dot

@@ -4,6 +4,7 @@
     fp8dot.resolve_accumulation("float8_e4m3fn", "float8_e4m3fn", ("default", "default"))
     # 'fp8-fast': the forward pass's rule; ("highest", "highest") gives 'fp8-promoted'
     d = fp8dot.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb, out_dtype="bfloat16")
+    q = fp8dot.quantize(x, "float8_e4m3fn", "1x128", transposed=True)  # q, scale, q_t, scale_t
 
 numpy arrays run on the CPU backend (an emulation of Hopper's FP8 accumulator by default), torch
 CUDA tensors on the GPU through cuBLASLt. `fp8dot.torch` has the torch ops and FP8 layers.
@@ -15,12 +16,13 @@ from typing import Optional
 
 from . import _core
 from ._dot import Precision, explain, precision_pair, scaled_dot, dtype_name
+from ._quantize import Quantized, quantize
 
 __version__: str = _core.__version__
 cuda_built: bool = _core.cuda_built
 
-__all__ = ["__version__", "cuda_built", "cuda_device", "cuda_unavailable_reason", "explain",
-           "resolve_accumulation", "resolve_backend", "scaled_dot"]
+__all__ = ["Quantized", "__version__", "cuda_built", "cuda_device", "cuda_unavailable_reason",
+           "explain", "quantize", "resolve_accumulation", "resolve_backend", "scaled_dot"]
 
 
 def resolve_accumulation(lhs_dtype, rhs_dtype, precision: Precision = ("default", "default"),

@@ -36,6 +36,10 @@ StatusOr<DotResult> CudaDot(const DotSpec&, const DotArguments&, CudaDotStats*) 
   return NotBuilt();
 }
 
+Status QuantizeOnCuda(const QuantizeSpec&, const QuantizeBuffers&, CudaStream) {
+  return NotBuilt();
+}
+
 StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t, const char*) { return NotBuilt(); }
 StatusOr<DeviceBuffer> DeviceBuffer::AllocateAsync(size_t, CudaStream, const char*) {
   return NotBuilt();

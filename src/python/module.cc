@@ -22,8 +22,10 @@
 
 #include "bindings/dot_pointers.h"
 #include "bindings/dot_request.h"
+#include "fp8dot/cpu_backend.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_device.h"
+#include "fp8dot/quantize.h"
 #include "fp8dot/run_dot.h"
 #ifdef FP8DOT_HAVE_XLA_FFI
 #include "jax/ffi_handlers.h"
@@ -205,6 +207,85 @@ class Dot {
   CudaDotPlan* plan_ = nullptr;  // owned by the process-wide cache
 };
 
+// One validated quantisation (quantize.h) of a dense row-major matrix: its outputs' shapes, and
+// runs on host or device pointers. Cached by the Python package like Dots.
+class Quantizer {
+ public:
+  Quantizer(const ArrayDescription& input, const std::string& out_dtype,
+            const std::string& granularity, bool row_major, bool transposed, bool given_scale,
+            int margin, bool amax) {
+    const TensorSpec tensor = SpecOfArgument(input, "quantize input");
+    if (tensor.dims.size() != 2) {
+      Raise(InvalidArgument("quantize input: a matrix is needed, got shape %s",
+                            DimsToString(tensor.dims).c_str()));
+    }
+    const bool dense_rows = tensor.minor_to_major.empty() ||
+                            tensor.minor_to_major == RowMajorLayout(2) || tensor.dims[0] == 1 ||
+                            tensor.dims[1] == 1;  // one row or column: every layout is row-major
+    if (!dense_rows) {
+      Raise(InvalidArgument("quantize input: %s is not row-major (make it contiguous first)",
+                            tensor.ToString().c_str()));
+    }
+    spec_.input_type = tensor.dtype;
+    spec_.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
+    spec_.rows = tensor.dims[0];
+    spec_.cols = tensor.dims[1];
+    spec_.granularity = ValueOrThrow(ParseScaleGranularity(granularity));
+    spec_.row_major = row_major;
+    spec_.transposed = transposed;
+    spec_.given_scale = given_scale;
+    spec_.margin = margin;
+    spec_.compute_amax = amax;
+    outputs_ = ValueOrThrow(ValidateQuantizeSpec(spec_));
+  }
+
+  // Shapes of (q, scale, qᵀ, scaleᵀ); None for what the spec does not produce.
+  using Shape = std::optional<std::vector<int64_t>>;
+  std::tuple<Shape, Shape, Shape, Shape> shapes() const {
+    auto shape = [](bool present, const std::vector<int64_t>& dims) -> Shape {
+      return present ? Shape(dims) : std::nullopt;
+    };
+    return {shape(spec_.row_major, outputs_.output_dims),
+            shape(outputs_.has_scale, outputs_.scale_dims),
+            shape(spec_.transposed, outputs_.transposed_output_dims),
+            shape(outputs_.has_transposed_scale, outputs_.transposed_scale_dims)};
+  }
+
+  void RunHost(uintptr_t input, uintptr_t given_scale, uintptr_t output, uintptr_t scale,
+               uintptr_t transposed_output, uintptr_t transposed_scale, uintptr_t amax) {
+    const QuantizeBuffers buffers =
+        Buffers(input, given_scale, output, scale, transposed_output, transposed_scale, amax);
+    nb::gil_scoped_release release;
+    ThrowIfError(QuantizeOnCpu(spec_, buffers));
+  }
+
+  void RunCuda(uintptr_t input, uintptr_t given_scale, uintptr_t output, uintptr_t scale,
+               uintptr_t transposed_output, uintptr_t transposed_scale, uintptr_t amax,
+               uintptr_t stream) {
+    ThrowIfError(QuantizeOnCuda(
+        spec_,
+        Buffers(input, given_scale, output, scale, transposed_output, transposed_scale, amax),
+        reinterpret_cast<CudaStream>(stream)));
+  }
+
+ private:
+  static QuantizeBuffers Buffers(uintptr_t input, uintptr_t given_scale, uintptr_t output,
+                                 uintptr_t scale, uintptr_t transposed_output,
+                                 uintptr_t transposed_scale, uintptr_t amax) {
+    auto floats = [](uintptr_t address) { return reinterpret_cast<float*>(address); };
+    return {reinterpret_cast<const void*>(input),
+            floats(given_scale),
+            reinterpret_cast<void*>(output),
+            floats(scale),
+            reinterpret_cast<void*>(transposed_output),
+            floats(transposed_scale),
+            floats(amax)};
+  }
+
+  QuantizeSpec spec_;
+  QuantizeOutputs outputs_;
+};
+
 std::string ResolveAccumulationName(const std::string& lhs_dtype, const std::string& rhs_dtype,
                                     const std::pair<std::string, std::string>& precision,
                                     const std::optional<std::string>& algorithm) {
@@ -291,4 +372,13 @@ NB_MODULE(_core, m) {
       .def("run_cuda", &Dot::RunCuda)
       .def("prepare_cuda", &Dot::PrepareCuda)
       .def("explain", &Dot::Explain, nb::arg("backend"));
+
+  nb::class_<Quantizer>(m, "Quantizer")
+      .def(nb::init<const ArrayDescription&, const std::string&, const std::string&, bool, bool,
+                    bool, int, bool>(),
+           nb::arg("input"), nb::arg("out_dtype"), nb::arg("granularity"), nb::arg("row_major"),
+           nb::arg("transposed"), nb::arg("given_scale"), nb::arg("margin"), nb::arg("amax"))
+      .def_prop_ro("shapes", &Quantizer::shapes, "(q, scale, q_t, scale_t) shapes or None")
+      .def("run_host", &Quantizer::RunHost)
+      .def("run_cuda", &Quantizer::RunCuda);
 }

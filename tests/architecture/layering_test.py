@@ -42,7 +42,7 @@ USES = {
 HEADER_LAYERS = {
     "core": ["status", "dtype", "float_codec", "tensor", "npy", "random", "error_metrics",
              "arithmetic", "file_writer"],
-    "dot": ["precision", "dot_spec", "dot_arguments", "dot_problem", "k_split"],
+    "dot": ["precision", "dot_spec", "dot_arguments", "dot_problem", "k_split", "quantize"],
     "cpu": ["cpu_backend", "accumulator_model"],
     "cuda": ["cuda_device", "cuda_backend", "cuda_buffer"],
     "dispatch": ["run_dot"],

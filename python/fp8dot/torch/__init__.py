@@ -10,10 +10,10 @@ quantisation they use.
 from . import ops
 from .convert import convert, explain
 from .linear import Linear
-from .quantize import quantize_blocks, quantize_rowwise, quantize_tensorwise
+from .quantize import quantize, quantize_blocks, quantize_rowwise, quantize_tensorwise
 from .recipe import E4M3, E5M2, GemmConfig, Recipe
 
 scaled_mm = ops.scaled_mm
 
 __all__ = ["E4M3", "E5M2", "GemmConfig", "Linear", "Recipe", "convert", "explain",
-           "quantize_blocks", "quantize_rowwise", "quantize_tensorwise", "scaled_mm"]
+           "quantize", "quantize_blocks", "quantize_rowwise", "quantize_tensorwise", "scaled_mm"]

@@ -7,10 +7,10 @@ row-major), which is the layout Hopper's FP8 tensor cores read (cuBLASLt's TN):
     dgrad    lhs dY [M,N]    rhs Wᵀ [K,N]
     wgrad    lhs dYᵀ [N,M]   rhs Xᵀ [K,M]
 
-and passed to fp8dot's scaled_mm with the rhs as its transpose view. Tensor and 128×128 scales do
-not change under transposition, so those operands are quantised once and only transposed (a copy
-of FP8 bytes); row and 1×128 scales run along the contracting dim, which differs per GEMM, so
-those operands are quantised again from the high-precision tensor (saved for the backward pass).
+and passed to fp8dot's scaled_mm with the rhs as its transpose view. Each of X, W and dY is
+therefore needed in both orientations; fp8dot's quantisation kernel writes both from one read
+(q and q_t, each with the scales of its own contracting dim), so the backward pass keeps FP8
+operands only: Xᵀ and Wᵀ, never the high-precision tensors.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ import torch
 from torch import nn
 
 from . import ops  # noqa: F401  (registers torch.ops.fp8dot)
-from .quantize import quantize_blocks, quantize_rowwise, quantize_tensorwise, scale_from_amax
+from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe
 
 # Rows of a delayed-scaling layer's amax history.
 _INPUT, _WEIGHT, _GRAD_OUTPUT = 0, 1, 2
+
+Operand = tuple[torch.Tensor, torch.Tensor]  # (FP8 matrix, its scale in the matrix's terms)
 
 
 def _granularity(recipe: Recipe, role: str) -> str:
@@ -38,24 +40,23 @@ def _granularity(recipe: Recipe, role: str) -> str:
     return "128x128" if role == "weight" else "1x128"
 
 
-def _quantize(matrix: torch.Tensor, dtype: torch.dtype, granularity: str,
-              scale: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Quantises a contracting-last matrix; the scale comes back in that matrix's terms:
-    [] / [rows] / [rows, K/128] / [rows/128, K/128]."""
-    if granularity == "tensor":
-        return quantize_tensorwise(matrix, dtype, scale)
-    if granularity == "row":
-        return quantize_rowwise(matrix, dtype, reduce_dim=1)
-    if granularity == "1x128":
-        return quantize_blocks(matrix, dtype, 1, 128)
-    return quantize_blocks(matrix, dtype, 128, 128)
-
-
-def _transposed(operand: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """A tensor- or 128×128-scaled operand of the other GEMM orientation: the FP8 bytes transposed
-    into a row-major copy, the scale transposed as a view."""
-    q, scale = operand
-    return q.t().contiguous(), _transposed_scale(scale)
+def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
+                       transposed_dtype: Optional[torch.dtype],
+                       scale: Optional[torch.Tensor] = None
+                       ) -> tuple[Operand, Optional[Operand]]:
+    """The matrix quantised for the GEMM that contracts its columns (in `dtype`, with the given
+    delayed-scaling scale if any) and, unless transposed_dtype is None, its transpose for the GEMM
+    that contracts its rows. One pass when both share a dtype; a transpose in another dtype is
+    quantised on its own (current scaling)."""
+    same_dtype = transposed_dtype == dtype
+    result = quantize(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
+    operand = (result.q, result.scale)
+    if transposed_dtype is None:
+        return operand, None
+    if same_dtype:
+        return operand, (result.q_t, result.scale_t)
+    other = quantize(matrix, transposed_dtype, granularity, row_major=False, transposed=True)
+    return operand, (other.q_t, other.scale_t)
 
 
 def _transposed_scale(scale: torch.Tensor) -> torch.Tensor:
@@ -64,19 +65,7 @@ def _transposed_scale(scale: torch.Tensor) -> torch.Tensor:
     return scale.t() if scale.dim() == 2 else scale
 
 
-def _reoriented(quantised: tuple[torch.Tensor, torch.Tensor], reusable: bool,
-                matrix: torch.Tensor, dtype: torch.dtype,
-                granularity: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """The operand of the other GEMM orientation (matrixᵀ, contracting-last): the quantised one
-    transposed where its scale allows (tensor, 128×128, same FP8 type), else matrixᵀ quantised
-    afresh along its new contracting dim."""
-    if reusable:
-        return _transposed(quantised)
-    return _quantize(matrix.t().contiguous(), dtype, granularity)
-
-
-def _gemm(lhs: tuple[torch.Tensor, torch.Tensor], rhs: tuple[torch.Tensor, torch.Tensor],
-          config: GemmConfig, out_dtype: torch.dtype, backend: str,
+def _gemm(lhs: Operand, rhs: Operand, config: GemmConfig, out_dtype: torch.dtype, backend: str,
           bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """lhs [M,K] · rhs [N,K]ᵀ with both operands contracting-last."""
     rhs_q, rhs_scale = rhs
@@ -101,64 +90,66 @@ def _record_amax(history: torch.Tensor, amax: torch.Tensor) -> None:
     history.copy_(torch.cat([amax.float().reshape(1), history[:-1]]))
 
 
+def _delayed_scales(amax_history: Optional[torch.Tensor], row: int, tensor: torch.Tensor,
+                    recipe: Recipe, dtype: torch.dtype) -> Optional[torch.Tensor]:
+    """Delayed scaling: this step's scale for one tensor, and its amax recorded. None otherwise."""
+    if amax_history is None:
+        return None
+    amax = tensor.abs().amax()
+    scale = _delayed_scale(amax_history[row], amax, recipe, dtype)
+    _record_amax(amax_history[row], amax)
+    return scale
+
+
 class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype):
-        backend = recipe.backend
-        activation, weight_granularity = _granularity(recipe, "activation"), _granularity(recipe, "weight")
-        scale_x = scale_w = None
-        if amax_history is not None:
-            amax_x, amax_w = x.abs().amax(), weight.abs().amax()
-            scale_x = _delayed_scale(amax_history[_INPUT], amax_x, recipe, recipe.forward.lhs_dtype)
-            scale_w = _delayed_scale(amax_history[_WEIGHT], amax_w, recipe, recipe.forward.rhs_dtype)
-            _record_amax(amax_history[_INPUT], amax_x)
-            _record_amax(amax_history[_WEIGHT], amax_w)
-        x_q = _quantize(x, recipe.forward.lhs_dtype, activation, scale_x)
-        w_q = _quantize(weight, recipe.forward.rhs_dtype, weight_granularity, scale_w)
+        scale_x = _delayed_scales(amax_history, _INPUT, x, recipe, recipe.forward.lhs_dtype)
+        scale_w = _delayed_scales(amax_history, _WEIGHT, weight, recipe, recipe.forward.rhs_dtype)
+        # The transposes the backward pass will need, written by the same kernels.
+        x_q, x_t = _both_orientations(
+            x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
+            recipe.wgrad.rhs_dtype if ctx.needs_input_grad[1] else None, scale_x)
+        w_q, w_t = _both_orientations(
+            weight, _granularity(recipe, "weight"), recipe.forward.rhs_dtype,
+            recipe.dgrad.rhs_dtype if ctx.needs_input_grad[0] else None, scale_w)
         bias_for_gemm = None if bias is None else bias.to(out_dtype)
-        output = _gemm(x_q, w_q, recipe.forward, out_dtype, backend, bias_for_gemm)
+        output = _gemm(x_q, w_q, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
 
-        # What the backward pass needs: FP8 operands where they can be reused transposed, the
-        # high-precision tensor where the gradient GEMMs quantise along another dim.
-        transposable = activation == "tensor"
-        reuse_x = transposable and recipe.wgrad.rhs_dtype == recipe.forward.lhs_dtype
-        reuse_w = weight_granularity in ("tensor", "128x128") and \
-            recipe.dgrad.rhs_dtype == recipe.forward.rhs_dtype
-        ctx.recipe, ctx.reuse_x, ctx.reuse_w = recipe, reuse_x, reuse_w
-        ctx.x_dtype, ctx.has_bias = x.dtype, bias is not None
+        ctx.recipe, ctx.has_x_t, ctx.has_w_t = recipe, x_t is not None, w_t is not None
+        ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
-        saved_x = x_q if reuse_x else (x, None)
-        saved_w = w_q if reuse_w else (weight, None)
-        ctx.save_for_backward(saved_x[0], saved_x[1], saved_w[0], saved_w[1], weight, amax_history)
+        x_t = x_t or (None, None)
+        w_t = w_t or (None, None)
+        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], amax_history)
         return output
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
-        x_saved, x_scale, w_saved, w_scale, weight, amax_history = ctx.saved_tensors
-        backend = recipe.backend
-        gradient = _granularity(recipe, "gradient")
+        x_t_q, x_t_scale, w_t_q, w_t_scale, amax_history = ctx.saved_tensors
         dy = grad_output.contiguous()
-        scale_dy = None
-        if amax_history is not None:
-            amax_dy = dy.abs().amax()
-            scale_dy = _delayed_scale(amax_history[_GRAD_OUTPUT], amax_dy, recipe,
-                                      recipe.dgrad.lhs_dtype)
-            _record_amax(amax_history[_GRAD_OUTPUT], amax_dy)
-
+        need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None
-        dy_q = _quantize(dy, recipe.dgrad.lhs_dtype, gradient, scale_dy)
-        if ctx.needs_input_grad[0]:
-            w_t = _reoriented((w_saved, w_scale), ctx.reuse_w, w_saved, recipe.dgrad.rhs_dtype,
-                              _granularity(recipe, "weight"))
-            grad_x = _gemm(dy_q, w_t, recipe.dgrad, ctx.x_dtype, backend)
-        if ctx.needs_input_grad[1]:
-            reuse_dy = gradient == "tensor" and recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
-            dy_t = _reoriented(dy_q, reuse_dy, dy, recipe.wgrad.lhs_dtype, gradient)
-            x_t = _reoriented((x_saved, x_scale), ctx.reuse_x, x_saved, recipe.wgrad.rhs_dtype,
-                              _granularity(recipe, "activation"))
-            grad_w = _gemm(dy_t, x_t, recipe.wgrad, weight.dtype, backend)
+        if need_dgrad or need_wgrad:
+            scale_dy = _delayed_scales(amax_history, _GRAD_OUTPUT, dy, recipe,
+                                       recipe.dgrad.lhs_dtype)
+            granularity = _granularity(recipe, "gradient")
+            if need_dgrad:
+                dy_q, dy_t = _both_orientations(dy, granularity, recipe.dgrad.lhs_dtype,
+                                                recipe.wgrad.lhs_dtype if need_wgrad else None,
+                                                scale_dy)
+                grad_x = _gemm(dy_q, (w_t_q, w_t_scale), recipe.dgrad, ctx.x_dtype,
+                               recipe.backend)
+            else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
+                same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
+                only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
+                                  transposed=True, scale=scale_dy if same_dtype else None)
+                dy_t = (only_t.q_t, only_t.scale_t)
+            if need_wgrad:
+                grad_w = _gemm(dy_t, (x_t_q, x_t_scale), recipe.wgrad, ctx.weight_dtype,
+                               recipe.backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
         return grad_x, grad_w, grad_bias, None, None, None

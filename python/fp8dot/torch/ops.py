@@ -5,6 +5,10 @@ scales; bf16/f16/f32/FP8 outputs; bias; amax). It has a fake (meta) kernel, so t
 it without a graph break, and on CUDA it enqueues a cached cuBLASLt plan on the current stream
 without allocating, so a compiled step can be captured in a CUDA graph. The precision pair is an
 argument: which accumulation it means is decided in C++ (ResolveAccumulation), nowhere here.
+
+`torch.ops.fp8dot.quantize` is fp8dot.quantize as an op: a matrix to FP8 with its scales (every
+granularity), optionally its transpose in the same pass, and its amax; one fused CUDA kernel on
+the GPU (include/fp8dot/quantize.h), the same bytes on the CPU.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from typing import Optional
 import torch
 
 from .._dot import PreparedCall, check_current_device, scaled_dot
+from .._arrays import describe
+from .._quantize import allocate_outputs, check_given_scale, make_quantizer
+from .._quantize import quantize as _quantize_any
 
 # CUDA calls by their tensors' metadata -> the validated C++ Dot: a repeated call (every training
 # step) costs one dict lookup before the GEMM is enqueued. The first call of a signature goes
@@ -82,3 +89,66 @@ def _(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, lhs_precision,
     output = lhs.new_empty((lhs.shape[0], rhs.shape[1]), dtype=out_dtype)
     amax = lhs.new_empty(() if compute_amax else (0,), dtype=torch.float32)
     return output, amax
+
+
+# CUDA quantisations by the input's metadata and the options -> the validated C++ Quantizer.
+_cuda_quantizers: dict = {}
+
+
+def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
+    return like.new_empty((0,), dtype=torch.float32) if tensor is None else tensor
+
+
+@torch.library.custom_op("fp8dot::quantize", mutates_args=())
+def quantize(x: torch.Tensor, out_dtype: torch.dtype, granularity: str, row_major: bool,
+             transposed: bool, scale: Optional[torch.Tensor], margin: int,
+             compute_amax: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                                          torch.Tensor]:
+    """(q, scale, q_t, scale_t, amax) of fp8dot.quantize; what was not asked for, and scales
+    that are shared with q's or given (scale=), come back as empty tensors (fp8dot.torch.quantize
+    fills them in)."""
+    if x.is_cuda:
+        key = (x.dtype, x.shape, x.stride(), x.device, out_dtype, granularity, row_major,
+               transposed, scale is None, margin, compute_amax)
+        quantizer = _cuda_quantizers.get(key)
+        if quantizer is None:  # the first call of a signature: every check
+            if scale is not None:
+                check_given_scale(scale, f"cuda:{x.device.index}")
+            check_current_device(x.device)
+            quantizer = make_quantizer(describe(x, "x").description, str(out_dtype), granularity,
+                                       row_major, transposed, scale is not None, margin,
+                                       compute_amax)
+            _cuda_quantizers[key] = quantizer
+        outputs = allocate_outputs(quantizer, out_dtype, True, x.device, compute_amax)
+        pointers = [0 if t is None else t.data_ptr() for t in outputs]
+        quantizer.run_cuda(x.data_ptr(), 0 if scale is None else scale.data_ptr(), *pointers,
+                           torch.cuda.current_stream(x.device).cuda_stream)
+    else:
+        outputs = _quantize_any(x, out_dtype, granularity, row_major=row_major,
+                                transposed=transposed, scale=scale, margin=margin,
+                                amax=compute_amax, share_scales=False)
+    return tuple(_empty_if_none(t, x) for t in outputs)
+
+
+def _blocks(extent):
+    return (extent + 127) // 128
+
+
+@quantize.register_fake
+def _(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax):
+    torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
+    rows, cols = x.shape
+    scale_shapes = {"tensor": ((), None), "row": ((rows,), (cols,)),
+                    "1x128": ((rows, _blocks(cols)), (cols, _blocks(rows))),
+                    "128x128": ((_blocks(rows), _blocks(cols)), None)}
+    if granularity not in scale_shapes:
+        raise ValueError(f"unknown scale granularity {granularity!r} (tensor, row, 1x128 or "
+                         "128x128)")
+    scale_shape, transposed_scale_shape = scale_shapes[granularity]
+    absent = (0,)
+    return (x.new_empty((rows, cols) if row_major else absent, dtype=out_dtype),
+            x.new_empty(absent if scale is not None else scale_shape, dtype=torch.float32),
+            x.new_empty((cols, rows) if transposed else absent, dtype=out_dtype),
+            x.new_empty(transposed_scale_shape if transposed and transposed_scale_shape
+                        else absent, dtype=torch.float32),
+            x.new_empty(() if compute_amax else absent, dtype=torch.float32))

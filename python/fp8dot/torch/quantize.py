@@ -1,13 +1,13 @@
-"""Quantisation to FP8 with the scale granularities fp8dot's GEMMs take.
+"""Quantisation to FP8 for torch tensors, through the fused op torch.ops.fp8dot.quantize.
 
-Each function returns (q, scale): q in the FP8 type and the float32 *dequantisation* scale that
-fp8dot's scaled_mm multiplies back in (x ≈ q · scale), with the scale's shape in the GEMM
-operand's terms (fp8dot.scaled_dot's docstring has the table). They are plain torch code, so
-torch.compile fuses each into one kernel that reads x once for the amax and once for the cast
-(twice in all: current scaling needs the amax before the first cast).
+`quantize` returns fp8dot.Quantized: q (and, in the same pass, q_t = the quantised transpose)
+with the float32 *dequantisation* scales fp8dot's scaled_mm multiplies back in (x ≈ q · scale),
+each in its operand's terms (fp8dot.scaled_dot's docstring has the table). On the GPU it is one
+CUDA kernel that reads x once (twice for tensor and row scales of this x: an amax pass first);
+on the CPU the C++ reference gives the same bytes. torch.compile sees one opaque op.
 
-The scale maps the amax to the FP8 type's largest finite value; an all-zero tensor gets scale 1
-(any scale is exact there), never a division by zero.
+The scale maps the amax to the FP8 type's largest finite value; an all-zero group gets scale 1
+(any scale is exact there), never a division by zero (include/fp8dot/quantize.h has the rule).
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from __future__ import annotations
 from typing import Optional
 
 import torch
+
+from .._quantize import Quantized
+from . import ops  # noqa: F401  (registers torch.ops.fp8dot)
 
 BLOCK = 128  # the block edge of DeepSeek-style block scales
 
@@ -24,24 +27,35 @@ def fp8_max(dtype: torch.dtype) -> float:
 
 
 def scale_from_amax(amax: torch.Tensor, dtype: torch.dtype, margin: int = 0) -> torch.Tensor:
-    """The dequantisation scale that maps amax · 2^margin to the type's largest value."""
+    """The dequantisation scale that maps amax · 2^margin to the type's largest value (the rule
+    of quantize.h, for scales that come from an amax history rather than from the tensor)."""
     amax = amax.float()
     scale = amax * (2.0 ** margin) / fp8_max(dtype)
     return torch.where(amax > 0, scale, torch.ones_like(scale))
 
 
-def cast_to_fp8(x: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """x / scale, saturated to the type's range (torch's cast would give NaN for e4m3fn)."""
-    limit = fp8_max(dtype)
-    return (x.float() / scale).clamp(-limit, limit).to(dtype)
+def quantize(x: torch.Tensor, dtype: torch.dtype, granularity: str = "tensor", *,
+             row_major: bool = True, transposed: bool = False,
+             scale: Optional[torch.Tensor] = None, margin: int = 0,
+             amax: bool = False) -> Quantized:
+    """fp8dot.quantize for torch, as a torch.library op (compiles without a graph break)."""
+    x = x.contiguous()
+    q, q_scale, q_t, scale_t, amax_out = torch.ops.fp8dot.quantize(
+        x, dtype, granularity, row_major, transposed, scale, margin, amax)
+    q_scale = scale if scale is not None else q_scale
+    if granularity == "tensor":
+        scale_t = q_scale
+    elif granularity == "128x128":
+        scale_t = q_scale.t()
+    return Quantized(q if row_major else None, q_scale, q_t if transposed else None,
+                     scale_t if transposed else None, amax_out if amax else None)
 
 
 def quantize_tensorwise(x: torch.Tensor, dtype: torch.dtype,
                         scale: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One scale for the whole tensor (current scaling, or the given delayed-scaling scale)."""
-    if scale is None:
-        scale = scale_from_amax(x.abs().amax(), dtype)
-    return cast_to_fp8(x, scale, dtype), scale
+    result = quantize(x, dtype, "tensor", scale=scale)
+    return result.q, result.scale
 
 
 def quantize_rowwise(x: torch.Tensor, dtype: torch.dtype,
@@ -49,23 +63,22 @@ def quantize_rowwise(x: torch.Tensor, dtype: torch.dtype,
     """One scale per slice along `reduce_dim` (the GEMM's contracting dim) of a matrix: for
     reduce_dim=1 a [rows] scale (a lhs's per-row scale), for reduce_dim=0 a [columns] scale (a
     rhs's per-column scale)."""
-    amax = x.abs().amax(dim=reduce_dim, keepdim=True)
-    scale = scale_from_amax(amax, dtype)
-    return cast_to_fp8(x, scale, dtype), scale.squeeze(reduce_dim)
+    if reduce_dim == 1:
+        result = quantize(x, dtype, "row")
+        return result.q, result.scale
+    if reduce_dim != 0:
+        raise ValueError(f"reduce_dim must be 0 or 1 for a matrix, got {reduce_dim}")
+    result = quantize(x, dtype, "row", row_major=False, transposed=True)
+    return result.q_t.t().contiguous(), result.scale_t
 
 
 def quantize_blocks(x: torch.Tensor, dtype: torch.dtype, block_rows: int,
                     block_cols: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """One scale per block_rows × block_cols block of a matrix whose dims are multiples of the
-    block: scale shape [rows / block_rows, cols / block_cols]. 1×128 blocks of a [M, K] lhs give
-    its [M, K/128] scale; 128×128 blocks of a weight give [N/128, K/128]."""
-    rows, cols = x.shape
-    if rows % block_rows or cols % block_cols:
-        raise ValueError(f"block scaling {block_rows}x{block_cols} needs dims that are multiples "
-                         f"of the block, got {tuple(x.shape)}")
-    blocks = x.float().reshape(rows // block_rows, block_rows, cols // block_cols, block_cols)
-    amax = blocks.abs().amax(dim=(1, 3), keepdim=True)
-    scale = scale_from_amax(amax, dtype)
-    limit = fp8_max(dtype)
-    q = (blocks / scale).clamp(-limit, limit).to(dtype).reshape(rows, cols)
-    return q, scale.reshape(rows // block_rows, cols // block_cols)
+    """One scale per block_rows × block_cols block of a matrix: scale shape [⌈rows /
+    block_rows⌉, ⌈cols / block_cols⌉] (a partial last block takes the amax of what it has).
+    1×128 blocks of a [M, K] lhs give its [M, K/128] scale; 128×128 blocks of a weight give
+    [N/128, K/128]."""
+    if (block_rows, block_cols) not in ((1, BLOCK), (BLOCK, BLOCK)):
+        raise ValueError(f"block scaling is 1x128 or 128x128, got {block_rows}x{block_cols}")
+    result = quantize(x, dtype, f"{block_rows}x{block_cols}")
+    return result.q, result.scale

@@ -1,0 +1,86 @@
+// Quantisation to FP8 for the GEMMs fp8dot runs: a high-precision matrix in, its FP8 copy (and,
+// in the same pass, its transpose) and the dequantisation scales out.
+//
+//   input  x [rows, cols], row-major, f32 / bf16 / f16; cols is the GEMM's contracting dim
+//   output q [rows, cols] FP8, row-major          x ≈ q · scale       (spec.row_major)
+//          qᵀ [cols, rows] FP8, row-major         xᵀ ≈ qᵀ · scaleᵀ    (spec.transposed)
+//
+// The scales are the ones fp8dot's scaled dots take for a contracting-last operand
+// (dot_spec.h), one per group of x:
+//
+//   granularity  scale of q                    scale of qᵀ (its contracting dim is `rows`)
+//   kTensor      f32[] (one value)             the same value
+//   kRow         f32[rows]                     f32[cols]                 (own scales)
+//   k1x128       f32[rows, ⌈cols/128⌉]          f32[cols, ⌈rows/128⌉]      (own scales)
+//   k128x128     f32[⌈rows/128⌉, ⌈cols/128⌉]    that array transposed (a view: no own buffer)
+//
+// The rule, the same on every backend and bit for bit (src/dot/quantize_rule.h):
+//   amax  = max |x| over the group (NaN if the group holds a NaN)
+//   scale = amax · 2^margin / max(FP8 type) in f32, or 1 when amax is not > 0
+//   q     = x / scale in f32 (IEEE division), rounded to nearest even, saturated to ±max
+// which is what fp8dot's torch and JAX quantisers compute in framework code. A partial last
+// block (cols or rows not a multiple of 128) takes the amax of the elements it has.
+//
+// Backends: QuantizeOnCpu (cpu_backend.h, the reference) and QuantizeOnCuda (cuda_backend.h).
+//
+// kTensor with a given scale (delayed scaling) casts with that scale instead; `amax` can report
+// max |x| of the whole input in any mode (for a delayed-scaling history).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fp8dot/dtype.h"
+#include "fp8dot/status.h"
+
+namespace fp8dot {
+
+enum class ScaleGranularity { kTensor, kRow, k1x128, k128x128 };
+
+const char* ScaleGranularityName(
+    ScaleGranularity granularity);  // "tensor", "row", "1x128", "128x128"
+StatusOr<ScaleGranularity> ParseScaleGranularity(const std::string& name);
+
+struct QuantizeSpec {
+  DType input_type = DType::kBF16;  // f32, bf16 or f16
+  DType output_type = DType::kF8E4M3FN;
+  int64_t rows = 0, cols = 0;
+  ScaleGranularity granularity = ScaleGranularity::kTensor;
+  bool row_major = true;      // write q
+  bool transposed = false;    // write qᵀ
+  bool given_scale = false;   // kTensor only: cast with QuantizeBuffers::given_scale
+  int margin = 0;             // scale = amax · 2^margin / max; |margin| <= 64
+  bool compute_amax = false;  // write max |x| of the whole input to QuantizeBuffers::amax
+};
+
+// Pointers for one quantisation: host pointers for the CPU backend, device pointers for CUDA.
+// Each is required exactly when the spec asks for it (QuantizeOutputs says which), else null.
+struct QuantizeBuffers {
+  const void* input = nullptr;         // [rows, cols], row-major, dense
+  const float* given_scale = nullptr;  // one f32, when spec.given_scale
+  void* output = nullptr;              // q, when spec.row_major
+  float* scale = nullptr;              // q's scales, unless spec.given_scale
+  void* transposed_output = nullptr;   // qᵀ, when spec.transposed
+  float* transposed_scale = nullptr;   // qᵀ's own scales (kRow, k1x128 with spec.transposed)
+  float* amax = nullptr;               // one f32, when spec.compute_amax
+};
+
+// What a valid spec produces: which buffers it needs and the scale arrays' shapes.
+struct QuantizeOutputs {
+  std::vector<int64_t> output_dims;             // {rows, cols}; empty when !row_major
+  std::vector<int64_t> scale_dims;              // {} = one value; absent when !has_scale
+  bool has_scale = false;                       // the kernel writes q's scales
+  std::vector<int64_t> transposed_output_dims;  // {cols, rows}; empty when !transposed
+  std::vector<int64_t> transposed_scale_dims;
+  bool has_transposed_scale = false;  // qᵀ has scales of its own (kRow, k1x128)
+};
+
+// Checks the spec (types, extents, options that go together) and says what it produces.
+// Errors name the field that is wrong.
+StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec);
+
+// Checks that `buffers` has exactly the pointers `spec` needs.
+Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buffers);
+
+}  // namespace fp8dot

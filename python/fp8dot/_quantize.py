@@ -1,0 +1,130 @@
+"""fp8dot.quantize: a matrix to FP8 (and its transpose, in the same pass) with the scales
+fp8dot's scaled dots take, on numpy arrays or torch tensors, host or GPU.
+
+The rule and every check are the C++ library's (include/fp8dot/quantize.h, _core.Quantizer);
+this module allocates the outputs in the caller's framework and passes pointers.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, NamedTuple, Optional
+
+from . import _core
+from ._arrays import describe
+from ._dot import _numpy_empty, check_current_device, dtype_name
+
+GRANULARITIES = ("tensor", "row", "1x128", "128x128")
+
+
+class Quantized(NamedTuple):
+    """What fp8dot.quantize returns; fields that were not asked for are None.
+
+    q [rows, cols] and its scale (x ≈ q · scale); q_t [cols, rows] and scale_t (xᵀ ≈ q_t ·
+    scale_t): scale_t is q's own scale for tensor scales, the transpose (a view) of it for
+    128×128 blocks, and scales of its own for row and 1×128 scales. amax is max |x|.
+    """
+    q: Any
+    scale: Any
+    q_t: Any
+    scale_t: Any
+    amax: Any
+
+
+@functools.lru_cache(maxsize=4096)
+def make_quantizer(description, out_dtype: str, granularity: str, row_major: bool,
+                   transposed: bool, given_scale: bool, margin: int,
+                   amax: bool) -> "_core.Quantizer":
+    """The validated C++ Quantizer for an input description and options, made once."""
+    return _core.Quantizer(description, out_dtype, granularity, row_major, transposed,
+                           given_scale, margin, amax)
+
+
+def check_given_scale(scale, device: str) -> None:
+    info = describe(scale, "scale")
+    dtype, shape, _ = info.description
+    if dtype.removeprefix("torch.") != "float32" or any(d != 1 for d in shape):
+        raise ValueError(f"scale must be one float32 (a delayed-scaling scale), got {dtype} of "
+                         f"shape {tuple(shape)}")
+    if info.device != device:
+        raise ValueError(f"scale is on {info.device} but x is on {device}")
+
+
+def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
+             transposed: bool = False, scale=None, margin: int = 0, amax: bool = False,
+             backend: str = "auto", share_scales: bool = True) -> Quantized:
+    """Quantises the row-major matrix x [rows, cols] (f32, bf16 or f16) to `dtype`
+    (float8_e4m3fn or float8_e5m2) with one scale per `granularity` group of its rows (cols is
+    the contracting dim of the GEMM it feeds): "tensor", "row", "1x128" or "128x128".
+
+        scale = amax(group) · 2^margin / max(dtype)   (1 where amax is 0 or NaN)
+        q     = x / scale, rounded to nearest even and saturated, in float32
+
+    transposed=True also writes q_t = the quantised xᵀ in the same pass (row_major=False skips
+    q). scale= casts with that one float32 scale instead (delayed scaling; tensor granularity);
+    amax=True also returns max |x|. On the GPU one kernel reads x once, except where the scales
+    depend on whole tensors or rows of this x (tensor and row scales without scale=): those read
+    it twice, an amax pass first. The CPU backend gives the same bytes.
+
+    share_scales=False leaves scale None when it was given and scale_t None where it is q's
+    (for the torch op, whose outputs cannot alias).
+    """
+    info = describe(x, "x")
+    if backend not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda', got {backend!r}")
+    on_gpu = info.device != "cpu"
+    if on_gpu and backend == "cpu" or not on_gpu and backend == "cuda":
+        raise ValueError(f"backend {backend!r} cannot run on data on {info.device}")
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(scale, numpy.generic):
+        scale = numpy.asarray(scale)  # a numpy scalar as a 0-d array, alive for the call
+    if scale is not None:
+        check_given_scale(scale, info.device)
+    quantizer = make_quantizer(info.description, dtype_name(dtype), granularity, bool(row_major),
+                               bool(transposed), scale is not None, int(margin), bool(amax))
+    is_torch = not hasattr(x, "__array_interface__")
+    outputs = allocate_outputs(quantizer, dtype, is_torch, x.device if is_torch else None, amax)
+    pointers = [0 if a is None else (a.data_ptr() if is_torch else a.ctypes.data)
+                for a in (outputs.q, outputs.scale, outputs.q_t, outputs.scale_t, outputs.amax)]
+    given = 0 if scale is None else describe(scale, "scale").pointer
+    if on_gpu:
+        import torch
+
+        check_current_device(x.device)
+        quantizer.run_cuda(info.pointer, given, *pointers,
+                           torch.cuda.current_stream(x.device).cuda_stream)
+    else:
+        quantizer.run_host(info.pointer, given, *pointers)
+    return shared_transposed_scale(outputs, granularity, scale) if share_scales else outputs
+
+
+def allocate_outputs(quantizer, dtype, is_torch: bool, device, amax: bool) -> Quantized:
+    """Empty outputs of the quantizer's shapes (None for what it does not produce)."""
+    q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
+    name = dtype_name(dtype).removeprefix("torch.")
+    if is_torch:
+        import torch
+
+        def empty(shape, element):
+            return None if shape is None else torch.empty(shape, dtype=element, device=device)
+        fp8, f32 = getattr(torch, name), torch.float32
+    else:
+        def empty(shape, element):
+            return None if shape is None else _numpy_empty(shape, element)
+        fp8, f32 = name, "float32"
+    return Quantized(empty(q_shape, fp8), empty(scale_shape, f32), empty(q_t_shape, fp8),
+                     empty(scale_t_shape, f32), empty(() if amax else None, f32))
+
+
+def shared_transposed_scale(outputs: Quantized, granularity: str, given_scale) -> Quantized:
+    """Fills scale_t where q_t shares q's scales: the same tensor scale, or the 128×128 blocks'
+    transpose (a view)."""
+    scale = given_scale if outputs.scale is None else outputs.scale
+    if outputs.q_t is None:
+        return outputs._replace(scale=scale)
+    if granularity == "tensor":
+        return outputs._replace(scale=scale, scale_t=scale)
+    if granularity == "128x128":
+        return outputs._replace(scale_t=scale.T)
+    return outputs

@@ -1,0 +1,128 @@
+// The CPU backend of quantize.h: the plain loops the GPU kernels must equal bit for bit.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "dot/quantize_rule.h"
+#include "fp8dot/float_codec.h"
+#include "fp8dot/quantize.h"
+
+namespace fp8dot {
+namespace {
+
+using quantize_rule::FloatFromBits;
+using quantize_rule::MagnitudeBits;
+
+constexpr int64_t kBlock = 128;
+
+// The amax of every group, as magnitude bits, for groups of `group_rows` x `group_cols`
+// elements (a group extent of 0 means the whole dimension): [row groups, col groups].
+std::vector<uint32_t> GroupAmax(const std::vector<float>& x, int64_t rows, int64_t cols,
+                                int64_t group_rows, int64_t group_cols, int64_t* groups_per_row) {
+  group_rows = group_rows == 0 ? rows : group_rows;
+  group_cols = group_cols == 0 ? cols : group_cols;
+  const int64_t row_groups = (rows + group_rows - 1) / group_rows;
+  const int64_t col_groups = (cols + group_cols - 1) / group_cols;
+  std::vector<uint32_t> amax(static_cast<size_t>(row_groups * col_groups), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t& group = amax[static_cast<size_t>((r / group_rows) * col_groups + c / group_cols)];
+      group = std::max(group, MagnitudeBits(x[static_cast<size_t>(r * cols + c)]));
+    }
+  }
+  *groups_per_row = col_groups;
+  return amax;
+}
+
+// Casts x (rows x cols) with the scale of each element's group into `out`, and writes the
+// groups' scales into `scale` (when not null).
+void CastByGroups(const std::vector<float>& x, int64_t rows, int64_t cols, int64_t group_rows,
+                  int64_t group_cols, const QuantizeSpec& spec, const float* given_scale, void* out,
+                  float* scale) {
+  const float type_max = static_cast<float>(DTypeMaxFinite(spec.output_type));
+  const float margin_factor = std::ldexp(1.0f, spec.margin);
+  std::vector<float> scales;
+  int64_t groups_per_row = 1;
+  if (given_scale != nullptr) {
+    scales = {*given_scale};
+    group_rows = group_cols = 0;
+  } else {
+    const std::vector<uint32_t> amax =
+        GroupAmax(x, rows, cols, group_rows, group_cols, &groups_per_row);
+    for (uint32_t bits : amax) {
+      scales.push_back(quantize_rule::ScaleFromAmax(FloatFromBits(bits), margin_factor, type_max));
+    }
+    if (scale != nullptr) std::copy(scales.begin(), scales.end(), scale);
+  }
+  const int64_t group_r = group_rows == 0 ? rows : group_rows;
+  const int64_t group_c = group_cols == 0 ? cols : group_cols;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const float s = scales[static_cast<size_t>((r / group_r) * groups_per_row + c / group_c)];
+      const float value = quantize_rule::ScaledForCast(x[static_cast<size_t>(r * cols + c)], s);
+      StoreElement(spec.output_type, value, out, r * cols + c, Overflow::kSaturate);
+    }
+  }
+}
+
+}  // namespace
+
+Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
+  FP8_RETURN_IF_ERROR(CheckQuantizeBuffers(spec, buffers));
+  FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
+  const int64_t rows = spec.rows, cols = spec.cols;
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    x[static_cast<size_t>(i)] = static_cast<float>(LoadElement(spec.input_type, buffers.input, i));
+  }
+  std::vector<float> x_transposed;
+  if (spec.transposed) {
+    x_transposed.resize(x.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        x_transposed[static_cast<size_t>(c * rows + r)] = x[static_cast<size_t>(r * cols + c)];
+      }
+    }
+  }
+  if (spec.compute_amax) {
+    int64_t unused;
+    *buffers.amax = FloatFromBits(GroupAmax(x, rows, cols, 0, 0, &unused)[0]);
+  }
+
+  // The group extents of q and of qᵀ (in qᵀ's own rows and cols); 0 = the whole dimension.
+  int64_t group_rows = 0, group_cols = 0, transposed_group_rows = 0, transposed_group_cols = 0;
+  switch (spec.granularity) {
+    case ScaleGranularity::kTensor:
+      break;
+    case ScaleGranularity::kRow:
+      group_rows = transposed_group_rows = 1;
+      break;
+    case ScaleGranularity::k1x128:
+      group_rows = transposed_group_rows = 1;
+      group_cols = transposed_group_cols = kBlock;
+      break;
+    case ScaleGranularity::k128x128:
+      group_rows = group_cols = transposed_group_rows = transposed_group_cols = kBlock;
+      break;
+  }
+  // q's scales are an output whenever they are not given, even when q itself is not asked for
+  // (then q is cast into scratch); tensor and 128x128 scales also serve qᵀ.
+  if (spec.row_major || !spec.given_scale) {
+    std::vector<uint8_t> unused_q;
+    void* q = buffers.output;
+    if (!spec.row_major) {
+      unused_q.resize(x.size());
+      q = unused_q.data();
+    }
+    CastByGroups(x, rows, cols, group_rows, group_cols, spec, buffers.given_scale, q,
+                 buffers.scale);
+  }
+  if (spec.transposed) {
+    CastByGroups(x_transposed, cols, rows, transposed_group_rows, transposed_group_cols, spec,
+                 buffers.given_scale, buffers.transposed_output,
+                 outputs.has_transposed_scale ? buffers.transposed_scale : nullptr);
+  }
+  return OkStatus();
+}
+
+}  // namespace fp8dot

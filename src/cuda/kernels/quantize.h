@@ -1,0 +1,56 @@
+// The quantisation kernels behind QuantizeOnCuda (src/cuda/quantize.cc):
+//
+//   amax kernel      max |x| per tensor, row and/or column into zeroed magnitude-bit arrays
+//   scale kernel     those amaxes, in place, into the scales they give (quantize_rule.h)
+//   cast kernel      q and qᵀ from one read of the input; 1x128 and 128x128 scales computed in
+//                    the tile, tensor and row scales read (given, or from the two kernels above)
+//
+// All three work on 128x128 tiles of the row-major input, one CTA per tile.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "fp8dot/quantize.h"
+
+namespace fp8dot::cuda {
+
+struct QuantizeCastParams {
+  const void* input = nullptr;
+  DType input_type = DType::kBF16, output_type = DType::kF8E4M3FN;
+  int64_t rows = 0, cols = 0;
+  ScaleGranularity granularity = ScaleGranularity::kTensor;
+  void* output = nullptr;                   // q, or null
+  void* transposed_output = nullptr;        // qᵀ, or null
+  const float* scale = nullptr;             // kTensor: one scale; kRow: one per row
+  const float* transposed_scale = nullptr;  // kRow with qᵀ: one per column
+  float* block_scale = nullptr;             // k1x128 / k128x128: q's scales, written
+  float* transposed_block_scale = nullptr;  // k1x128 with qᵀ: qᵀ's scales, written
+  unsigned int* amax_bits = nullptr;        // zeroed: max |x| of the input (magnitude bits)
+  float margin_factor = 1, type_max = 0;
+  bool vector_input = false;              // 16-byte aligned, cols % 8 == 0
+  bool vector_output = false;             // q 8-byte aligned, cols % 8 == 0
+  bool vector_transposed_output = false;  // qᵀ 8-byte aligned, rows % 8 == 0
+};
+
+struct AmaxParams {
+  const void* input = nullptr;
+  DType input_type = DType::kBF16;
+  int64_t rows = 0, cols = 0;
+  unsigned int* tensor_bits = nullptr;  // one value, or null
+  unsigned int* row_bits = nullptr;     // [rows], or null
+  unsigned int* column_bits = nullptr;  // [cols], or null
+  bool vector_input = false;
+};
+
+Status LaunchQuantizeCast(const QuantizeCastParams& params, cudaStream_t stream,
+                          const std::string& context);
+Status LaunchAmax(const AmaxParams& params, cudaStream_t stream, const std::string& context);
+// Turns up to two arrays of amax bits into scales in place.
+Status LaunchScalesFromAmax(float* first, int64_t first_count, float* second, int64_t second_count,
+                            float margin_factor, float type_max, cudaStream_t stream,
+                            const std::string& context);
+
+}  // namespace fp8dot::cuda

@@ -1,0 +1,57 @@
+// The quantisation rule of include/fp8dot/quantize.h in one place, for host and device code
+// alike: the CPU backend and the CUDA kernels call these and nothing else, so they agree bit for
+// bit.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#ifdef __CUDACC__
+#define FP8DOT_HOST_DEVICE __host__ __device__
+#else
+#define FP8DOT_HOST_DEVICE
+#endif
+
+namespace fp8dot::quantize_rule {
+
+// |x| as bits that order like the magnitudes they encode: non-negative floats compare as
+// unsigned integers, and every NaN (sign cleared) sits above +inf. So the amax of a group is the
+// unsigned max of these, NaN wins, and the max is an atomicMax on the GPU.
+FP8DOT_HOST_DEVICE inline uint32_t MagnitudeBits(float x) {
+  uint32_t bits;
+#ifdef __CUDA_ARCH__
+  bits = __float_as_uint(x);
+#else
+  std::memcpy(&bits, &x, sizeof bits);
+#endif
+  return bits & 0x7fffffffu;
+}
+
+FP8DOT_HOST_DEVICE inline float FloatFromBits(uint32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
+
+// The dequantisation scale for a group: amax · 2^margin / type_max in f32 (the multiplication
+// by a power of two is exact), 1 when amax is zero or NaN (no scale is better than any other).
+FP8DOT_HOST_DEVICE inline float ScaleFromAmax(float amax, float margin_factor, float type_max) {
+  const float scale = amax * margin_factor / type_max;
+  return amax > 0.0f ? scale : 1.0f;
+}
+
+// The value that is rounded (to nearest even, saturating) into the FP8 type: x / scale with one
+// IEEE f32 division, as framework code `x.float() / scale` computes it.
+FP8DOT_HOST_DEVICE inline float ScaledForCast(float x, float scale) {
+#ifdef __CUDA_ARCH__
+  return __fdiv_rn(x, scale);
+#else
+  return x / scale;
+#endif
+}
+
+}  // namespace fp8dot::quantize_rule

@@ -1,0 +1,254 @@
+// QuantizeOnCuda against QuantizeOnCpu, bit for bit, on fresh random data: every granularity,
+// input and FP8 type, with and without qᵀ, on shapes with partial tiles and on shapes that
+// leave the vectorised path. Outputs are poisoned before each run.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "fp8dot/cpu_backend.h"
+#include "fp8dot/cuda_backend.h"
+#include "fp8dot/cuda_buffer.h"
+#include "fp8dot/float_codec.h"
+#include "fp8dot/random.h"
+
+namespace fp8dot {
+namespace {
+
+struct Case {
+  int64_t rows, cols;
+  ScaleGranularity granularity;
+  DType input_type, output_type;
+  bool row_major, transposed, given_scale, compute_amax;
+  int margin;
+};
+
+std::string Describe(const Case& c) {
+  return StrFormat("%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d amax=%d margin=%d",
+                   static_cast<long long>(c.rows), static_cast<long long>(c.cols),
+                   ScaleGranularityName(c.granularity), DTypeName(c.input_type),
+                   DTypeName(c.output_type), c.row_major, c.transposed, c.given_scale,
+                   c.compute_amax, c.margin);
+}
+
+size_t Count(const std::vector<int64_t>& dims) {
+  size_t n = 1;
+  for (int64_t d : dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+// Host and device copies of one output, the device one poisoned (0xff bytes: NaN in f32 and
+// FP8, so an element the kernel forgets cannot pass).
+struct Output {
+  std::vector<uint8_t> host;
+  DeviceBuffer device;
+  static StatusOr<Output> Make(size_t bytes, const char* what) {
+    Output out;
+    out.host.assign(bytes, 0);
+    FP8_ASSIGN_OR_RETURN(out.device, DeviceBuffer::Allocate(bytes, what));
+    if (cudaMemset(out.device.data(), 0xff, bytes) != cudaSuccess) {
+      return Internal("cudaMemset of %s failed", what);
+    }
+    return out;
+  }
+};
+
+// Bytes equal, except that NaN equals NaN (the hardware's NaN encoding may differ in sign).
+void ExpectSameFp8(const std::vector<uint8_t>& cpu, const std::vector<uint8_t>& gpu, DType type,
+                   const char* what) {
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (cpu[i] == gpu[i]) continue;
+    const double a = LoadElement(type, cpu.data(), static_cast<int64_t>(i));
+    const double b = LoadElement(type, gpu.data(), static_cast<int64_t>(i));
+    ASSERT_TRUE(std::isnan(a) && std::isnan(b))
+        << what << "[" << i << "]: cpu " << a << " gpu " << b;
+  }
+}
+
+void ExpectSameFloats(const std::vector<uint8_t>& cpu, const std::vector<uint8_t>& gpu,
+                      const char* what) {
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (size_t i = 0; i < cpu.size() / 4; ++i) {
+    float a, b;
+    std::memcpy(&a, cpu.data() + 4 * i, 4);
+    std::memcpy(&b, gpu.data() + 4 * i, 4);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    ASSERT_EQ(a, b) << what << "[" << i << "]";
+  }
+}
+
+void RunCase(const Case& c, uint64_t seed) {
+  SCOPED_TRACE(Describe(c));
+  QuantizeSpec spec;
+  spec.input_type = c.input_type;
+  spec.output_type = c.output_type;
+  spec.rows = c.rows;
+  spec.cols = c.cols;
+  spec.granularity = c.granularity;
+  spec.row_major = c.row_major;
+  spec.transposed = c.transposed;
+  spec.given_scale = c.given_scale;
+  spec.compute_amax = c.compute_amax;
+  spec.margin = c.margin;
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor input, RandomTensor(c.input_type, {c.rows, c.cols},
+                                                          Distribution::kHeavyTailed, seed));
+  FP8_ASSERT_OK_AND_ASSIGN(
+      DeviceBuffer device_input,
+      DeviceBuffer::Allocate(static_cast<size_t>(input.size_in_bytes()), "input"));
+  FP8_ASSERT_OK(CopyToDevice(device_input.data(), input.data(),
+                             static_cast<size_t>(input.size_in_bytes()), "input"));
+  const float given = 0.0371f;
+  FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer device_given, DeviceBuffer::Allocate(4, "given scale"));
+  FP8_ASSERT_OK(CopyToDevice(device_given.data(), &given, 4, "given scale"));
+
+  const size_t elements = static_cast<size_t>(c.rows * c.cols);
+  FP8_ASSERT_OK_AND_ASSIGN(Output q, Output::Make(c.row_major ? elements : 1, "q"));
+  FP8_ASSERT_OK_AND_ASSIGN(Output q_t, Output::Make(c.transposed ? elements : 1, "q_t"));
+  FP8_ASSERT_OK_AND_ASSIGN(Output scale, Output::Make(4 * Count(outputs.scale_dims), "scale"));
+  FP8_ASSERT_OK_AND_ASSIGN(Output scale_t,
+                           Output::Make(4 * Count(outputs.transposed_scale_dims), "scale_t"));
+  FP8_ASSERT_OK_AND_ASSIGN(Output amax, Output::Make(4, "amax"));
+
+  QuantizeBuffers cpu, gpu;
+  cpu.input = input.data();
+  gpu.input = device_input.data();
+  if (c.given_scale) cpu.given_scale = &given, gpu.given_scale = device_given.as<float>();
+  if (c.row_major) cpu.output = q.host.data(), gpu.output = q.device.data();
+  if (outputs.has_scale) {
+    cpu.scale = reinterpret_cast<float*>(scale.host.data());
+    gpu.scale = scale.device.as<float>();
+  }
+  if (c.transposed)
+    cpu.transposed_output = q_t.host.data(), gpu.transposed_output = q_t.device.data();
+  if (outputs.has_transposed_scale) {
+    cpu.transposed_scale = reinterpret_cast<float*>(scale_t.host.data());
+    gpu.transposed_scale = scale_t.device.as<float>();
+  }
+  if (c.compute_amax) {
+    cpu.amax = reinterpret_cast<float*>(amax.host.data());
+    gpu.amax = amax.device.as<float>();
+  }
+  FP8_ASSERT_OK(QuantizeOnCpu(spec, cpu));
+  FP8_ASSERT_OK(QuantizeOnCuda(spec, gpu, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  auto fetch = [](Output& out) {
+    std::vector<uint8_t> bytes(out.host.size());
+    EXPECT_TRUE(CopyToHost(bytes.data(), out.device.data(), bytes.size(), "result").ok());
+    return bytes;
+  };
+  if (c.row_major) ExpectSameFp8(q.host, fetch(q), c.output_type, "q");
+  if (c.transposed) ExpectSameFp8(q_t.host, fetch(q_t), c.output_type, "q_t");
+  if (outputs.has_scale) ExpectSameFloats(scale.host, fetch(scale), "scale");
+  if (outputs.has_transposed_scale) ExpectSameFloats(scale_t.host, fetch(scale_t), "scale_t");
+  if (c.compute_amax) ExpectSameFloats(amax.host, fetch(amax), "amax");
+}
+
+TEST(CudaQuantizeTest, BitIdenticalToTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 384}, {200, 136}, {1, 8},
+                                                           {129, 7},   {8, 1000},  {3, 130}};
+  uint64_t seed = 100;
+  int cases = 0;
+  for (auto [rows, cols] : shapes) {
+    for (ScaleGranularity granularity : {ScaleGranularity::kTensor, ScaleGranularity::kRow,
+                                         ScaleGranularity::k1x128, ScaleGranularity::k128x128}) {
+      for (DType input_type : {DType::kBF16, DType::kF32, DType::kF16}) {
+        for (DType output_type : {DType::kF8E4M3FN, DType::kF8E5M2}) {
+          for (int outputs = 0; outputs < 3; ++outputs) {  // q, qᵀ, both
+            const bool row_major = outputs != 1, transposed = outputs != 0;
+            const bool amax = (seed % 2) == 0;
+            RunCase({rows, cols, granularity, input_type, output_type, row_major, transposed, false,
+                     amax, static_cast<int>(seed % 3) - 1},
+                    ++seed);
+            ++cases;
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+      RunCase({rows, cols, ScaleGranularity::kTensor, DType::kBF16, DType::kF8E5M2, true, true,
+               true, true, 0},
+              ++seed);
+      if (HasFatalFailure()) return;
+    }
+  }
+  RecordProperty("cases", cases);
+}
+
+TEST(CudaQuantizeTest, NanAndInfinityMatchTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  // Specials inside blocks: a NaN makes its group's scale 1 and stays NaN; inf saturates.
+  std::vector<float> x(256 * 256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * 100.0f;
+  x[3] = NAN;
+  x[300 * 1 + 7] = INFINITY;
+  x[256 * 200 + 100] = -INFINITY;
+  for (ScaleGranularity granularity : {ScaleGranularity::kTensor, ScaleGranularity::kRow,
+                                       ScaleGranularity::k1x128, ScaleGranularity::k128x128}) {
+    QuantizeSpec spec;
+    spec.input_type = DType::kF32;
+    spec.rows = spec.cols = 256;
+    spec.granularity = granularity;
+    spec.transposed = true;
+    spec.compute_amax = true;
+    FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
+    std::vector<uint8_t> q(x.size()), q_t(x.size()), gq(x.size()), gq_t(x.size());
+    std::vector<float> scale(Count(outputs.scale_dims)),
+        scale_t(Count(outputs.transposed_scale_dims));
+    std::vector<float> gscale(scale.size()), gscale_t(scale_t.size());
+    float amax = 0, gamax = 0;
+    FP8_ASSERT_OK(
+        QuantizeOnCpu(spec, {x.data(), nullptr, q.data(), scale.data(), q_t.data(),
+                             outputs.has_transposed_scale ? scale_t.data() : nullptr, &amax}));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer in, DeviceBuffer::Allocate(4 * x.size(), "x"));
+    FP8_ASSERT_OK(CopyToDevice(in.data(), x.data(), 4 * x.size(), "x"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq, DeviceBuffer::Allocate(x.size(), "q"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq_t, DeviceBuffer::Allocate(x.size(), "q_t"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer ds, DeviceBuffer::Allocate(4 * scale.size(), "s"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer ds_t,
+                             DeviceBuffer::Allocate(4 * scale_t.size() + 4, "s_t"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer da, DeviceBuffer::Allocate(4, "amax"));
+    FP8_ASSERT_OK(
+        QuantizeOnCuda(spec,
+                       {in.data(), nullptr, dq.data(), ds.as<float>(), dq_t.data(),
+                        outputs.has_transposed_scale ? ds_t.as<float>() : nullptr, da.as<float>()},
+                       nullptr));
+    FP8_ASSERT_OK(CopyToHost(gq.data(), dq.data(), gq.size(), "q"));
+    FP8_ASSERT_OK(CopyToHost(gq_t.data(), dq_t.data(), gq_t.size(), "q_t"));
+    FP8_ASSERT_OK(CopyToHost(gscale.data(), ds.data(), 4 * gscale.size(), "s"));
+    if (!scale_t.empty()) {
+      FP8_ASSERT_OK(CopyToHost(gscale_t.data(), ds_t.data(), 4 * gscale_t.size(), "s_t"));
+    }
+    FP8_ASSERT_OK(CopyToHost(&gamax, da.data(), 4, "amax"));
+    SCOPED_TRACE(ScaleGranularityName(granularity));
+    ExpectSameFp8(q, gq, DType::kF8E4M3FN, "q");
+    ExpectSameFp8(q_t, gq_t, DType::kF8E4M3FN, "q_t");
+    EXPECT_EQ(scale, gscale);
+    EXPECT_EQ(scale_t, gscale_t);
+    EXPECT_TRUE(std::isnan(amax) && std::isnan(gamax));
+  }
+}
+
+TEST(CudaQuantizeTest, RefusesBuffersThatDoNotMatchTheSpec) {
+  FP8_SKIP_WITHOUT_GPU();
+  QuantizeSpec spec;
+  spec.rows = spec.cols = 16;
+  spec.granularity = ScaleGranularity::k1x128;
+  spec.transposed = true;
+  QuantizeBuffers buffers;
+  int dummy = 0;
+  buffers.input = buffers.output = buffers.transposed_output = &dummy;
+  buffers.scale = reinterpret_cast<float*>(&dummy);
+  const Status status = QuantizeOnCuda(spec, buffers, nullptr);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("transposed_scale is null"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fp8dot

@@ -1,0 +1,105 @@
+// QuantizeSpec validation: what each granularity produces, and errors that name the bad field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fp8dot/quantize.h"
+#include "status_matchers.h"
+
+namespace fp8dot {
+namespace {
+
+using ::testing::HasSubstr;
+
+QuantizeSpec Spec(int64_t rows, int64_t cols, ScaleGranularity granularity, bool transposed) {
+  QuantizeSpec spec;
+  spec.rows = rows;
+  spec.cols = cols;
+  spec.granularity = granularity;
+  spec.transposed = transposed;
+  return spec;
+}
+
+TEST(QuantizeSpecTest, ScaleShapesPerGranularityRoundPartialBlocksUp) {
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs tensor,
+                           ValidateQuantizeSpec(Spec(200, 300, ScaleGranularity::kTensor, true)));
+  EXPECT_EQ(tensor.output_dims, (std::vector<int64_t>{200, 300}));
+  EXPECT_EQ(tensor.transposed_output_dims, (std::vector<int64_t>{300, 200}));
+  EXPECT_TRUE(tensor.has_scale);
+  EXPECT_TRUE(tensor.scale_dims.empty());
+  EXPECT_FALSE(tensor.has_transposed_scale);
+
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs row,
+                           ValidateQuantizeSpec(Spec(200, 300, ScaleGranularity::kRow, true)));
+  EXPECT_EQ(row.scale_dims, (std::vector<int64_t>{200}));
+  EXPECT_TRUE(row.has_transposed_scale);
+  EXPECT_EQ(row.transposed_scale_dims, (std::vector<int64_t>{300}));
+
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs blocks_1x128,
+                           ValidateQuantizeSpec(Spec(200, 300, ScaleGranularity::k1x128, true)));
+  EXPECT_EQ(blocks_1x128.scale_dims, (std::vector<int64_t>{200, 3}));
+  EXPECT_EQ(blocks_1x128.transposed_scale_dims, (std::vector<int64_t>{300, 2}));
+
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs blocks_128x128,
+                           ValidateQuantizeSpec(Spec(200, 300, ScaleGranularity::k128x128, true)));
+  EXPECT_EQ(blocks_128x128.scale_dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_FALSE(blocks_128x128.has_transposed_scale);  // qᵀ's scales are these, transposed
+
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs row_only,
+                           ValidateQuantizeSpec(Spec(4, 4, ScaleGranularity::kRow, false)));
+  EXPECT_FALSE(row_only.has_transposed_scale);
+  EXPECT_TRUE(row_only.transposed_output_dims.empty());
+}
+
+TEST(QuantizeSpecTest, AGivenScaleIsNotAnOutput) {
+  QuantizeSpec spec = Spec(8, 8, ScaleGranularity::kTensor, false);
+  spec.given_scale = true;
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
+  EXPECT_FALSE(outputs.has_scale);
+}
+
+TEST(QuantizeSpecTest, ErrorsNameWhatIsWrong) {
+  QuantizeSpec spec = Spec(8, 8, ScaleGranularity::kTensor, false);
+  spec.input_type = DType::kF8E4M3FN;
+  EXPECT_THAT(ValidateQuantizeSpec(spec).status().message(), HasSubstr("input type f8e4m3fn"));
+  spec = Spec(8, 8, ScaleGranularity::kTensor, false);
+  spec.output_type = DType::kBF16;
+  EXPECT_THAT(ValidateQuantizeSpec(spec).status().message(), HasSubstr("not an FP8 type"));
+  EXPECT_THAT(ValidateQuantizeSpec(Spec(0, 8, ScaleGranularity::kTensor, false)).status().message(),
+              HasSubstr("0x8"));
+  EXPECT_THAT(ValidateQuantizeSpec(
+                  Spec(int64_t{1} << 40, int64_t{1} << 40, ScaleGranularity::kTensor, false))
+                  .status()
+                  .message(),
+              HasSubstr("overflow"));
+  spec = Spec(8, 8, ScaleGranularity::kTensor, false);
+  spec.row_major = false;
+  EXPECT_THAT(ValidateQuantizeSpec(spec).status().message(), HasSubstr("neither"));
+  spec = Spec(8, 8, ScaleGranularity::k1x128, false);
+  spec.given_scale = true;
+  EXPECT_THAT(ValidateQuantizeSpec(spec).status().message(), HasSubstr("not 1x128"));
+  spec = Spec(8, 8, ScaleGranularity::kTensor, false);
+  spec.margin = 65;
+  EXPECT_THAT(ValidateQuantizeSpec(spec).status().message(), HasSubstr("margin 65"));
+  EXPECT_THAT(ParseScaleGranularity("2x128").status().message(), HasSubstr("'2x128'"));
+  FP8_EXPECT_OK_AND_EQ(ParseScaleGranularity("128x128"), ScaleGranularity::k128x128);
+}
+
+TEST(QuantizeSpecTest, BuffersMustMatchTheSpec) {
+  QuantizeSpec spec = Spec(8, 8, ScaleGranularity::k1x128, true);
+  uint8_t bytes[64];
+  float scales[16], transposed_scales[16];
+  QuantizeBuffers buffers;
+  buffers.input = bytes;
+  buffers.output = bytes;
+  buffers.scale = scales;
+  buffers.transposed_output = bytes;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(), HasSubstr("transposed_scale is null"));
+  buffers.transposed_scale = transposed_scales;
+  FP8_EXPECT_OK(CheckQuantizeBuffers(spec, buffers));
+  buffers.amax = scales;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(),
+              HasSubstr("amax is given but the spec does not use it"));
+}
+
+}  // namespace
+}  // namespace fp8dot

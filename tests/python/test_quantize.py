@@ -1,0 +1,190 @@
+"""fp8dot.quantize and torch.ops.fp8dot.quantize: the rule against a numpy oracle written from its
+definition, both orientations, every granularity and partial blocks, the op's fake kernel and
+torch.compile, bad input, and (on the GPU) the fused kernel equal to the CPU bytes."""
+
+import numpy as np
+import pytest
+import torch
+
+import fp8dot
+import fp8dot.torch as ft
+from conftest import DEVICES, gpu
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+GRANULARITIES = ("tensor", "row", "1x128", "128x128")
+FP8 = {"float8_e4m3fn": (torch.float8_e4m3fn, 448.0), "float8_e5m2": (torch.float8_e5m2, 57344.0)}
+
+
+def group_extents(granularity, rows, cols):
+    return {"tensor": (rows, cols), "row": (1, cols), "1x128": (1, 128),
+            "128x128": (128, 128)}[granularity]
+
+
+def oracle(x32: np.ndarray, dtype: str, granularity: str, margin: int = 0):
+    """(q as float32 values, scale array) from the definition: amax per group, scale =
+    amax·2^margin/max in float32 (1 where amax is not > 0), q = RNE(x / scale) saturated."""
+    rows, cols = x32.shape
+    group_rows, group_cols = group_extents(granularity, rows, cols)
+    row_groups, col_groups = -(-rows // group_rows), -(-cols // group_cols)
+    type_max = np.float32(FP8[dtype][1])
+    scales = np.empty((row_groups, col_groups), np.float32)
+    q = np.empty_like(x32)
+    for gr in range(row_groups):
+        for gc in range(col_groups):
+            block = x32[gr * group_rows:(gr + 1) * group_rows, gc * group_cols:(gc + 1) * group_cols]
+            amax = np.float32(np.nan) if np.isnan(block).any() else np.abs(block).max()
+            scale = np.float32(amax * np.float32(2.0 ** margin)) / type_max
+            scale = np.float32(scale) if amax > 0 else np.float32(1.0)
+            scales[gr, gc] = scale
+            scaled = np.clip(block / scale, -type_max, type_max).astype(np.float32)
+            q[gr * group_rows:(gr + 1) * group_rows, gc * group_cols:(gc + 1) * group_cols] = \
+                scaled.astype(getattr(ml_dtypes, dtype)).astype(np.float32)
+    if granularity == "tensor":
+        return q, scales.reshape(())
+    return q, scales.reshape(rows) if granularity == "row" else scales
+
+
+def random_matrix(rows, cols, seed, dtype="float32"):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * np.exp2(rng.integers(-6, 7, (rows, cols))))
+    return x.astype(np.float32).astype(getattr(ml_dtypes, dtype) if dtype == "bfloat16" else dtype)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("dtype", list(FP8))
+@pytest.mark.parametrize("input_dtype", ["float32", "bfloat16", "float16"])
+def test_numpy_quantize_matches_the_definition_in_both_orientations(granularity, dtype,
+                                                                    input_dtype):
+    x = random_matrix(131, 200, seed=len(granularity) + len(dtype), dtype=input_dtype)
+    x32 = x.astype(np.float32)
+    result = fp8dot.quantize(x, dtype, granularity, transposed=True, margin=1, amax=True)
+    q, scale = oracle(x32, dtype, granularity, margin=1)
+    np.testing.assert_array_equal(result.q.astype(np.float32), q)
+    np.testing.assert_array_equal(result.scale, scale)
+    assert result.amax == np.abs(x32).max()
+    # qᵀ: the quantised transpose, with the scales of its own contracting dim.
+    q_t, scale_t = oracle(np.ascontiguousarray(x32.T), dtype, granularity, margin=1)
+    np.testing.assert_array_equal(result.q_t.astype(np.float32), q_t)
+    np.testing.assert_array_equal(np.asarray(result.scale_t), scale_t)
+    if granularity in ("tensor", "128x128"):  # shared scales: qᵀ is q transposed
+        np.testing.assert_array_equal(result.q_t.astype(np.float32), q.T)
+
+
+def test_given_scale_saturates_and_reports_amax():
+    x = np.array([[1e6, -np.inf, 3.0, -0.5]], np.float32)
+    result = fp8dot.quantize(x, "float8_e5m2", scale=np.float32(0.5), amax=True)
+    np.testing.assert_array_equal(result.q.astype(np.float32), [[57344, -57344, 6, -1]])
+    assert result.scale == np.float32(0.5) and np.isinf(result.amax)
+
+
+def test_transposed_only_and_an_all_zero_group():
+    x = np.zeros((4, 256), np.float32)
+    x[:, :128] = 2.0
+    result = fp8dot.quantize(x, "float8_e4m3fn", "1x128", row_major=False, transposed=True)
+    assert result.q is None and result.q_t.shape == (256, 4)
+    np.testing.assert_array_equal(result.scale[:, 1], 1.0)  # zero blocks: scale 1
+    np.testing.assert_array_equal(result.scale[:, 0], np.float32(2.0) / np.float32(448))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda: fp8dot.quantize(np.ones((2, 3, 4), np.float32), "float8_e4m3fn"), "a matrix"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.float32).T[:, :4], "float8_e4m3fn"),
+     "not row-major|dense"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.int32), "float8_e4m3fn"), "int32|dtype|type"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.float32), "bfloat16"), "not an FP8 type"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.float32), "float8_e4m3fn", "2x128"), "2x128"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.float32), "float8_e4m3fn", "row",
+                             scale=np.float32(1)), "tensor granularity"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.float32), "float8_e4m3fn",
+                             scale=np.ones(2, np.float32)), "one float32"),
+    (lambda: fp8dot.quantize(np.ones((0, 8), np.float32), "float8_e4m3fn"), "at least one row"),
+    (lambda: fp8dot.quantize(np.ones((8, 8), np.float32), "float8_e4m3fn", row_major=False),
+     "neither"),
+])
+def test_bad_input_is_a_clear_value_error(bad, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        bad()
+
+
+# ---- the torch op ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granularity):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x = torch.randn(200, 136, dtype=torch.bfloat16)
+    args = (x, torch.float8_e4m3fn, granularity, True, True, None, 0, True)
+    torch.library.opcheck(torch.ops.fp8dot.quantize.default, args,
+                          test_utils=("test_faketensor", "test_autograd_registration",
+                                      "test_aot_dispatch_dynamic"))
+    real = torch.ops.fp8dot.quantize(*args)
+    with FakeTensorMode() as mode:
+        fake = torch.ops.fp8dot.quantize(mode.from_tensor(x), *args[1:])
+    assert [tuple(t.shape) for t in fake] == [tuple(t.shape) for t in real]
+    assert [t.dtype for t in fake] == [t.dtype for t in real]
+
+
+def test_torch_quantize_equals_numpy_and_compiles_without_graph_breaks():
+    x = torch.randn(256, 384, generator=torch.Generator().manual_seed(3))
+    expected = fp8dot.quantize(x.numpy(), "float8_e4m3fn", "1x128", transposed=True)
+    result = ft.quantize(x, torch.float8_e4m3fn, "1x128", transposed=True)
+    np.testing.assert_array_equal(result.q.float().numpy(), expected.q.astype(np.float32))
+    np.testing.assert_array_equal(result.q_t.float().numpy(), expected.q_t.astype(np.float32))
+    np.testing.assert_array_equal(result.scale_t.numpy(), expected.scale_t)
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def step(x):
+        r = ft.quantize(x, torch.float8_e5m2, "128x128", transposed=True)
+        return r.q.float() * 2, r.q_t, r.scale_t
+
+    q2, q_t, scale_t = step(x)
+    eager = ft.quantize(x, torch.float8_e5m2, "128x128", transposed=True)
+    assert torch.equal(q2, eager.q.float() * 2) and torch.equal(q_t.float(), eager.q_t.float())
+    assert torch.equal(scale_t, eager.scale.t())
+
+
+def test_torch_wrappers_keep_their_shapes():
+    x = torch.randn(256, 128)
+    q, scale = ft.quantize_rowwise(x, torch.float8_e4m3fn, reduce_dim=0)
+    assert q.shape == (256, 128) and q.is_contiguous() and scale.shape == (128,)
+    expected = x.abs().amax(0) / 448
+    torch.testing.assert_close(scale, expected, rtol=0, atol=0)
+    q, scale = ft.quantize_blocks(x, torch.float8_e4m3fn, 128, 128)
+    assert scale.shape == (2, 1)
+    with pytest.raises(ValueError, match="1x128 or 128x128"):
+        ft.quantize_blocks(x, torch.float8_e4m3fn, 64, 64)
+
+
+# ---- the GPU kernel ----------------------------------------------------------------------------
+
+@gpu
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("input_dtype", [torch.bfloat16, torch.float32])
+def test_cuda_kernel_gives_the_cpu_bytes(granularity, input_dtype):
+    for seed, (rows, cols) in enumerate([(512, 384), (200, 136), (129, 7)]):
+        x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed)) * 30
+        x = x.to(input_dtype)
+        cpu = ft.quantize(x, torch.float8_e5m2, granularity, transposed=True, amax=True)
+        gpu_result = ft.quantize(x.cuda(), torch.float8_e5m2, granularity, transposed=True,
+                                 amax=True)
+        for name in ("q", "q_t"):
+            assert torch.equal(getattr(gpu_result, name).cpu().view(torch.uint8),
+                               getattr(cpu, name).view(torch.uint8)), (name, rows, cols)
+        for name in ("scale", "scale_t", "amax"):
+            assert torch.equal(getattr(gpu_result, name).cpu(), getattr(cpu, name)), name
+
+
+@gpu
+def test_cuda_quantize_is_captured_in_a_cuda_graph():
+    x = torch.randn(1024, 512, device="cuda", dtype=torch.bfloat16)
+    ft.quantize(x, torch.float8_e4m3fn, transposed=True)  # the first call validates and caches
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = ft.quantize(x, torch.float8_e4m3fn, transposed=True)
+    x.copy_(torch.randn_like(x) * 7)
+    graph.replay()
+    expected = ft.quantize(x, torch.float8_e4m3fn, transposed=True)
+    assert torch.equal(captured.q.view(torch.uint8), expected.q.view(torch.uint8))
+    assert torch.equal(captured.q_t.view(torch.uint8), expected.q_t.view(torch.uint8))
+    assert torch.equal(captured.scale, expected.scale)

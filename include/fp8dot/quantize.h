@@ -17,8 +17,8 @@
 // The rule, the same on every backend and bit for bit (src/dot/quantize_rule.h):
 //   amax  = max |x| over the group (NaN if the group holds a NaN)
 //   scale = amax · 2^margin / max(FP8 type) in f32, or 1 when amax is not > 0
-//   q     = x / scale in f32 (IEEE division), rounded to nearest even, saturated to ±max
-// which is what fp8dot's torch and JAX quantisers compute in framework code. A partial last
+//   q     = x · (1 / scale) in f32 (the reciprocal correctly rounded, one multiplication),
+//           rounded to nearest even, saturated to ±max A partial last
 // block (cols or rows not a multiple of 128) takes the amax of the elements it has.
 //
 // Backends: QuantizeOnCpu (cpu_backend.h, the reference) and QuantizeOnCuda (cuda_backend.h).

@@ -59,7 +59,8 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     the contracting dim of the GEMM it feeds): "tensor", "row", "1x128" or "128x128".
 
         scale = amax(group) · 2^margin / max(dtype)   (1 where amax is 0 or NaN)
-        q     = x / scale, rounded to nearest even and saturated, in float32
+        q     = x · (1 / scale) in float32 (reciprocal correctly rounded), rounded to nearest
+                even and saturated
 
     transposed=True also writes q_t = the quantised xᵀ in the same pass (row_major=False skips
     q). scale= casts with that one float32 scale instead (delayed scaling; tensor granularity);

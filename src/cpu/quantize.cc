@@ -56,10 +56,14 @@ void CastByGroups(const std::vector<float>& x, int64_t rows, int64_t cols, int64
   }
   const int64_t group_r = group_rows == 0 ? rows : group_rows;
   const int64_t group_c = group_cols == 0 ? cols : group_cols;
+  std::vector<float> inverses;
+  for (float s : scales) inverses.push_back(quantize_rule::InverseScale(s));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
-      const float s = scales[static_cast<size_t>((r / group_r) * groups_per_row + c / group_c)];
-      const float value = quantize_rule::ScaledForCast(x[static_cast<size_t>(r * cols + c)], s);
+      const float inverse =
+          inverses[static_cast<size_t>((r / group_r) * groups_per_row + c / group_c)];
+      const float value =
+          quantize_rule::ScaledForCast(x[static_cast<size_t>(r * cols + c)], inverse);
       StoreElement(spec.output_type, value, out, r * cols + c, Overflow::kSaturate);
     }
   }

@@ -140,7 +140,7 @@ TEST(CpuQuantizeTest, BlockScalesOnPartialBlocksMatchTheDefinition) {
           ASSERT_EQ(result.scale[static_cast<size_t>(br * col_blocks + bc)], scale);
         }
       }
-      // Every element: q = RNE(x / scale) saturated, exactly; and qᵀ is q transposed whenever
+      // Every element: q = RNE(x · (1 / scale)) saturated, exactly; and qᵀ is q transposed whenever
       // the scales are shared (128x128), else cast with the columns' own scales.
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) {

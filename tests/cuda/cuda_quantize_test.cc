@@ -235,6 +235,58 @@ TEST(CudaQuantizeTest, NanAndInfinityMatchTheCpuBackend) {
   }
 }
 
+// Values a few ulp around every FP8 rounding boundary, with a scale that is not a power of two:
+// the GPU's multiplication and paired conversion must round each exactly as the CPU does.
+TEST(CudaQuantizeTest, ValuesNextToRoundingBoundariesMatchTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  for (DType type : {DType::kF8E4M3FN, DType::kF8E5M2}) {
+    SCOPED_TRACE(DTypeName(type));
+    const float scale = 0.3f;
+    std::vector<float> x;
+    for (int bits = 0; bits < 0x7f; ++bits) {  // midpoints between neighbouring positive values
+      const double low = LoadElement(type, &bits, 0);
+      const int next_bits = bits + 1;
+      const double high = LoadElement(type, &next_bits, 0);
+      if (!std::isfinite(low) || !std::isfinite(high)) continue;
+      const float center = static_cast<float>((low + high) / 2 * scale);
+      float below = center, above = center;
+      for (int step = 0; step < 6; ++step) {
+        x.push_back(below);
+        x.push_back(-above);
+        x.push_back(above);
+        below = std::nextafter(below, 0.0f);
+        above = std::nextafter(above, INFINITY);
+      }
+    }
+    while (x.size() % 8) x.push_back(1.0f);
+    QuantizeSpec spec;
+    spec.input_type = DType::kF32;
+    spec.output_type = type;
+    spec.rows = static_cast<int64_t>(x.size() / 8);
+    spec.cols = 8;
+    spec.given_scale = true;
+    spec.transposed = true;
+    std::vector<uint8_t> q(x.size()), q_t(x.size()), gq(x.size()), gq_t(x.size());
+    FP8_ASSERT_OK(QuantizeOnCpu(spec, {x.data(), &scale, q.data(), nullptr, q_t.data(), nullptr,
+                                       nullptr}));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer in, DeviceBuffer::Allocate(4 * x.size(), "x"));
+    FP8_ASSERT_OK(CopyToDevice(in.data(), x.data(), 4 * x.size(), "x"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer s, DeviceBuffer::Allocate(4, "scale"));
+    FP8_ASSERT_OK(CopyToDevice(s.data(), &scale, 4, "scale"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq, DeviceBuffer::Allocate(x.size(), "q"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq_t, DeviceBuffer::Allocate(x.size(), "q_t"));
+    FP8_ASSERT_OK(QuantizeOnCuda(spec,
+                                 {in.data(), s.as<float>(), dq.data(), nullptr, dq_t.data(),
+                                  nullptr, nullptr},
+                                 nullptr));
+    FP8_ASSERT_OK(CopyToHost(gq.data(), dq.data(), gq.size(), "q"));
+    FP8_ASSERT_OK(CopyToHost(gq_t.data(), dq_t.data(), gq_t.size(), "q_t"));
+    ExpectSameFp8(q, gq, type, "q");
+    ExpectSameFp8(q_t, gq_t, type, "q_t");
+    RecordProperty("values", static_cast<int>(x.size()));
+  }
+}
+
 TEST(CudaQuantizeTest, RefusesBuffersThatDoNotMatchTheSpec) {
   FP8_SKIP_WITHOUT_GPU();
   QuantizeSpec spec;

@@ -23,7 +23,7 @@ def group_extents(granularity, rows, cols):
 
 def oracle(x32: np.ndarray, dtype: str, granularity: str, margin: int = 0):
     """(q as float32 values, scale array) from the definition: amax per group, scale =
-    amax·2^margin/max in float32 (1 where amax is not > 0), q = RNE(x / scale) saturated."""
+    amax·2^margin/max in float32 (1 where amax is not > 0), q = RNE(x · (1/scale)) saturated."""
     rows, cols = x32.shape
     group_rows, group_cols = group_extents(granularity, rows, cols)
     row_groups, col_groups = -(-rows // group_rows), -(-cols // group_cols)
@@ -37,7 +37,8 @@ def oracle(x32: np.ndarray, dtype: str, granularity: str, margin: int = 0):
             scale = np.float32(amax * np.float32(2.0 ** margin)) / type_max
             scale = np.float32(scale) if amax > 0 else np.float32(1.0)
             scales[gr, gc] = scale
-            scaled = np.clip(block / scale, -type_max, type_max).astype(np.float32)
+            inverse = np.float32(1.0) / scale
+            scaled = np.clip(block * inverse, -type_max, type_max).astype(np.float32)
             q[gr * group_rows:(gr + 1) * group_rows, gc * group_cols:(gc + 1) * group_cols] = \
                 scaled.astype(getattr(ml_dtypes, dtype)).astype(np.float32)
     if granularity == "tensor":

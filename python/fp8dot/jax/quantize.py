@@ -29,7 +29,8 @@ def _scale_from_amax(amax, dtype):
 
 def _cast(x, scale, dtype):
     limit = fp8_max(dtype)
-    return jnp.clip(x / scale, -limit, limit).astype(dtype)
+    # x · (1 / scale): fp8dot's quantisation rule (include/fp8dot/quantize.h).
+    return jnp.clip(x * (1.0 / scale), -limit, limit).astype(dtype)
 
 
 def quantize(x, dtype, granularity: str = "tensor", scale=None):

@@ -1,19 +1,24 @@
 // The quantisation kernels (quantize.h) and their launchers.
 //
-// Constraints and layout, shared by all three kernels:
-//   - one CTA of 256 threads per 128x128 tile of the row-major input [rows, cols];
-//   - a thread holds an 8-element row segment in each of 8 passes (16 threads per tile row,
-//     16 rows per pass), so a warp reads two whole 128-element rows: 512 contiguous bytes of
-//     bf16, loaded as 16-byte vectors when the input allows it;
-//   - memory bound: every input byte is read once per kernel and every output byte written
-//     once. qᵀ goes through shared memory (the tile as f32, rows padded by one float so the
-//     transposed reads hit 32 different banks).
+// The cast kernel, which does the work, is memory bound and is written for it:
+//   - persistent: a grid of (SMs x CTAs per SM) CTAs of 256 threads walks the 128x128 tiles of
+//     the row-major input [rows, cols];
+//   - double-buffered: while a CTA works on one tile, cp.async brings the next one into shared
+//     memory, so loads are always in flight;
+//   - each tile is read from shared memory three times (amaxes, q, qᵀ), never again from HBM;
+//     its 16-byte chunks are XOR-swizzled by row octet so that both the row reads (q) and the
+//     column reads (qᵀ) hit 32 different banks;
+//   - a group's scale becomes one reciprocal; each element costs a multiplication and half a
+//     paired conversion (quantize_rule.h).
 // Numerics are quantize_rule.h's, so the output equals QuantizeOnCpu bit for bit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
+#include <type_traits>
 
 #include "cuda/cuda_status.h"
 #include "cuda/kernels/quantize.h"
@@ -24,6 +29,7 @@ namespace {
 
 using quantize_rule::FloatFromBits;
 using quantize_rule::MagnitudeBits;
+using quantize_rule::InverseScale;
 using quantize_rule::ScaledForCast;
 using quantize_rule::ScaleFromAmax;
 
@@ -34,8 +40,6 @@ constexpr int kVector = 8;                                // elements per row se
 constexpr int kSegmentsPerRow = kTile / kVector;          // 16 threads per tile row
 constexpr int kRowsPerPass = kThreads / kSegmentsPerRow;  // 16
 constexpr int kPasses = kTile / kRowsPerPass;             // 8
-constexpr int kStagedStride = kTile + 1;
-constexpr size_t kStagedBytes = sizeof(float) * kTile * kStagedStride;
 
 __device__ inline float ToFloat(float v) { return v; }
 __device__ inline float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -150,117 +154,273 @@ __device__ void ColumnMax(const ThreadAmax& amax, int segment_col, unsigned* col
   __syncthreads();
 }
 
-// 8 values cast to FP8 with one scale, packed little-endian into 8 bytes.
+// 8 values cast to FP8 with one inverse scale (quantize_rule.h), as 8 bytes little-endian:
+// four paired conversions and two byte permutes.
 template <__nv_fp8_interpretation_t kFormat>
-__device__ uint64_t CastEight(const float (&v)[kVector], float scale) {
-  uint64_t packed = 0;
+__device__ uint2 CastEight(const float (&v)[kVector], float inverse) {
+  uint32_t pairs[kVector / 2];
 #pragma unroll
   for (int j = 0; j < kVector; j += 2) {
-    const float2 pair = make_float2(ScaledForCast(v[j], scale), ScaledForCast(v[j + 1], scale));
-    const uint64_t bytes = __nv_cvt_float2_to_fp8x2(pair, __NV_SATFINITE, kFormat);
-    packed |= bytes << (8 * j);
+    pairs[j / 2] = __nv_cvt_float2_to_fp8x2(
+        make_float2(ScaledForCast(v[j], inverse), ScaledForCast(v[j + 1], inverse)),
+        __NV_SATFINITE, kFormat);
   }
-  return packed;
+  return make_uint2(__byte_perm(pairs[0], pairs[1], 0x5410), __byte_perm(pairs[2], pairs[3], 0x5410));
 }
 
 // Stores 8 FP8 bytes at `destination` (valid = how many of them lie inside the matrix).
-__device__ void StoreEight(uint8_t* destination, uint64_t packed, int valid, bool vector) {
+__device__ void StoreEight(uint8_t* destination, uint2 packed, int64_t valid, bool vector) {
   if (vector && valid >= kVector) {
-    *reinterpret_cast<uint64_t*>(destination) = packed;
+    *reinterpret_cast<uint2*>(destination) = packed;
     return;
   }
-  for (int j = 0; j < kVector && j < valid; ++j) destination[j] = (packed >> (8 * j)) & 0xff;
+  const uint64_t bytes = (uint64_t{packed.y} << 32) | packed.x;
+  for (int j = 0; j < kVector && j < valid; ++j) destination[j] = (bytes >> (8 * j)) & 0xff;
 }
 
-template <typename T, __nv_fp8_interpretation_t kFormat>
-__global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeCastParams p) {
-  extern __shared__ float staged[];  // [kTile][kStagedStride], only when qᵀ is written
-  __shared__ unsigned warp_max[kWarps];
-  __shared__ unsigned column_max[kTile];
+// A 128x128 tile of T in shared memory: row r, 16-byte chunk k at
+//   r * kRowBytes + 16 * (k ^ ((r / 8) % 8)).
+// A row's 8 consecutive chunks stay in 8 different bank groups (the q reads), and the same chunk
+// of 8 row octets lands in 8 different bank groups (the qᵀ reads).
+template <typename T>
+struct StagedTile {
+  static constexpr int kRowBytes = kTile * static_cast<int>(sizeof(T));  // 256 or 512
+  static constexpr int kChunks = kRowBytes / 16;
+  static constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));  // elements per chunk
+  static constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));   // elements per 4 bytes
+  static constexpr int kBytes = kTile * kRowBytes;
+  static constexpr int kStages = 2;
 
-  const TileCoordinates at(p.rows, p.cols);
-  float v[kPasses][kVector];
-  LoadTile(static_cast<const T*>(p.input), p.rows, p.cols, p.vector_input, at, v);
-  ThreadAmax amax(v);
-
-  // The amaxes this tile needs: 1x128 rows, 128x128 and the tensor's (the whole CTA), and the
-  // columns for 1x128 scales of qᵀ.
-  if (p.granularity == ScaleGranularity::k1x128) amax.ReduceRows();
-  unsigned tile_max = 0;
-  if (p.granularity == ScaleGranularity::k128x128 || p.amax_bits != nullptr) {
-    tile_max = BlockMax(amax.all, warp_max);
+  __device__ static int ChunkOffset(int r, int k) {
+    return r * kRowBytes + 16 * (k ^ ((r >> 3) & 7));
   }
-  if (p.amax_bits != nullptr && threadIdx.x == 0) atomicMax(p.amax_bits, tile_max);
-  const bool transposed = p.transposed_output != nullptr;
-  if (transposed && p.granularity == ScaleGranularity::k1x128) {
-    ColumnMax(amax, at.segment_col, column_max);
+  // Element e of a 4-byte word of the tile.
+  __device__ static float WordElement(uint32_t word, int e) {
+    if constexpr (sizeof(T) == 4) {
+      return __uint_as_float(word);
+    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      return __uint_as_float(e == 0 ? word << 16 : word & 0xffff0000u);
+    } else {
+      return __half2float(__ushort_as_half(static_cast<unsigned short>(word >> (16 * e))));
+    }
   }
-  const float tile_scale = ScaleFromAmax(FloatFromBits(tile_max), p.margin_factor, p.type_max);
-  if (p.granularity == ScaleGranularity::k128x128 && threadIdx.x == 0) {
-    p.block_scale[at.tile_row * at.col_tiles + at.tile_col] = tile_scale;
-  }
-
-  // q: each thread casts and stores its own segments.
-  const int64_t c0 = at.col0 + at.segment_col;
+  // The 8 elements of row r from column c (a multiple of 8).
+  __device__ static void Row8(const uint8_t* tile, int r, int c, float (&v)[kVector]) {
 #pragma unroll
-  for (int pass = 0; pass < kPasses; ++pass) {
-    const int64_t r = at.Row(pass);
-    float scale = tile_scale;
-    if (p.granularity == ScaleGranularity::kTensor) scale = __ldg(p.scale);
-    if (p.granularity == ScaleGranularity::kRow) scale = r < p.rows ? __ldg(p.scale + r) : 1.0f;
-    if (p.granularity == ScaleGranularity::k1x128) {
-      scale = ScaleFromAmax(FloatFromBits(amax.row[pass]), p.margin_factor, p.type_max);
-      if (at.segment_col == 0 && r < p.rows) {
-        p.block_scale[r * at.col_tiles + at.tile_col] = scale;
+    for (int half = 0; half < kVector / kPerChunk; ++half) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(
+          tile + ChunkOffset(r, c / kPerChunk + half));
+      const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+      for (int j = 0; j < kPerChunk; ++j) {
+        v[half * kPerChunk + j] = WordElement(words[j / kPerWord], j % kPerWord);
       }
     }
-    if (p.output != nullptr && r < p.rows && c0 < p.cols) {
-      StoreEight(static_cast<uint8_t*>(p.output) + r * p.cols + c0,
-                 CastEight<kFormat>(v[pass], scale), static_cast<int>(p.cols - c0),
-                 p.vector_output);
+  }
+};
+
+// Starts copying tile (row0, col0) of the input into `tile`: 16-byte cp.async copies where the
+// input allows them (chunks past the matrix are zero-filled), plain loads otherwise. Elements
+// past the matrix are 0, which changes no amax and is never stored.
+template <typename T>
+__device__ void LoadTileAsync(const T* input, int64_t rows, int64_t cols, int64_t row0,
+                              int64_t col0, bool vector, uint8_t* tile) {
+  using Tile = StagedTile<T>;
+  for (int i = threadIdx.x; i < kTile * Tile::kChunks; i += kThreads) {
+    const int r = i / Tile::kChunks, k = i % Tile::kChunks;
+    const int64_t row = row0 + r, col = col0 + int64_t{k} * Tile::kPerChunk;
+    uint8_t* destination = tile + Tile::ChunkOffset(r, k);
+    if (vector) {
+      const bool inside = row < rows && col < cols;
+      const T* source = inside ? input + row * cols + col : input;
+      const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(destination));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared),
+                   "l"(source), "r"(inside ? 16 : 0));
+    } else {
+      T* elements = reinterpret_cast<T*>(destination);
+      for (int j = 0; j < Tile::kPerChunk; ++j) {
+        elements[j] = row < rows && col + j < cols ? input[row * cols + col + j] : T(0.0f);
+      }
     }
-    if (transposed) {
+  }
+}
+
+__device__ void CommitLoads() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ void WaitForAllButNewestLoads() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+// One staged tile: its amaxes (where the scales or `amax` need them), then q (row segments),
+// then qᵀ (column segments).
+template <typename T, __nv_fp8_interpretation_t kFormat>
+__device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, int64_t tile_row,
+                             int64_t tile_col, int64_t row_tiles, int64_t col_tiles,
+                             unsigned* warp_max, unsigned* column_max) {
+  using Tile = StagedTile<T>;
+  const int64_t row0 = tile_row * kTile, col0 = tile_col * kTile;
+  const int segment_col = (threadIdx.x % kSegmentsPerRow) * kVector;
+  const int pass_row = threadIdx.x / kSegmentsPerRow;
+  const bool transposed = p.transposed_output != nullptr;
+  const bool blocks = p.granularity == ScaleGranularity::k1x128 ||
+                      p.granularity == ScaleGranularity::k128x128;
+  const bool column_scales = transposed && p.granularity == ScaleGranularity::k1x128;
+
+  // Amaxes: per row segment (1x128), per column (1x128 of qᵀ), of the tile (128x128, amax).
+  unsigned row_max[kPasses] = {}, tile_max = 0;
+  if (blocks || p.amax_bits != nullptr) {
+    unsigned column_bits[kVector] = {}, all = 0;
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      float v[kVector];
+      Tile::Row8(tile, pass * kRowsPerPass + pass_row, segment_col, v);
 #pragma unroll
       for (int j = 0; j < kVector; ++j) {
-        staged[(pass * kRowsPerPass + at.pass_row) * kStagedStride + at.segment_col + j] =
-            v[pass][j];
+        const unsigned bits = MagnitudeBits(v[j]);
+        row_max[pass] = max(row_max[pass], bits);
+        column_bits[j] = max(column_bits[j], bits);
+      }
+      all = max(all, row_max[pass]);
+    }
+    if (p.granularity == ScaleGranularity::k1x128) {
+#pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass) {
+#pragma unroll
+        for (int offset = kSegmentsPerRow / 2; offset > 0; offset /= 2) {
+          row_max[pass] = max(row_max[pass], __shfl_xor_sync(0xffffffffu, row_max[pass], offset));
+        }
+      }
+    }
+    if (p.granularity == ScaleGranularity::k128x128 || p.amax_bits != nullptr) {
+      tile_max = BlockMax(all, warp_max);
+    }
+    if (p.amax_bits != nullptr && threadIdx.x == 0) atomicMax(p.amax_bits, tile_max);
+    if (column_scales) {
+      if (threadIdx.x < kTile) column_max[threadIdx.x] = 0;
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < kVector; ++j) atomicMax(&column_max[segment_col + j], column_bits[j]);
+      __syncthreads();
+    }
+  }
+  float tile_scale = ScaleFromAmax(FloatFromBits(tile_max), p.margin_factor, p.type_max);
+  if (p.granularity == ScaleGranularity::k128x128 && threadIdx.x == 0) {
+    p.block_scale[tile_row * col_tiles + tile_col] = tile_scale;
+  }
+  if (p.granularity == ScaleGranularity::kTensor) tile_scale = __ldg(p.scale);
+  const float tile_inverse = InverseScale(tile_scale);  // tensor and 128x128, for q and qᵀ
+
+  // q: each thread casts its row segments.
+  const int64_t c0 = col0 + segment_col;
+  if (p.output != nullptr || p.granularity == ScaleGranularity::k1x128) {
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int r = pass * kRowsPerPass + pass_row;
+      const int64_t row = row0 + r;
+      if (row >= p.rows) break;
+      float scale = tile_scale;
+      if (p.granularity == ScaleGranularity::kRow) scale = __ldg(p.scale + row);
+      if (p.granularity == ScaleGranularity::k1x128) {
+        scale = ScaleFromAmax(FloatFromBits(row_max[pass]), p.margin_factor, p.type_max);
+        if (segment_col == 0) p.block_scale[row * col_tiles + tile_col] = scale;
+      }
+      if (p.output != nullptr && c0 < p.cols) {
+        float v[kVector];
+        Tile::Row8(tile, r, segment_col, v);
+        const bool shared_scale = p.granularity == ScaleGranularity::kTensor ||
+                                  p.granularity == ScaleGranularity::k128x128;
+        StoreEight(static_cast<uint8_t*>(p.output) + row * p.cols + c0,
+                   CastEight<kFormat>(v, shared_scale ? tile_inverse : InverseScale(scale)),
+                   p.cols - c0, p.vector_output);
       }
     }
   }
   if (!transposed) return;
-  __syncthreads();
 
-  // qᵀ: a warp step covers 8 tile columns x 4 row octets; lane l reads column l % 8 of the
-  // octet l / 8, so the 32 lanes' shared-memory reads fall in 32 different banks and each
-  // column's 4 octets make one 32-byte store.
-  if (p.granularity == ScaleGranularity::k1x128 && threadIdx.x < kTile &&
-      at.col0 + threadIdx.x < p.cols) {
-    p.transposed_block_scale[(at.col0 + threadIdx.x) * at.row_tiles + at.tile_row] =
+  // qᵀ: a warp step reads one 4-byte word (kPerWord columns) of one chunk from 8 rows, lane
+  // l taking word l % 4 of row octet l / 4 (+ 8 in odd steps): the octets' swizzle puts the 32
+  // lanes in 32 banks, and the 8 rows of an octet share one swizzled offset. Each column
+  // becomes 8 bytes of a qᵀ row.
+  if (column_scales && threadIdx.x < kTile && col0 + threadIdx.x < p.cols) {
+    p.transposed_block_scale[(col0 + threadIdx.x) * row_tiles + tile_row] =
         ScaleFromAmax(FloatFromBits(column_max[threadIdx.x]), p.margin_factor, p.type_max);
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  constexpr int kColumnOctets = kTile / 8, kRowOctetQuads = kTile / 8 / 4;
-#pragma unroll
-  for (int step = warp; step < kColumnOctets * kRowOctetQuads; step += kWarps) {
-    const int tile_column = (step % kColumnOctets) * 8 + lane % 8;
-    const int row_octet = (step / kColumnOctets) * 4 + lane / 8;
-    const int64_t out_row = at.col0 + tile_column;
-    const int64_t out_col = at.row0 + row_octet * 8;
-    if (out_row >= p.cols || out_col >= p.rows) continue;
-    float scale = tile_scale;
-    if (p.granularity == ScaleGranularity::kTensor) scale = __ldg(p.scale);
-    if (p.granularity == ScaleGranularity::kRow) scale = __ldg(p.transposed_scale + out_row);
-    if (p.granularity == ScaleGranularity::k1x128) {
-      scale = ScaleFromAmax(FloatFromBits(column_max[tile_column]), p.margin_factor, p.type_max);
-    }
-    float column[kVector];
+  for (int step = warp; step < Tile::kChunks * 2; step += kWarps) {
+    const int chunk = step / 2;
+    const int octet = (step % 2) * 8 + lane / 4;
+    const int64_t out_col = row0 + octet * 8;
+    if (out_col >= p.rows) continue;
+    const uint8_t* words =
+        tile + octet * 8 * Tile::kRowBytes + 16 * (chunk ^ (octet & 7)) + 4 * (lane % 4);
+    uint32_t raw[kVector];
 #pragma unroll
     for (int i = 0; i < kVector; ++i) {
-      column[i] = staged[(row_octet * 8 + i) * kStagedStride + tile_column];
+      raw[i] = *reinterpret_cast<const uint32_t*>(words + i * Tile::kRowBytes);
     }
-    StoreEight(static_cast<uint8_t*>(p.transposed_output) + out_row * p.rows + out_col,
-               CastEight<kFormat>(column, scale), static_cast<int>(p.rows - out_col),
-               p.vector_transposed_output);
+#pragma unroll
+    for (int e = 0; e < Tile::kPerWord; ++e) {
+      const int c = chunk * Tile::kPerChunk + (lane % 4) * Tile::kPerWord + e;
+      const int64_t out_row = col0 + c;
+      if (out_row >= p.cols) continue;
+      float column[kVector];
+#pragma unroll
+      for (int i = 0; i < kVector; ++i) column[i] = Tile::WordElement(raw[i], e);
+      float inverse = tile_inverse;
+      if (p.granularity == ScaleGranularity::kRow) {
+        inverse = InverseScale(__ldg(p.transposed_scale + out_row));
+      } else if (p.granularity == ScaleGranularity::k1x128) {
+        inverse = InverseScale(
+            ScaleFromAmax(FloatFromBits(column_max[c]), p.margin_factor, p.type_max));
+      }
+      const uint2 packed = CastEight<kFormat>(column, inverse);
+      StoreEight(static_cast<uint8_t*>(p.transposed_output) + out_row * p.rows + out_col, packed,
+                 p.rows - out_col, p.vector_transposed_output);
+    }
+  }
+}
+
+// The order in which the CTAs take tiles: down bands of kBandRows tile rows, column by column
+// within a band. The tiles in flight at one time then form a block some 8 tiles high, so both
+// q's rows and qᵀ's rows are written in runs of 1 KiB or more instead of one 128-byte piece per
+// row (what a plain row-by-row order gives qᵀ).
+struct TilePosition {
+  static constexpr int64_t kBandRows = 8;
+  int64_t row, col;
+  __device__ TilePosition(int64_t tile, int64_t row_tiles, int64_t col_tiles) {
+    const int64_t band = tile / (kBandRows * col_tiles);
+    const int64_t band_rows = min(kBandRows, row_tiles - band * kBandRows);
+    const int64_t in_band = tile - band * kBandRows * col_tiles;
+    row = band * kBandRows + in_band % band_rows;
+    col = in_band / band_rows;
+  }
+};
+
+template <typename T, __nv_fp8_interpretation_t kFormat>
+__global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeCastParams p) {
+  using Tile = StagedTile<T>;
+  extern __shared__ __align__(16) uint8_t staged[];  // Tile::kStages tiles
+  __shared__ unsigned warp_max[kWarps];
+  __shared__ unsigned column_max[kTile];
+
+  const int64_t row_tiles = (p.rows + kTile - 1) / kTile, col_tiles = (p.cols + kTile - 1) / kTile;
+  const int64_t tiles = row_tiles * col_tiles;
+  const T* input = static_cast<const T*>(p.input);
+  auto load = [&](int64_t tile, int stage) {
+    const TilePosition at(tile, row_tiles, col_tiles);
+    LoadTileAsync(input, p.rows, p.cols, at.row * kTile, at.col * kTile, p.vector_input,
+                  staged + stage * Tile::kBytes);
+  };
+  if (blockIdx.x < tiles) load(blockIdx.x, 0);
+  CommitLoads();
+  int stage = 0;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, stage ^= 1) {
+    // The next tile streams into the other buffer while this one is worked on.
+    if (tile + gridDim.x < tiles) load(tile + gridDim.x, stage ^ 1);
+    CommitLoads();
+    WaitForAllButNewestLoads();
+    __syncthreads();
+    const TilePosition at(tile, row_tiles, col_tiles);
+    QuantizeTile<T, kFormat>(p, staged + stage * Tile::kBytes, at.row, at.col, row_tiles,
+                             col_tiles, warp_max, column_max);
+    __syncthreads();  // this buffer is refilled next iteration
   }
 }
 
@@ -313,18 +473,44 @@ StatusOr<int> TileCount(int64_t rows, int64_t cols, const std::string& context) 
   return static_cast<int>(tiles);
 }
 
+// The persistent grid: as many CTAs as fit on the device at once (never more than tiles).
+// The shared-memory opt-in and the occupancy query are done once per kernel and device.
 template <typename T, __nv_fp8_interpretation_t kFormat>
 Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
                   const std::string& context) {
-  const bool transposed = p.transposed_output != nullptr;
-  const size_t shared_bytes = transposed ? kStagedBytes : 0;
-  if (transposed) {
-    FP8_CUDA_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(quantize_cast_kernel<T, kFormat>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, int{kStagedBytes}),
-        context);
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> resident_ctas[kMaxDevices];  // 0 = not known yet
+  constexpr size_t kSharedBytes = StagedTile<T>::kStages * StagedTile<T>::kBytes;
+  auto kernel = quantize_cast_kernel<T, kFormat>;
+  int device = 0;
+  FP8_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), context);
+  if (device < 0 || device >= kMaxDevices) {
+    return Internal("quantize: device %d [%s]", device, context.c_str());
   }
-  quantize_cast_kernel<T, kFormat><<<tiles, kThreads, shared_bytes, stream>>>(p);
+  int ctas = resident_ctas[device].load(std::memory_order_relaxed);
+  if (ctas == 0) {
+    FP8_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  static_cast<int>(kSharedBytes)),
+                             context);
+    // All of L1 as shared memory: the occupancy the grid is sized for.
+    FP8_CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared),
+        context);
+    int per_sm = 0, sms = 0;
+    FP8_CUDA_RETURN_IF_ERROR(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSharedBytes),
+        context);
+    FP8_CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), context);
+    if (per_sm < 1) {
+      return Internal("quantize: the kernel does not fit on an SM [%s]", context.c_str());
+    }
+    ctas = per_sm * sms;
+    resident_ctas[device].store(ctas, std::memory_order_relaxed);
+  }
+  kernel<<<std::min(ctas, tiles), kThreads, kSharedBytes, stream>>>(p);
   FP8_CUDA_RETURN_IF_LAUNCH_FAILED("quantize_cast_kernel", context);
   return OkStatus();
 }

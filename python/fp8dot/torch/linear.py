@@ -49,10 +49,6 @@ def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtyp
     that contracts its rows. One pass when both share a dtype; a transpose in another dtype is
     quantised on its own (current scaling)."""
     same_dtype = transposed_dtype == dtype
-    if granularity == "tensor" and scale is None:
-        # Current scaling, with the amax taken in torch: under torch.compile it fuses into the
-        # kernel that produced `matrix` (a GELU, say), so the fused cast reads it only once.
-        scale = scale_from_amax(matrix.abs().amax(), dtype)
     result = quantize(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
     operand = (result.q, result.scale)
     if transposed_dtype is None:

@@ -454,6 +454,49 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
   }
 }
 
+// max |x| of a whole tensor as magnitude bits: a grid-stride stream of 16-byte loads, the max
+// taken on the raw bits (bf16 and f16 two at a time, as unsigned 16-bit lanes: their NaNs also
+// sort above inf), converted to f32 bits once per thread. One atomicMax per CTA.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) tensor_amax_kernel(const T* input, int64_t count,
+                                                              bool vector, unsigned* tensor_bits) {
+  __shared__ unsigned warp_max[kWarps];
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  unsigned thread_max = 0;
+  if (vector) {  // count % 8 == 0 and 16-byte aligned
+    const uint4* chunks = reinterpret_cast<const uint4*>(input);
+    const int64_t chunk_count = count * static_cast<int64_t>(sizeof(T)) / 16;
+    unsigned lanes = 0;  // f32 bits, or two 16-bit magnitudes
+#pragma unroll 4
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < chunk_count; i += stride) {
+      const uint4 raw = __ldcs(chunks + i);
+      const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        if constexpr (sizeof(T) == 4) {
+          lanes = max(lanes, words[w] & 0x7fffffffu);
+        } else {
+          lanes = __vmaxu2(lanes, words[w] & 0x7fff7fffu);
+        }
+      }
+    }
+    if constexpr (sizeof(T) == 4) {
+      thread_max = lanes;
+    } else {
+      const unsigned short high = static_cast<unsigned short>(max(lanes & 0xffffu, lanes >> 16));
+      T element;
+      memcpy(&element, &high, sizeof element);
+      thread_max = MagnitudeBits(ToFloat(element));
+    }
+  } else {
+    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count; i += stride) {
+      thread_max = max(thread_max, MagnitudeBits(ToFloat(input[i])));
+    }
+  }
+  const unsigned block_max = BlockMax(thread_max, warp_max);
+  if (threadIdx.x == 0) atomicMax(tensor_bits, block_max);
+}
+
 __global__ void scales_from_amax_kernel(float* first, int64_t first_count, float* second,
                                         int64_t second_count, float margin_factor, float type_max) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < first_count + second_count;
@@ -539,7 +582,35 @@ Status LaunchQuantizeCast(const QuantizeCastParams& p, cudaStream_t stream,
   }
 }
 
+template <typename T>
+Status LaunchTensorAmax(const AmaxParams& p, cudaStream_t stream, const std::string& context) {
+  int device = 0, sms = 0;
+  FP8_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), context);
+  FP8_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                           context);
+  const int64_t count = p.rows * p.cols;
+  const int64_t per_cta = int64_t{kThreads} * 16 * 4;  // four 16-byte loads per thread at least
+  const int ctas = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(int64_t{sms} * 8, (count * sizeof(T) + per_cta - 1) / per_cta)));
+  tensor_amax_kernel<T><<<ctas, kThreads, 0, stream>>>(static_cast<const T*>(p.input), count,
+                                                       p.vector_input, p.tensor_bits);
+  FP8_CUDA_RETURN_IF_LAUNCH_FAILED("tensor_amax_kernel", context);
+  return OkStatus();
+}
+
 Status LaunchAmax(const AmaxParams& p, cudaStream_t stream, const std::string& context) {
+  if (p.row_bits == nullptr && p.column_bits == nullptr) {
+    switch (p.input_type) {
+      case DType::kF32:
+        return LaunchTensorAmax<float>(p, stream, context);
+      case DType::kBF16:
+        return LaunchTensorAmax<__nv_bfloat16>(p, stream, context);
+      case DType::kF16:
+        return LaunchTensorAmax<__half>(p, stream, context);
+      default:
+        return Internal("amax: input type %s [%s]", DTypeName(p.input_type), context.c_str());
+    }
+  }
   FP8_ASSIGN_OR_RETURN(int tiles, TileCount(p.rows, p.cols, context));
   switch (p.input_type) {
     case DType::kF32:

@@ -19,6 +19,7 @@ Timing: wall clock around `steps` back-to-back calls after warm-up, ended by blo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import statistics
@@ -95,16 +96,17 @@ def mlp_variants(names):
     import fp8dot.flax
     import fp8dot.jax as fj
 
-    table = {
-        "bf16": None,
-        "flax-fp8 (XLA)": fp8_ops.Fp8DirectDotGeneralOp,
-        "fp8dot-delayed": fp8dot.flax.DotGeneral,
-        "fp8dot-seed": functools.partial(fp8dot.flax.DotGeneral, recipe=fj.Recipe.seed()),
-        "fp8dot-rowwise": functools.partial(fp8dot.flax.DotGeneral,
-                                            recipe=fj.Recipe.seed(scaling="rowwise")),
-        "fp8dot-blocks": functools.partial(fp8dot.flax.DotGeneral,
-                                           recipe=fj.Recipe.deepseek_blocks()),
-    }
+    recipes = {"delayed": fj.Recipe.seed(scaling="delayed", amax_history_length=1024),
+               "seed": fj.Recipe.seed(),
+               "rowwise": fj.Recipe.seed(scaling="rowwise"),
+               "blocks": fj.Recipe.deepseek_blocks()}
+    table = {"bf16": None, "flax-fp8 (XLA)": fp8_ops.Fp8DirectDotGeneralOp}
+    # fp8dot-<recipe> quantises in jax.numpy (XLA fuses it); fp8dot-<recipe>-kernel with
+    # fp8dot's fused quantisation kernel.
+    for recipe_name, recipe in recipes.items():
+        table[f"fp8dot-{recipe_name}"] = functools.partial(fp8dot.flax.DotGeneral, recipe=recipe)
+        table[f"fp8dot-{recipe_name}-kernel"] = functools.partial(
+            fp8dot.flax.DotGeneral, recipe=dataclasses.replace(recipe, quantization="kernel"))
     return {name: table[name] for name in names}
 
 
@@ -166,7 +168,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--variants", default="bf16,flax-fp8 (XLA),fp8dot-delayed,fp8dot-seed,"
-                        "fp8dot-rowwise,fp8dot-blocks")
+                        "fp8dot-seed-kernel,fp8dot-delayed-kernel,fp8dot-blocks,"
+                        "fp8dot-blocks-kernel")
     args = parser.parse_args()
     print(f"jax {jax.__version__}, devices {jax.devices()}")
     results = []

@@ -2,6 +2,7 @@
 // the buffers' types and shapes and the call's attributes (the layout is in ffi_handlers.h).
 #include "jax/ffi_handlers.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -9,6 +10,8 @@
 
 #include "bindings/dot_pointers.h"
 #include "bindings/dot_request.h"
+#include "fp8dot/cpu_backend.h"
+#include "fp8dot/quantize.h"
 #include "fp8dot/run_dot.h"
 #include "xla/ffi/api/ffi.h"
 #ifdef FP8DOT_HAVE_CUDA
@@ -20,11 +23,11 @@ namespace ffi = xla::ffi;
 namespace fp8dot {
 namespace {
 
-ffi::Error ToFfiError(const Status& status) {
+ffi::Error ToFfiError(const Status& status, const char* target = "fp8dot_scaled_dot") {
   const ffi::ErrorCode code = status.code() == StatusCode::kInvalidArgument
                                   ? ffi::ErrorCode::kInvalidArgument
                                   : ffi::ErrorCode::kInternal;
-  return ffi::Error(code, "fp8dot_scaled_dot: " + status.message());
+  return ffi::Error(code, std::string(target) + ": " + status.message());
 }
 
 StatusOr<DType> DTypeOfBuffer(ffi::DataType type, const char* what) {
@@ -211,6 +214,126 @@ ffi::Error ScaledDotCuda(CudaStream stream, ffi::RemainingArgs args, ffi::Remain
 }
 #endif
 
+// ---- fp8dot_quantize -----------------------------------------------------------------------
+
+constexpr char kQuantizeTarget[] = "fp8dot_quantize";
+
+// One quantisation call: the spec from x's buffer, the attributes and the first FP8 result, and
+// the buffers in ffi_handlers.h's order.
+struct QuantizeCall {
+  QuantizeSpec spec;
+  QuantizeBuffers buffers;
+};
+
+StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
+                                          const ffi::RemainingRets& rets,
+                                          const ffi::Dictionary& attributes) {
+  QuantizeCall call;
+  QuantizeSpec& spec = call.spec;
+  FP8_ASSIGN_OR_RETURN(std::string granularity, StringAttribute(attributes, "granularity"));
+  FP8_ASSIGN_OR_RETURN(spec.granularity, ParseScaleGranularity(granularity));
+  FP8_ASSIGN_OR_RETURN(spec.row_major, Attribute<bool>(attributes, "row_major"));
+  FP8_ASSIGN_OR_RETURN(spec.transposed, Attribute<bool>(attributes, "transposed"));
+  FP8_ASSIGN_OR_RETURN(spec.given_scale, Attribute<bool>(attributes, "given_scale"));
+  FP8_ASSIGN_OR_RETURN(spec.compute_amax, Attribute<bool>(attributes, "compute_amax"));
+  FP8_ASSIGN_OR_RETURN(const int64_t margin, Attribute<int64_t>(attributes, "margin"));
+  spec.margin = static_cast<int>(std::clamp<int64_t>(margin, -1000, 1000));
+
+  const size_t expected_args = spec.given_scale ? 2 : 1;
+  if (args.size() != expected_args) {
+    return InvalidArgument("the call has %zu operands, expected %zu", args.size(), expected_args);
+  }
+  ffi::ErrorOr<ffi::AnyBuffer> x = args.get<ffi::AnyBuffer>(0);
+  if (x.has_error()) return InvalidArgument("x is not an array");
+  FP8_ASSIGN_OR_RETURN(spec.input_type, DTypeOfBuffer(x->element_type(), "x"));
+  const auto dims = x->dimensions();
+  if (dims.size() != 2) return InvalidArgument("x must be a matrix, got rank %zu", dims.size());
+  spec.rows = dims[0];
+  spec.cols = dims[1];
+  call.buffers.input = x->untyped_data();
+  if (spec.given_scale) {
+    ffi::ErrorOr<ffi::AnyBuffer> scale = args.get<ffi::AnyBuffer>(1);
+    if (scale.has_error() || scale->element_type() != ffi::DataType::F32 ||
+        scale->element_count() != 1) {
+      return InvalidArgument("the given scale must be one float32");
+    }
+    call.buffers.given_scale = static_cast<const float*>(scale->untyped_data());
+  }
+
+  // Results, in order: q, scale, q_t, scale_t, amax (each when the spec produces it).
+  size_t next = 0;
+  auto take = [&](const char* what, const std::vector<int64_t>& expected_dims,
+                  std::optional<DType> expected_type, void*& data) -> Status {
+    if (next >= rets.size()) return InvalidArgument("result %s is missing", what);
+    ffi::ErrorOr<ffi::Result<ffi::AnyBuffer>> result = rets.get<ffi::AnyBuffer>(next++);
+    if (result.has_error()) return InvalidArgument("result %s is not an array", what);
+    FP8_ASSIGN_OR_RETURN(DType type, DTypeOfBuffer((*result)->element_type(), what));
+    const auto result_dims = (*result)->dimensions();
+    if (std::vector<int64_t>(result_dims.begin(), result_dims.end()) != expected_dims ||
+        (expected_type && type != *expected_type)) {
+      return InvalidArgument("result %s is %s%s, expected %s",
+                             what, DTypeName(type),
+                             DimsToString(Dims(result_dims.begin(), result_dims.end())).c_str(),
+                             DimsToString(expected_dims).c_str());
+    }
+    if (!expected_type) spec.output_type = type;
+    data = (*result)->untyped_data();
+    return OkStatus();
+  };
+  // The FP8 type comes from the first FP8 result; validate the rest against the spec it makes.
+  spec.output_type = DType::kF8E4M3FN;
+  FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
+  void* scale = nullptr;
+  void* transposed_scale = nullptr;
+  void* amax = nullptr;
+  if (spec.row_major) {
+    FP8_RETURN_IF_ERROR(take("q", outputs.output_dims, std::nullopt, call.buffers.output));
+  }
+  if (outputs.has_scale) FP8_RETURN_IF_ERROR(take("scale", outputs.scale_dims, DType::kF32, scale));
+  if (spec.transposed) {
+    std::optional<DType> type;  // q_t's type must be q's, when there is a q
+    if (spec.row_major) type = spec.output_type;
+    FP8_RETURN_IF_ERROR(
+        take("q_t", outputs.transposed_output_dims, type, call.buffers.transposed_output));
+  }
+  if (outputs.has_transposed_scale) {
+    FP8_RETURN_IF_ERROR(
+        take("scale_t", outputs.transposed_scale_dims, DType::kF32, transposed_scale));
+  }
+  if (spec.compute_amax) FP8_RETURN_IF_ERROR(take("amax", {}, DType::kF32, amax));
+  if (next != rets.size()) {
+    return InvalidArgument("the call has %zu results, the attributes describe %zu", rets.size(),
+                           next);
+  }
+  call.buffers.scale = static_cast<float*>(scale);
+  call.buffers.transposed_scale = static_cast<float*>(transposed_scale);
+  call.buffers.amax = static_cast<float*>(amax);
+  FP8_RETURN_IF_ERROR(ValidateQuantizeSpec(spec).status());  // with the real FP8 type
+  return call;
+}
+
+ffi::Error QuantizeCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
+                       ffi::Dictionary attributes) {
+  StatusOr<QuantizeCall> call = DecodeQuantizeCall(args, rets, attributes);
+  if (!call.ok()) return ToFfiError(call.status(), kQuantizeTarget);
+  if (Status status = QuantizeOnCpu(call->spec, call->buffers); !status.ok()) {
+    return ToFfiError(status, kQuantizeTarget);
+  }
+  return ffi::Error::Success();
+}
+
+#ifdef FP8DOT_HAVE_CUDA
+ffi::Error QuantizeCuda(CudaStream stream, ffi::RemainingArgs args, ffi::RemainingRets rets,
+                        ffi::Dictionary attributes) {
+  StatusOr<QuantizeCall> call = DecodeQuantizeCall(args, rets, attributes);
+  if (!call.ok()) return ToFfiError(call.status(), kQuantizeTarget);
+  if (Status status = QuantizeOnCuda(call->spec, call->buffers, stream); !status.ok()) {
+    return ToFfiError(status, kQuantizeTarget);
+  }
+  return ffi::Error::Success();
+}
+#endif
+
 }  // namespace
 }  // namespace fp8dot
 
@@ -219,6 +342,19 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotScaledDotCpu, fp8dot::ScaledDotCpu,
 
 #ifdef FP8DOT_HAVE_CUDA
 XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotScaledDotCuda, fp8dot::ScaledDotCuda,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::PlatformStream<fp8dot::CudaStream>>()
+                                  .RemainingArgs()
+                                  .RemainingRets()
+                                  .Attrs(),
+                              {xla::ffi::Traits::kCmdBufferCompatible});
+#endif
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotQuantizeCpu, fp8dot::QuantizeCpu,
+                              xla::ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs());
+
+#ifdef FP8DOT_HAVE_CUDA
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotQuantizeCuda, fp8dot::QuantizeCuda,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<xla::ffi::PlatformStream<fp8dot::CudaStream>>()
                                   .RemainingArgs()

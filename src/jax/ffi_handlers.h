@@ -1,7 +1,7 @@
 // The XLA FFI handlers fp8dot registers with JAX (python/fp8dot/jax/_ffi.py registers them
-// with jax.ffi.register_ffi_target under the target name "fp8dot_scaled_dot").
+// with jax.ffi.register_ffi_target): "fp8dot_scaled_dot" and "fp8dot_quantize".
 //
-// One scaled dot_general. Operands, in this order; the optional ones are present when the
+// fp8dot_scaled_dot: one scaled dot_general. Operands, in this order; the optional ones are present when the
 // attributes say so:
 //   lhs, rhs                 FP8 (or bf16/f16/f32) arrays, row-major (XLA's default layout)
 //   lhs_scale, rhs_scale     f32, when lhs_scale_mode / rhs_scale_mode is not "none"
@@ -17,6 +17,11 @@
 //
 // The handlers build the DotSpec with MakeDotSpec, the function the trace-time check in Python
 // calls too, so what was checked while tracing is what runs.
+// fp8dot_quantize: QuantizeOnCpu / QuantizeOnCuda (fp8dot/quantize.h). Operands: x (a row-major
+// f32/bf16/f16 matrix), then the given scale (f32[]) when given_scale. Results, each when the
+// spec produces it: q, scale, q_t, scale_t, amax (f32[]); the FP8 type is q's (or q_t's).
+// Attributes: granularity (string), row_major, transposed, given_scale, compute_amax (bool),
+// margin (int64).
 #pragma once
 
 #include "xla/ffi/api/c_api.h"
@@ -28,5 +33,10 @@ XLA_FFI_Error* Fp8dotScaledDotCpu(XLA_FFI_CallFrame* call_frame);
 // The cached CudaDotPlan on XLA's stream. Command-buffer (CUDA graph) compatible once the plan
 // exists: making a plan (autotuning) cannot be captured, so fp8dot.jax makes it while tracing.
 XLA_FFI_Error* Fp8dotScaledDotCuda(XLA_FFI_CallFrame* call_frame);
+#endif
+XLA_FFI_Error* Fp8dotQuantizeCpu(XLA_FFI_CallFrame* call_frame);
+#ifdef FP8DOT_HAVE_CUDA
+// On XLA's stream; allocates nothing, so always command-buffer compatible.
+XLA_FFI_Error* Fp8dotQuantizeCuda(XLA_FFI_CallFrame* call_frame);
 #endif
 }

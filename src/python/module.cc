@@ -335,14 +335,18 @@ NB_MODULE(_core, m) {
   m.def(
       "xla_ffi_handlers",
       []() {
-        nb::dict handlers;
-        handlers["cpu"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotScaledDotCpu));
+        nb::dict dot, quantize, targets;
+        dot["cpu"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotScaledDotCpu));
+        quantize["cpu"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotQuantizeCpu));
 #ifdef FP8DOT_HAVE_CUDA
-        handlers["CUDA"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotScaledDotCuda));
+        dot["CUDA"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotScaledDotCuda));
+        quantize["CUDA"] = nb::capsule(reinterpret_cast<void*>(&Fp8dotQuantizeCuda));
 #endif
-        return handlers;
+        targets["fp8dot_scaled_dot"] = dot;
+        targets["fp8dot_quantize"] = quantize;
+        return targets;
       },
-      "The XLA FFI handlers of fp8dot_scaled_dot by platform (jax.ffi.register_ffi_target).");
+      "fp8dot's XLA FFI handlers: {target: {platform: capsule}} (jax.ffi.register_ffi_target).");
 #endif
 
   nb::class_<Dot>(m, "Dot")

@@ -202,10 +202,12 @@ def _loss(x, w, recipe, state=None):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("quantization", ["xla", "kernel"])
 @pytest.mark.parametrize("recipe_name", ["seed", "rowwise", "blocks"])
-def test_gradients_under_jit_match_the_fp64_gradients(platform, recipe_name):
-    recipe = {"seed": fj.Recipe.seed(), "rowwise": fj.Recipe.seed(scaling="rowwise"),
-              "blocks": fj.Recipe.deepseek_blocks()}[recipe_name]
+def test_gradients_under_jit_match_the_fp64_gradients(platform, recipe_name, quantization):
+    recipe = {"seed": fj.Recipe.seed(quantization=quantization),
+              "rowwise": fj.Recipe.seed(scaling="rowwise", quantization=quantization),
+              "blocks": fj.Recipe.deepseek_blocks(quantization=quantization)}[recipe_name]
     on = device(platform)
     x = jax.device_put(random((2, 128, 256), 10), on)
     w = jax.device_put(random((256, 128), 11, scale=0.05), on)
@@ -254,7 +256,8 @@ def test_gemms_reads_the_precision_of_xlas_own_fp8_dots(precision):
     assert gemm.accumulation == ("fp8-fast" if precision == "DEFAULT" else "fp8-promoted")
 
 
-def test_the_backward_keeps_the_fp8_operands_or_the_high_precision_ones_never_both():
+@pytest.mark.parametrize("quantization", ["xla", "kernel"])
+def test_the_backward_keeps_only_fp8_operands(quantization):
     x, w = random((256, 512), 0, jnp.bfloat16), random((512, 128), 1, jnp.bfloat16)
 
     def saved(recipe):  # (shape, dtype) of every array the VJP keeps for the backward pass
@@ -262,25 +265,48 @@ def test_the_backward_keeps_the_fp8_operands_or_the_high_precision_ones_never_bo
         return sorted((leaf.shape, jnp.dtype(leaf.dtype).name)
                       for leaf in jax.tree_util.tree_leaves(vjp) if leaf.size > 0)
 
-    # Tensor scales survive a transpose: the gradients reuse the FP8 copies (1 byte/element).
-    assert saved(fj.Recipe.seed()) == [((), "float32"), ((), "float32"),
-                                       ((128, 512), "float8_e4m3fn"),
-                                       ((256, 512), "float8_e4m3fn")]
-    # Row scales do not: the gradients quantise the bf16 operands again, along the other dim.
-    assert saved(fj.Recipe.seed(scaling="rowwise")) == [((128, 512), "bfloat16"),
-                                                         ((256, 512), "bfloat16")]
+    # Xᵀ [K, M] for the wgrad and Wᵀ [K, N] for the dgrad, in FP8 (1 byte/element), with their
+    # scales: one per tensor, or (rowwise) one per row of each transpose.
+    assert saved(fj.Recipe.seed(quantization=quantization)) == [
+        ((), "float32"), ((), "float32"), ((512, 128), "float8_e4m3fn"),
+        ((512, 256), "float8_e4m3fn")]
+    assert saved(fj.Recipe.seed(scaling="rowwise", quantization=quantization)) == [
+        ((512,), "float32"), ((512,), "float32"), ((512, 128), "float8_e4m3fn"),
+        ((512, 256), "float8_e4m3fn")]
 
 
-def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy():
+@pytest.mark.parametrize("quantization", ["xla", "kernel"])
+def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy(quantization):
     x, w = random((64, 256), 3), random((256, 96), 4)
     with jax.default_device(jax.devices("cpu")[0]):  # the CPU handler: the same emulation
-        ours = fj.fp8_dot_general(x, w, recipe=fj.Recipe.seed())
+        ours = fj.fp8_dot_general(x, w, recipe=fj.Recipe.seed(quantization=quantization))
     amax_x, amax_w = float(jnp.max(jnp.abs(x))), float(jnp.max(jnp.abs(w)))
     sx, sw = np.float32(amax_x / 448), np.float32(amax_w / 448)
-    xq = (np.asarray(x) / sx).astype(np.float32).clip(-448, 448).astype(E4M3)
-    wq = (np.asarray(w).T / sw).astype(np.float32).clip(-448, 448).astype(E4M3)
+    # fp8dot's rule: x · (1 / scale) in float32 (include/fp8dot/quantize.h).
+    xq = (np.asarray(x) * (np.float32(1) / sx)).astype(np.float32).clip(-448, 448).astype(E4M3)
+    wq = (np.asarray(w).T * (np.float32(1) / sw)).astype(np.float32).clip(-448, 448).astype(E4M3)
     expected = fp8dot.scaled_dot(xq, wq.T, lhs_scale=sx, rhs_scale=sw, precision="default")
     np.testing.assert_array_equal(np.asarray(ours), expected)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("granularity", ["tensor", "row", "1x128", "128x128"])
+def test_fused_quantize_under_jit_gives_fp8dot_quantizes_bytes(platform, granularity):
+    from fp8dot.jax.quantize import fused_quantize
+
+    x = random((200, 136), 7) * 20  # partial 128-blocks
+    expected = fp8dot.quantize(np.asarray(x), "float8_e5m2", granularity, transposed=True,
+                               amax=True)
+    fn = jax.jit(lambda x: fused_quantize(x, E5M2, granularity, transposed=True, amax=True))
+    result = fn(jax.device_put(x, device(platform)))
+    for name in ("q", "q_t"):
+        np.testing.assert_array_equal(np.asarray(getattr(result, name)).view(np.uint8),
+                                      getattr(expected, name).view(np.uint8))
+    for name in ("scale", "scale_t", "amax"):
+        np.testing.assert_array_equal(np.asarray(getattr(result, name)),
+                                      np.asarray(getattr(expected, name)))
+    with pytest.raises(ValueError, match="not an FP8 type"):
+        jax.jit(lambda x: fused_quantize(x, jnp.bfloat16))(x)
 
 
 def test_recipes_refuse_what_cannot_run():

@@ -6,10 +6,12 @@
 
 Each GEMM is one fp8dot_scaled_dot custom call (ops.py); its accumulation is what
 ResolveAccumulation gives the recipe's precision. The operands are brought into the layout
-cuBLASLt's FP8 GEMMs read (both contracting dims contiguous) inside the quantisation, which XLA
-fuses: X as [M, K], W as [N, K]; for the gradients dY as [M, N] and [N, M], W as [K, N], X as
-[K, M] (the weight gradient is computed in the kernel's layout). An FP8 operand whose scaling survives a transpose (tensor scales, 128×128 blocks) is
-transposed in FP8 instead of quantised again.
+cuBLASLt's FP8 GEMMs read (both contracting dims contiguous) inside the quantisation: X as
+[M, K], W as [N, K]; for the gradients dY as [M, N] and [N, M], W as [K, N], X as [K, M] (the
+weight gradient is computed in the kernel's layout). Each of X, W and dY is quantised for both
+of its GEMMs at once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's
+kernel, which writes both orientations from one read), so the backward pass keeps FP8 operands
+only.
 
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
 output gradient) and returns the updated state as the state's cotangent, as Flax's
@@ -26,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .ops import scaled_dot_general
-from .quantize import delayed_scale_update, quantize
+from .quantize import delayed_scale_update, fused_quantize, quantize
 from .recipe import Recipe
 
 STATE_NAMES = ("input_scale", "kernel_scale", "output_grad_scale", "input_amax_history",
@@ -91,43 +93,51 @@ def _fp8_matmul(recipe, out_dtype, x2, w2, state):
     return _forward(recipe, out_dtype, x2, w2, state)[0]
 
 
+def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
+                       scale=None):
+    """(q, scale) of matrix [R, C] for a GEMM that contracts C, and (q_t, scale_t) of matrixᵀ for
+    one that contracts R, each scale in its own operand's terms. fp8dot's kernel writes both
+    from one read; in jax.numpy a transposable scaling (tensor, 128x128) transposes the FP8 copy
+    and any other is quantised again. A transpose in another dtype is quantised on its own
+    (current scaling)."""
+    same_dtype = transposed_dtype == dtype
+    if recipe.quantization == "kernel":
+        result = fused_quantize(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
+        if same_dtype:
+            return (result.q, result.scale), (result.q_t, result.scale_t)
+        other = fused_quantize(matrix, transposed_dtype, granularity, row_major=False,
+                               transposed=True)
+        return (result.q, result.scale), (other.q_t, other.scale_t)
+    q, q_scale = quantize(matrix, dtype, granularity, scale)
+    if same_dtype and granularity in ("tensor", "128x128"):
+        return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)
+    return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity)
+
+
 def _forward(recipe: Recipe, out_dtype, x2, w2, state):
     activation, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
+    input_scale = kernel_scale = None
+    new_state = ()
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, _, input_history, kernel_history, _ = state
         input_scale, input_history = _delayed(recipe, x2, config.lhs_dtype, input_scale,
                                               input_history)
         kernel_scale, kernel_history = _delayed(recipe, w2, config.rhs_dtype, kernel_scale,
                                                 kernel_history)
-        x_q, x_scale = quantize(x2, config.lhs_dtype, "tensor", input_scale)
-        w_q, w_scale = quantize(w2, config.rhs_dtype, "tensor", kernel_scale)
         new_state = (input_scale, kernel_scale, input_history, kernel_history)
-    else:
-        x_q, x_scale = quantize(x2, config.lhs_dtype, activation)
-        w_q, w_scale = quantize(w2, config.rhs_dtype, weight)
-        new_state = ()
+    # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
+    # [K, M] and the dgrad's Wᵀ [K, N].
+    (x_q, x_scale), x_t = _both_orientations(recipe, x2, activation, config.lhs_dtype,
+                                             recipe.wgrad.rhs_dtype, input_scale)
+    (w_q, w_scale), w_t = _both_orientations(recipe, w2, weight, config.rhs_dtype,
+                                             recipe.dgrad.rhs_dtype, kernel_scale)
     y = scaled_dot_general(x_q, w_q, _TN, lhs_scale=x_scale, rhs_scale=_as_rhs(w_scale, weight),
                            precision=config.precision, algorithm=config.algorithm,
                            preferred_element_type=out_dtype)
-    # Residuals: an FP8 operand the gradients reuse, or else the high-precision one they
-    # quantise again; never both (an empty slice keeps the other's dtype and mesh typing).
-    keep_x_q, keep_w_q = _reuses_x_q(recipe), _reuses_w_q(recipe)
-    return y, (x2[:0] if keep_x_q else x2, w2[:0] if keep_w_q else w2,
-               (x_q, x_scale) if keep_x_q else None, (w_q, w_scale) if keep_w_q else None,
-               state, new_state)
-
-
-def _reuses_x_q(recipe: Recipe) -> bool:
-    """The wgrad takes the forward's FP8 X, transposed: its scaling survives a transpose."""
-    activation, _ = _GRANULARITY[recipe.scaling]
-    return activation == "tensor" and recipe.wgrad.rhs_dtype == recipe.forward.lhs_dtype
-
-
-def _reuses_w_q(recipe: Recipe) -> bool:
-    """The dgrad takes the forward's FP8 W, transposed (tensor scales, 128x128 blocks)."""
-    _, weight = _GRANULARITY[recipe.scaling]
-    return weight in ("tensor", "128x128") and recipe.dgrad.rhs_dtype == recipe.forward.rhs_dtype
+    # Residuals: FP8 operands only (empty slices of x2 and w2 keep their dtypes and mesh typing
+    # for the cotangents).
+    return y, (x2[:0], w2[:0], x_t, w_t, state, new_state)
 
 
 def _as_rhs(scale, granularity):
@@ -141,41 +151,26 @@ def _fp8_matmul_forward(recipe, out_dtype, x2, w2, state):
 
 
 def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
-    x2, w2, x_quantised, w_quantised, state, new_state = residuals
+    x2, w2, (xt_q, xt_scale), (wt_q, wt_scale), state, new_state = residuals
     activation, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
+    grad_scale = None
     if recipe.scaling == "delayed":
         grad_scale, grad_history = _delayed(recipe, g, dgrad.lhs_dtype, state[2], state[5])
-        g_q, g_scale = quantize(g, dgrad.lhs_dtype, "tensor", grad_scale)
-    else:
-        g_q, g_scale = quantize(g, dgrad.lhs_dtype, activation)
+    (g_q, g_scale), (gt_q, gt_scale) = _both_orientations(recipe, g, activation, dgrad.lhs_dtype,
+                                                          wgrad.lhs_dtype, grad_scale)
 
     # dgrad: dX [M, K] = dY [M, N] · W, W as [K, N].
-    if w_quantised is not None:
-        w_q, w_scale = w_quantised
-        wt_q, wt_scale = w_q.T, w_scale  # 128x128 blocks: [N/128, K/128] is the dgrad's [K', N']
-    else:
-        wt_q, wt_scale = quantize(w2.T, dgrad.rhs_dtype, weight)
-        wt_scale = _as_rhs(wt_scale, weight)
-    dx = scaled_dot_general(g_q, wt_q, _TN, lhs_scale=g_scale, rhs_scale=wt_scale,
-                            precision=dgrad.precision, algorithm=dgrad.algorithm,
-                            preferred_element_type=x2.dtype)
+    dx = scaled_dot_general(g_q, wt_q, _TN, lhs_scale=g_scale,
+                            rhs_scale=_as_rhs(wt_scale, weight), precision=dgrad.precision,
+                            algorithm=dgrad.algorithm, preferred_element_type=x2.dtype)
 
     # wgrad: dW = dYᵀ · X, computed as the kernel's own [K, N] = Xᵀ [K, M] · dY, X as [K, M]
     # and dY as [N, M] (the operands swap sides, and so do their precisions), then returned
     # transposed into w2's [N, K]: XLA folds that transpose into the caller's, so the gradient
     # lands in the kernel's layout without a pass over it.
-    if activation == "tensor" and wgrad.lhs_dtype == dgrad.lhs_dtype:
-        gt_q, gt_scale = g_q.T, g_scale
-    else:
-        gt_q, gt_scale = quantize(g.T, wgrad.lhs_dtype, activation)
-        gt_scale = _as_rhs(gt_scale, activation)
-    if x_quantised is not None:
-        x_q, x_scale = x_quantised
-        xt_q, xt_scale = x_q.T, x_scale
-    else:
-        xt_q, xt_scale = quantize(x2.T, wgrad.rhs_dtype, activation)
-    dw = scaled_dot_general(xt_q, gt_q, _TN, lhs_scale=xt_scale, rhs_scale=gt_scale,
+    dw = scaled_dot_general(xt_q, gt_q, _TN, lhs_scale=xt_scale,
+                            rhs_scale=_as_rhs(gt_scale, activation),
                             precision=(wgrad.precision[1], wgrad.precision[0]),
                             algorithm=wgrad.algorithm, preferred_element_type=w2.dtype).T
 

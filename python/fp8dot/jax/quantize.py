@@ -10,11 +10,16 @@ layout cuBLASLt's FP8 GEMMs read) and returns (x_q, scale) with x ≈ x_q · sca
     128x128      [R/128, C/128]    DeepSeek-V3 weights
 
 Scales are amax / fp8_max (1 where the amax is 0), so no value overflows the format.
+
+fused_quantize does the same through fp8dot's CUDA kernel (one custom call that also writes the
+transposed FP8 copy a backward GEMM needs); which one is faster depends on what XLA can fuse
+around it, so fp8dot.jax.Recipe(quantization=...) chooses.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 GRANULARITIES = ("tensor", "row", "1x128", "128x128")
 
@@ -73,3 +78,39 @@ def delayed_scale_update(x, dtype, scale, amax_history, amax_compute: str = "max
     amax = jnp.max(jnp.abs(x)).astype(amax_history.dtype)
     new_history = jnp.roll(amax_history, shift=-1, axis=0).at[0].set(amax)
     return new_scale, new_history
+
+
+def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
+                   transposed: bool = False, scale=None, margin: int = 0, amax: bool = False):
+    """fp8dot.quantize inside jax.jit: one XLA custom call (fp8dot_quantize) to fp8dot's fused
+    kernel, which writes q and, from the same read, q_t (the quantised transpose, with the scales
+    of its own contracting dim) — a pass XLA would otherwise make separately. Returns
+    fp8dot.Quantized (q, scale, q_t, scale_t, amax; None where not asked for). The rule is the
+    same as quantize()'s; the C++ library checks the call while tracing."""
+    import jax
+
+    from .._quantize import Quantized, make_quantizer, shared_transposed_scale
+    from . import _ffi
+
+    _ffi.register()
+    if x.ndim != 2:
+        raise ValueError(f"fused_quantize takes a matrix [rows, contracting], got shape {x.shape}")
+    rows, cols = x.shape
+    description = (jnp.dtype(x.dtype).name, (rows, cols), (cols, 1))
+    quantizer = make_quantizer(description, jnp.dtype(dtype).name, granularity, bool(row_major),
+                               bool(transposed), scale is not None, int(margin), bool(amax))
+    q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
+    shapes = [(q_shape, dtype), (scale_shape, jnp.float32), (q_t_shape, dtype),
+              (scale_t_shape, jnp.float32), (() if amax else None, jnp.float32)]
+    results = [jax.ShapeDtypeStruct(tuple(shape), element) for shape, element in shapes
+               if shape is not None]
+    operands = [x]
+    if scale is not None:
+        operands.append(jnp.asarray(scale, jnp.float32).reshape(()))
+    outputs = iter(jax.ffi.ffi_call(_ffi.QUANTIZE_TARGET, results, vmap_method="sequential")(
+        *operands, granularity=granularity, row_major=np.bool_(row_major),
+        transposed=np.bool_(transposed), given_scale=np.bool_(scale is not None),
+        compute_amax=np.bool_(amax), margin=np.int64(margin)))
+    quantized = Quantized(*[None if shape is None else next(outputs) for shape, _ in shapes])
+    return shared_transposed_scale(quantized, granularity,
+                                   None if scale is None else operands[1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import jax.numpy as jnp
@@ -15,7 +16,21 @@ E5M2 = jnp.float8_e5m2
 __all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe"]
 
 
+QUANTIZATIONS = ("xla", "kernel")
+
+
+@dataclass(frozen=True)
 class Recipe(_Recipe):
     __doc__ = _Recipe.__doc__
     E4M3: ClassVar[Any] = E4M3
     E5M2: ClassVar[Any] = E5M2
+    # How operands are quantised: "xla" in jax.numpy, which XLA fuses into the ops around it;
+    # "kernel" with fp8dot's fused kernel (fused_quantize: an operand and its transpose from one
+    # read of it).
+    quantization: str = "xla"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.quantization not in QUANTIZATIONS:
+            raise ValueError(f"quantization {self.quantization!r} is not one of "
+                             f"{', '.join(QUANTIZATIONS)}")

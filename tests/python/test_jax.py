@@ -442,6 +442,7 @@ def test_ffi_calls_run_inside_xla_command_buffers(tmp_path):
 _SHARD_MAP_SCRIPT = """
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+os.environ["JAX_PLATFORMS"] = "cpu"  # four CPU devices, also on a machine with one GPU
 import jax, jax.numpy as jnp, numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 import fp8dot.jax as fj

@@ -22,14 +22,17 @@ TRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "train"
 REQUIRED_DROP_NATS = 1.5
 
 
-def run_script(script: str, tmp_path: Path, name: str, *extra: str) -> list[dict]:
-    """Runs `script` with the tiny config, seed 0, on the CPU (plus `extra` flags); its records."""
+def run_script(script: str, tmp_path: Path, name: str, *extra: str,
+               threads: int = 2) -> list[dict]:
+    """Runs `script` with the tiny config, seed 0, on the CPU (plus `extra` flags) with `threads`
+    intra-op threads; its records."""
     log = tmp_path / f"{name}.jsonl"
     command = [sys.executable, str(TRAIN_DIR / script), "--config", "tiny", "--device", "cpu",
                "--seed", "0", "--log", str(log), *extra]
-    # A fixed thread count: bit-identical repeats are claimed for one thread count (CI's two);
-    # on the 16-core GPU machine two bf16 runs differed at step 2 with torch's default threads.
-    env = {**os.environ, "OMP_NUM_THREADS": "2"}
+    # A fixed thread count. Bit-identical repeats hold for one thread: on the 16-core GPU
+    # machine two bf16 runs differed at step 2 (in the 6th digit) with two threads, and with
+    # torch's default thread count.
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     result = subprocess.run(command, cwd=TRAIN_DIR, capture_output=True, text=True, timeout=300,
                             env=env)
     assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"

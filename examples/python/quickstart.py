@@ -31,6 +31,15 @@ for precision in ("default", "highest"):
     error = np.linalg.norm(d - exact) / np.linalg.norm(exact)
     print(f"  numpy, K=4096, precision {precision:8}: relative error {error:.2e}")
 
+# Quantisation: an activation [M, K] with 1x128 scales, and its transpose [K, M] with the scales
+# of its own contracting dim (what a weight-gradient GEMM takes), from one read of x.
+x = rng.standard_normal((256, 384)).astype(np.float32) * 10
+q = fp8dot.quantize(x, "float8_e4m3fn", "1x128", transposed=True)
+back = q.q.astype(np.float32) * np.repeat(q.scale, 128, axis=1)
+error = np.linalg.norm(back - x) / np.linalg.norm(x)
+print(f"  quantize 1x128: q {q.q.shape} scale {q.scale.shape}, q_t {q.q_t.shape} scale_t "
+      f"{q.scale_t.shape}; relative error {error:.3f} (e4m3 rounds to within 2^-4)")
+
 if torch is not None:
     import fp8dot.torch as ft
 

@@ -271,8 +271,7 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
     const auto result_dims = (*result)->dimensions();
     if (std::vector<int64_t>(result_dims.begin(), result_dims.end()) != expected_dims ||
         (expected_type && type != *expected_type)) {
-      return InvalidArgument("result %s is %s%s, expected %s",
-                             what, DTypeName(type),
+      return InvalidArgument("result %s is %s%s, expected %s", what, DTypeName(type),
                              DimsToString(Dims(result_dims.begin(), result_dims.end())).c_str(),
                              DimsToString(expected_dims).c_str());
     }

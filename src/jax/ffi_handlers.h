@@ -1,8 +1,8 @@
 // The XLA FFI handlers fp8dot registers with JAX (python/fp8dot/jax/_ffi.py registers them
 // with jax.ffi.register_ffi_target): "fp8dot_scaled_dot" and "fp8dot_quantize".
 //
-// fp8dot_scaled_dot: one scaled dot_general. Operands, in this order; the optional ones are present when the
-// attributes say so:
+// fp8dot_scaled_dot: one scaled dot_general. Operands, in this order; the optional ones are present
+// when the attributes say so:
 //   lhs, rhs                 FP8 (or bf16/f16/f32) arrays, row-major (XLA's default layout)
 //   lhs_scale, rhs_scale     f32, when lhs_scale_mode / rhs_scale_mode is not "none"
 //   bias                     when has_bias

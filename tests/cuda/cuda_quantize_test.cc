@@ -267,18 +267,17 @@ TEST(CudaQuantizeTest, ValuesNextToRoundingBoundariesMatchTheCpuBackend) {
     spec.given_scale = true;
     spec.transposed = true;
     std::vector<uint8_t> q(x.size()), q_t(x.size()), gq(x.size()), gq_t(x.size());
-    FP8_ASSERT_OK(QuantizeOnCpu(spec, {x.data(), &scale, q.data(), nullptr, q_t.data(), nullptr,
-                                       nullptr}));
+    FP8_ASSERT_OK(
+        QuantizeOnCpu(spec, {x.data(), &scale, q.data(), nullptr, q_t.data(), nullptr, nullptr}));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer in, DeviceBuffer::Allocate(4 * x.size(), "x"));
     FP8_ASSERT_OK(CopyToDevice(in.data(), x.data(), 4 * x.size(), "x"));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer s, DeviceBuffer::Allocate(4, "scale"));
     FP8_ASSERT_OK(CopyToDevice(s.data(), &scale, 4, "scale"));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq, DeviceBuffer::Allocate(x.size(), "q"));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq_t, DeviceBuffer::Allocate(x.size(), "q_t"));
-    FP8_ASSERT_OK(QuantizeOnCuda(spec,
-                                 {in.data(), s.as<float>(), dq.data(), nullptr, dq_t.data(),
-                                  nullptr, nullptr},
-                                 nullptr));
+    FP8_ASSERT_OK(QuantizeOnCuda(
+        spec, {in.data(), s.as<float>(), dq.data(), nullptr, dq_t.data(), nullptr, nullptr},
+        nullptr));
     FP8_ASSERT_OK(CopyToHost(gq.data(), dq.data(), gq.size(), "q"));
     FP8_ASSERT_OK(CopyToHost(gq_t.data(), dq_t.data(), gq_t.size(), "q_t"));
     ExpectSameFp8(q, gq, type, "q");

@@ -28,8 +28,8 @@ namespace fp8dot::cuda {
 namespace {
 
 using quantize_rule::FloatFromBits;
-using quantize_rule::MagnitudeBits;
 using quantize_rule::InverseScale;
+using quantize_rule::MagnitudeBits;
 using quantize_rule::ScaledForCast;
 using quantize_rule::ScaleFromAmax;
 
@@ -162,10 +162,11 @@ __device__ uint2 CastEight(const float (&v)[kVector], float inverse) {
 #pragma unroll
   for (int j = 0; j < kVector; j += 2) {
     pairs[j / 2] = __nv_cvt_float2_to_fp8x2(
-        make_float2(ScaledForCast(v[j], inverse), ScaledForCast(v[j + 1], inverse)),
-        __NV_SATFINITE, kFormat);
+        make_float2(ScaledForCast(v[j], inverse), ScaledForCast(v[j + 1], inverse)), __NV_SATFINITE,
+        kFormat);
   }
-  return make_uint2(__byte_perm(pairs[0], pairs[1], 0x5410), __byte_perm(pairs[2], pairs[3], 0x5410));
+  return make_uint2(__byte_perm(pairs[0], pairs[1], 0x5410),
+                    __byte_perm(pairs[2], pairs[3], 0x5410));
 }
 
 // Stores 8 FP8 bytes at `destination` (valid = how many of them lie inside the matrix).
@@ -187,7 +188,7 @@ struct StagedTile {
   static constexpr int kRowBytes = kTile * static_cast<int>(sizeof(T));  // 256 or 512
   static constexpr int kChunks = kRowBytes / 16;
   static constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));  // elements per chunk
-  static constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));   // elements per 4 bytes
+  static constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));    // elements per 4 bytes
   static constexpr int kBytes = kTile * kRowBytes;
   static constexpr int kStages = 2;
 
@@ -208,8 +209,8 @@ struct StagedTile {
   __device__ static void Row8(const uint8_t* tile, int r, int c, float (&v)[kVector]) {
 #pragma unroll
     for (int half = 0; half < kVector / kPerChunk; ++half) {
-      const uint4 raw = *reinterpret_cast<const uint4*>(
-          tile + ChunkOffset(r, c / kPerChunk + half));
+      const uint4 raw =
+          *reinterpret_cast<const uint4*>(tile + ChunkOffset(r, c / kPerChunk + half));
       const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
       for (int j = 0; j < kPerChunk; ++j) {
@@ -234,8 +235,8 @@ __device__ void LoadTileAsync(const T* input, int64_t rows, int64_t cols, int64_
       const bool inside = row < rows && col < cols;
       const T* source = inside ? input + row * cols + col : input;
       const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(destination));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared),
-                   "l"(source), "r"(inside ? 16 : 0));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(source),
+                   "r"(inside ? 16 : 0));
     } else {
       T* elements = reinterpret_cast<T*>(destination);
       for (int j = 0; j < Tile::kPerChunk; ++j) {
@@ -259,8 +260,8 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
   const int segment_col = (threadIdx.x % kSegmentsPerRow) * kVector;
   const int pass_row = threadIdx.x / kSegmentsPerRow;
   const bool transposed = p.transposed_output != nullptr;
-  const bool blocks = p.granularity == ScaleGranularity::k1x128 ||
-                      p.granularity == ScaleGranularity::k128x128;
+  const bool blocks =
+      p.granularity == ScaleGranularity::k1x128 || p.granularity == ScaleGranularity::k128x128;
   const bool column_scales = transposed && p.granularity == ScaleGranularity::k1x128;
 
   // Amaxes: per row segment (1x128), per column (1x128 of qᵀ), of the tile (128x128, amax).
@@ -367,8 +368,8 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
       if (p.granularity == ScaleGranularity::kRow) {
         inverse = InverseScale(__ldg(p.transposed_scale + out_row));
       } else if (p.granularity == ScaleGranularity::k1x128) {
-        inverse = InverseScale(
-            ScaleFromAmax(FloatFromBits(column_max[c]), p.margin_factor, p.type_max));
+        inverse =
+            InverseScale(ScaleFromAmax(FloatFromBits(column_max[c]), p.margin_factor, p.type_max));
       }
       const uint2 packed = CastEight<kFormat>(column, inverse);
       StoreEight(static_cast<uint8_t*>(p.transposed_output) + out_row * p.rows + out_col, packed,
@@ -418,8 +419,8 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
     WaitForAllButNewestLoads();
     __syncthreads();
     const TilePosition at(tile, row_tiles, col_tiles);
-    QuantizeTile<T, kFormat>(p, staged + stage * Tile::kBytes, at.row, at.col, row_tiles,
-                             col_tiles, warp_max, column_max);
+    QuantizeTile<T, kFormat>(p, staged + stage * Tile::kBytes, at.row, at.col, row_tiles, col_tiles,
+                             warp_max, column_max);
     __syncthreads();  // this buffer is refilled next iteration
   }
 }
@@ -458,8 +459,8 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
 // taken on the raw bits (bf16 and f16 two at a time, as unsigned 16-bit lanes: their NaNs also
 // sort above inf), converted to f32 bits once per thread. One atomicMax per CTA.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) tensor_amax_kernel(const T* input, int64_t count,
-                                                              bool vector, unsigned* tensor_bits) {
+__global__ void __launch_bounds__(kThreads)
+    tensor_amax_kernel(const T* input, int64_t count, bool vector, unsigned* tensor_bits) {
   __shared__ unsigned warp_max[kWarps];
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   unsigned thread_max = 0;
@@ -532,10 +533,10 @@ Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
   }
   int ctas = resident_ctas[device].load(std::memory_order_relaxed);
   if (ctas == 0) {
-    FP8_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  static_cast<int>(kSharedBytes)),
-                             context);
+    FP8_CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(kSharedBytes)),
+        context);
     // All of L1 as shared memory: the occupancy the grid is sized for.
     FP8_CUDA_RETURN_IF_ERROR(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -545,8 +546,8 @@ Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
     FP8_CUDA_RETURN_IF_ERROR(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSharedBytes),
         context);
-    FP8_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), context);
+    FP8_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                             context);
     if (per_sm < 1) {
       return Internal("quantize: the kernel does not fit on an SM [%s]", context.c_str());
     }

@@ -31,6 +31,12 @@ def torch_reference(x: torch.Tensor, granularity: str):
         scale = torch.clamp(x.abs().amax(), min=1e-12) / 448.0
         q = (x / scale).clamp(-448, 448).to(E4M3)
         return q, q.t().contiguous(), scale
+    if granularity == "row":  # q_t with one scale per column of x
+        scale = torch.clamp(x.abs().amax(dim=1, keepdim=True), min=1e-12) / 448.0
+        scale_t = torch.clamp(x.abs().amax(dim=0, keepdim=True), min=1e-12) / 448.0
+        q = (x / scale).clamp(-448, 448).to(E4M3)
+        q_t = (x / scale_t).clamp(-448, 448).to(E4M3).t().contiguous()
+        return q, q_t, scale, scale_t
     block_rows = 1 if granularity == "1x128" else 128
     blocks = x.reshape(rows // block_rows, block_rows, cols // 128, 128)
     scale = torch.clamp(blocks.abs().amax(dim=(1, 3), keepdim=True), min=1e-12) / 448.0
@@ -68,7 +74,7 @@ def main():
     rows_out = []
     for name, rows, cols, dtype in SHAPES:
         x = torch.randn(rows, cols, device="cuda", dtype=dtype)
-        for granularity in ("tensor", "1x128", "128x128"):
+        for granularity in ("tensor", "row", "1x128", "128x128"):
             variants = {"fp8dot": lambda t, g=granularity: fp8dot_variant(t, g),
                         "inductor": lambda t, g=granularity: compiled(t, g),
                         "fp8dot_q_only": lambda t, g=granularity: ft.quantize(t, E4M3, g),

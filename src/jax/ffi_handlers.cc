@@ -336,28 +336,27 @@ ffi::Error QuantizeCuda(CudaStream stream, ffi::RemainingArgs args, ffi::Remaini
 }  // namespace
 }  // namespace fp8dot
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotScaledDotCpu, fp8dot::ScaledDotCpu,
-                              xla::ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs());
-
+// The handlers' signatures: every operand, result and attribute decoded by the handler itself;
+// the CUDA ones also take XLA's stream. Both are command-buffer compatible once a dot's plan
+// exists (fp8dot.jax makes it while tracing); quantisation never allocates.
+namespace {
+auto HostBinding() { return xla::ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs(); }
 #ifdef FP8DOT_HAVE_CUDA
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotScaledDotCuda, fp8dot::ScaledDotCuda,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::PlatformStream<fp8dot::CudaStream>>()
-                                  .RemainingArgs()
-                                  .RemainingRets()
-                                  .Attrs(),
-                              {xla::ffi::Traits::kCmdBufferCompatible});
+auto CudaBinding() {
+  return xla::ffi::Ffi::Bind()
+      .Ctx<xla::ffi::PlatformStream<fp8dot::CudaStream>>()
+      .RemainingArgs()
+      .RemainingRets()
+      .Attrs();
+}
 #endif
+}  // namespace
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotQuantizeCpu, fp8dot::QuantizeCpu,
-                              xla::ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs());
-
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotScaledDotCpu, fp8dot::ScaledDotCpu, HostBinding());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotQuantizeCpu, fp8dot::QuantizeCpu, HostBinding());
 #ifdef FP8DOT_HAVE_CUDA
-XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotQuantizeCuda, fp8dot::QuantizeCuda,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::PlatformStream<fp8dot::CudaStream>>()
-                                  .RemainingArgs()
-                                  .RemainingRets()
-                                  .Attrs(),
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotScaledDotCuda, fp8dot::ScaledDotCuda, CudaBinding(),
+                              {xla::ffi::Traits::kCmdBufferCompatible});
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Fp8dotQuantizeCuda, fp8dot::QuantizeCuda, CudaBinding(),
                               {xla::ffi::Traits::kCmdBufferCompatible});
 #endif

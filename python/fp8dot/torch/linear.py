@@ -117,7 +117,7 @@ class _Fp8Linear(torch.autograd.Function):
         bias_for_gemm = None if bias is None else bias.to(out_dtype)
         output = _gemm(x_q, w_q, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
 
-        ctx.recipe, ctx.has_x_t, ctx.has_w_t = recipe, x_t is not None, w_t is not None
+        ctx.recipe = recipe
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)

@@ -1,11 +1,11 @@
 // The quantisation kernels behind QuantizeOnCuda (src/cuda/quantize.cc):
 //
-//   amax kernel      max |x| per tensor, row and/or column into zeroed magnitude-bit arrays
+//   amax kernels     max |x| of the tensor (a grid-stride stream), or per row and column (one
+//                    CTA per 128x128 tile), into zeroed magnitude-bit arrays
 //   scale kernel     those amaxes, in place, into the scales they give (quantize_rule.h)
-//   cast kernel      q and qᵀ from one read of the input; 1x128 and 128x128 scales computed in
-//                    the tile, tensor and row scales read (given, or from the two kernels above)
-//
-// All three work on 128x128 tiles of the row-major input, one CTA per tile.
+//   cast kernel      q and qᵀ from one read of the input (persistent CTAs over 128x128 tiles);
+//                    1x128 and 128x128 scales computed in the tile, tensor and row scales read
+//                    (given, or from the two kernels above)
 #pragma once
 
 #include <cuda_runtime.h>

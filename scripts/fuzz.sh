@@ -39,6 +39,21 @@ ninja -C "$build_dir" fuzzers | grep -v '^\[' || true
 [[ ${PIPESTATUS[0]} == 0 ]] || { echo "fuzz.sh: build failed" >&2; exit 2; }
 echo "== fuzz: built in $((SECONDS - start)) s; ${seconds} s per target"
 
+# A fuzz run is only worth its count if the seeds get through: every seed module of the evaluate
+# target must still parse (a stale object once made the parser refuse parameter(N), and the
+# fuzzers ran on, finding nothing, at 5x the speed), and most must reach the interpreter.
+seed_stages=$(FP8DOT_FUZZ_VERBOSE=1 "$build_dir/tests/fuzz/hlo_evaluate_fuzzer" -runs=0 \
+  tests/fuzz/corpus/hlo_evaluate_fuzzer 2>&1 | grep '^hlo_evaluate_fuzzer: ' || true)
+seeds=$(ls tests/fuzz/corpus/hlo_evaluate_fuzzer | wc -l)
+evaluated=$(grep -c ': evaluated' <<<"$seed_stages" || true)
+if ((evaluated * 2 < seeds)); then
+  echo "fuzz.sh: only $evaluated of $seeds seed modules reach the interpreter; the build or the" \
+    "parser is broken:" >&2
+  sort <<<"$seed_stages" | uniq -c | head -5 >&2
+  exit 2
+fi
+echo "== fuzz: $evaluated of $seeds seed modules reach the interpreter"
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 found=0

@@ -177,6 +177,14 @@ def test_cuda_kernel_gives_the_cpu_bytes(granularity, input_dtype):
 
 
 @gpu
+def test_cuda_given_scale_on_the_host_is_refused_after_a_cached_call():
+    x = torch.randn(256, 256, device="cuda")
+    ft.quantize(x, torch.float8_e4m3fn, scale=torch.tensor(0.5, device="cuda"))
+    with pytest.raises(ValueError, match="scale is on cpu"):
+        ft.quantize(x, torch.float8_e4m3fn, scale=torch.tensor(0.5))
+
+
+@gpu
 def test_cuda_quantize_is_captured_in_a_cuda_graph():
     x = torch.randn(1024, 512, device="cuda", dtype=torch.bfloat16)
     ft.quantize(x, torch.float8_e4m3fn, transposed=True)  # the first call validates and caches

@@ -108,8 +108,8 @@ def quantize(x: torch.Tensor, out_dtype: torch.dtype, granularity: str, row_majo
     that are shared with q's or given (scale=), come back as empty tensors (fp8dot.torch.quantize
     fills them in)."""
     if x.is_cuda:
-        key = (x.dtype, x.shape, x.stride(), x.device, out_dtype, granularity, row_major,
-               transposed, scale is None, margin, compute_amax)
+        key = (_metadata(x), out_dtype, granularity, row_major, transposed, _metadata(scale),
+               margin, compute_amax)
         quantizer = _cuda_quantizers.get(key)
         if quantizer is None:  # the first call of a signature: every check
             if scale is not None:

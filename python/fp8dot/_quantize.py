@@ -41,7 +41,8 @@ def make_quantizer(description, out_dtype: str, granularity: str, row_major: boo
                            given_scale, margin, amax)
 
 
-def check_given_scale(scale, device: str) -> None:
+def check_given_scale(scale, device: str):
+    """The given scale's ArrayInfo, after checking it is one float32 on x's device."""
     info = describe(scale, "scale")
     dtype, shape, _ = info.description
     if dtype.removeprefix("torch.") != "float32" or any(d != 1 for d in shape):
@@ -49,6 +50,7 @@ def check_given_scale(scale, device: str) -> None:
                          f"shape {tuple(shape)}")
     if info.device != device:
         raise ValueError(f"scale is on {info.device} but x is on {device}")
+    return info
 
 
 def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
@@ -80,15 +82,13 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(scale, numpy.generic):
         scale = numpy.asarray(scale)  # a numpy scalar as a 0-d array, alive for the call
-    if scale is not None:
-        check_given_scale(scale, info.device)
+    given = 0 if scale is None else check_given_scale(scale, info.device).pointer
     quantizer = make_quantizer(info.description, dtype_name(dtype), granularity, bool(row_major),
                                bool(transposed), scale is not None, int(margin), bool(amax))
     is_torch = not hasattr(x, "__array_interface__")
     outputs = allocate_outputs(quantizer, dtype, is_torch, x.device if is_torch else None, amax)
     pointers = [0 if a is None else (a.data_ptr() if is_torch else a.ctypes.data)
                 for a in (outputs.q, outputs.scale, outputs.q_t, outputs.scale_t, outputs.amax)]
-    given = 0 if scale is None else describe(scale, "scale").pointer
     if on_gpu:
         import torch
 
@@ -129,3 +129,22 @@ def shared_transposed_scale(outputs: Quantized, granularity: str, given_scale) -
     if granularity == "128x128":
         return outputs._replace(scale_t=scale.T)
     return outputs
+
+
+def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_dtype,
+                      scale=None):
+    """(q, scale) of matrix [R, C] for the GEMM that contracts C (in `dtype`, with the given
+    delayed-scaling scale if any) and, unless transposed_dtype is None, (q_t, scale_t) of matrixᵀ
+    for the GEMM that contracts R, each scale in its own operand's terms. `quantize_fn` is a
+    framework's fused quantisation (fp8dot.torch.quantize, fp8dot.jax.fused_quantize): one pass
+    when both share a dtype; a transpose in another dtype is quantised on its own (current
+    scaling)."""
+    same_dtype = transposed_dtype == dtype
+    result = quantize_fn(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
+    operand = (result.q, result.scale)
+    if transposed_dtype is None:
+        return operand, None
+    if same_dtype:
+        return operand, (result.q_t, result.scale_t)
+    other = quantize_fn(matrix, transposed_dtype, granularity, row_major=False, transposed=True)
+    return operand, (other.q_t, other.scale_t)

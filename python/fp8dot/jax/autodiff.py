@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._quantize import both_orientations
 from .ops import scaled_dot_general
 from .quantize import delayed_scale_update, fused_quantize, quantize
 from .recipe import Recipe
@@ -100,16 +101,11 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
     from one read; in jax.numpy a transposable scaling (tensor, 128x128) transposes the FP8 copy
     and any other is quantised again. A transpose in another dtype is quantised on its own
     (current scaling)."""
-    same_dtype = transposed_dtype == dtype
     if recipe.quantization == "kernel":
-        result = fused_quantize(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
-        if same_dtype:
-            return (result.q, result.scale), (result.q_t, result.scale_t)
-        other = fused_quantize(matrix, transposed_dtype, granularity, row_major=False,
-                               transposed=True)
-        return (result.q, result.scale), (other.q_t, other.scale_t)
+        return both_orientations(fused_quantize, matrix, granularity, dtype, transposed_dtype,
+                                 scale)
     q, q_scale = quantize(matrix, dtype, granularity, scale)
-    if same_dtype and granularity in ("tensor", "128x128"):
+    if transposed_dtype == dtype and granularity in ("tensor", "128x128"):
         return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)
     return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity)
 

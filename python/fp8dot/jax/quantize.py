@@ -18,8 +18,13 @@ around it, so fp8dot.jax.Recipe(quantization=...) chooses.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+
+from .._quantize import Quantized, make_quantizer, shared_transposed_scale
+from . import _ffi
+from .ops import _description
 
 GRANULARITIES = ("tensor", "row", "1x128", "128x128")
 
@@ -87,17 +92,10 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
     of its own contracting dim) — a pass XLA would otherwise make separately. Returns
     fp8dot.Quantized (q, scale, q_t, scale_t, amax; None where not asked for). The rule is the
     same as quantize()'s; the C++ library checks the call while tracing."""
-    import jax
-
-    from .._quantize import Quantized, make_quantizer, shared_transposed_scale
-    from . import _ffi
-
     _ffi.register()
     if x.ndim != 2:
         raise ValueError(f"fused_quantize takes a matrix [rows, contracting], got shape {x.shape}")
-    rows, cols = x.shape
-    description = (jnp.dtype(x.dtype).name, (rows, cols), (cols, 1))
-    quantizer = make_quantizer(description, jnp.dtype(dtype).name, granularity, bool(row_major),
+    quantizer = make_quantizer(_description(x, "x"), jnp.dtype(dtype).name, granularity, bool(row_major),
                                bool(transposed), scale is not None, int(margin), bool(amax))
     q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
     shapes = [(q_shape, dtype), (scale_shape, jnp.float32), (q_t_shape, dtype),

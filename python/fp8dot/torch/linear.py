@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from . import ops  # noqa: F401  (registers torch.ops.fp8dot)
+from .._quantize import both_orientations
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe
 
@@ -44,19 +45,9 @@ def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtyp
                        transposed_dtype: Optional[torch.dtype],
                        scale: Optional[torch.Tensor] = None
                        ) -> tuple[Operand, Optional[Operand]]:
-    """The matrix quantised for the GEMM that contracts its columns (in `dtype`, with the given
-    delayed-scaling scale if any) and, unless transposed_dtype is None, its transpose for the GEMM
-    that contracts its rows. One pass when both share a dtype; a transpose in another dtype is
-    quantised on its own (current scaling)."""
-    same_dtype = transposed_dtype == dtype
-    result = quantize(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
-    operand = (result.q, result.scale)
-    if transposed_dtype is None:
-        return operand, None
-    if same_dtype:
-        return operand, (result.q_t, result.scale_t)
-    other = quantize(matrix, transposed_dtype, granularity, row_major=False, transposed=True)
-    return operand, (other.q_t, other.scale_t)
+    """The matrix quantised for the GEMM that contracts its columns and, unless transposed_dtype
+    is None, its transpose for the GEMM that contracts its rows (fp8dot._quantize)."""
+    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale)
 
 
 def _transposed_scale(scale: torch.Tensor) -> torch.Tensor:

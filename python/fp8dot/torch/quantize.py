@@ -16,7 +16,7 @@ from typing import Optional
 
 import torch
 
-from .._quantize import Quantized
+from .._quantize import Quantized, shared_transposed_scale
 from . import ops  # noqa: F401  (registers torch.ops.fp8dot)
 
 BLOCK = 128  # the block edge of DeepSeek-style block scales
@@ -40,15 +40,13 @@ def quantize(x: torch.Tensor, dtype: torch.dtype, granularity: str = "tensor", *
              amax: bool = False) -> Quantized:
     """fp8dot.quantize for torch, as a torch.library op (compiles without a graph break)."""
     x = x.contiguous()
-    q, q_scale, q_t, scale_t, amax_out = torch.ops.fp8dot.quantize(
-        x, dtype, granularity, row_major, transposed, scale, margin, amax)
-    q_scale = scale if scale is not None else q_scale
-    if granularity == "tensor":
-        scale_t = q_scale
-    elif granularity == "128x128":
-        scale_t = q_scale.t()
-    return Quantized(q if row_major else None, q_scale, q_t if transposed else None,
-                     scale_t if transposed else None, amax_out if amax else None)
+    outputs = torch.ops.fp8dot.quantize(x, dtype, granularity, row_major, transposed, scale,
+                                        margin, amax)
+    # The op returns empty tensors for what it does not produce.
+    present = (row_major, scale is None, transposed, transposed and granularity in ("row", "1x128"),
+               amax)
+    outputs = Quantized(*[t if wanted else None for t, wanted in zip(outputs, present)])
+    return shared_transposed_scale(outputs, granularity, scale)
 
 
 def quantize_tensorwise(x: torch.Tensor, dtype: torch.dtype,

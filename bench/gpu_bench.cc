@@ -83,6 +83,7 @@ struct Config {
   int autotune = 0;  // CudaDotOptions::autotune_candidates
   // OperandScale::minor_to_major of the scales fp8dot is given (empty: row-major).
   std::vector<int64_t> lhs_scale_layout = {}, rhs_scale_layout = {};
+  GemmEngine engine = GemmEngine::kAuto;  // CudaDotOptions::engine
 };
 
 // cuBLASLt's own layouts: lhs 1x128 [M, K/128] M-major; rhs 128x128 [K/128, N/128] with K/128
@@ -115,6 +116,9 @@ const Config kConfigs[] = {
      ScaleMode::kBlock128x128, 0, kCublasLtOrder, kCublasLtOrder},
     {"1x128 x 128x128 row-major", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
      ScaleMode::kBlock128x128},
+    // fp8dot's own kernel, against cuBLASLt given the same scales in its own layout.
+    {"1x128 x 128x128 own", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
+     ScaleMode::kBlock128x128, 0, kCublasLtOrder, kCublasLtOrder, GemmEngine::kOwn},
     {"e4m3 x e5m2 fast", DType::kF8E4M3FN, DType::kF8E5M2, true, ScaleMode::kTensor,
      ScaleMode::kTensor},
 };
@@ -442,7 +446,9 @@ std::string PlanNotes(const CudaDotPlan& plan, const Config& c, bool padded) {
   std::string note;
   if (!plan.info().fused_epilogue) note += " [fp8dot epilogue kernel]";
   if (padded) note += " [padded]";
-  if (c.autotune > 0 || plan.info().k_split.slices > 1) note += " [" + plan.info().algorithm + "]";
+  if (c.autotune > 0 || plan.info().k_split.slices > 1 || c.engine == GemmEngine::kOwn) {
+    note += " [" + plan.info().algorithm + "]";
+  }
   // What tuning measured: "autotuning: 8 candidates timed, first ...".
   if (c.autotune > 0) note += " [" + plan.info().autotune.ToString() + "]";
   return note;
@@ -454,6 +460,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   const DotSpec spec = MakeSpec(s, c);
   CudaDotOptions options;
   options.autotune_candidates = c.autotune;
+  options.engine = c.engine;
   FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(spec, options));
   const bool fp8 = c.lhs != DType::kBF16;
   // What cuBLASLt itself gets: K padded to 16 bytes, N (its m) to 16 for FP8.
@@ -510,7 +517,8 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
       r.note = t.status().message();
       FP8_ASSIGN_OR_RETURN(r.fp8dot_ms, TimeCalls(stream, plan_call));
     }
-    if ((*direct)->algorithm() != plan->info().algorithm && c.autotune == 0) {
+    if ((*direct)->algorithm() != plan->info().algorithm && c.autotune == 0 &&
+        c.engine != GemmEngine::kOwn) {
       r.note += " [algorithm differs: fp8dot " + plan->info().algorithm + "; direct " +
                 (*direct)->algorithm() + "]";
     }

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "fp8dot/dot_arguments.h"
 #include "fp8dot/k_split.h"
@@ -32,6 +33,17 @@ namespace fp8dot {
 
 using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = default stream
 
+// Which GEMM implementation a plan runs.
+//   kCublasLt  cuBLASLt (every dot the backend supports).
+//   kOwn       fp8dot's own Hopper kernel (src/cuda/kernels/block_scaled_gemm.h): FP8 operands
+//              with A 1x128 and B 128x128 block scales, promoted accumulation, bf16/f32 D, no
+//              C/bias/activation/output scale/amax, no batch. Asking for it on another dot is an
+//              INVALID_ARGUMENT that says why.
+//   kAuto      the own kernel where it is eligible and measured faster, else cuBLASLt.
+enum class GemmEngine { kAuto, kCublasLt, kOwn };
+const char* GemmEngineName(GemmEngine engine);  // "auto", "cublaslt", "own"
+StatusOr<GemmEngine> ParseGemmEngine(std::string_view text);
+
 struct CudaDotOptions {
   // cuBLASLt workspace owned by the plan (split-K and stream-K kernels use it).
   size_t workspace_bytes = size_t{32} << 20;
@@ -40,6 +52,10 @@ struct CudaDotOptions {
   int autotune_candidates = 0;
   // With autotuning: a text file that remembers the winner per problem across processes.
   std::string autotune_cache_path;
+  GemmEngine engine = GemmEngine::kAuto;
+  // The own kernel's tile (block_m x block_n: 128 or 64 x 128, 64 or 32); 0 x 0 lets the plan
+  // choose. For tuning and tests.
+  int own_tile_m = 0, own_tile_n = 0;
 };
 
 // Device pointers for one run. Every tensor uses the layout its DotSpec gives (the same bytes a
@@ -72,8 +88,9 @@ struct AutotuneSummary {
 // What a plan decided (all of it is also in Explain()).
 struct CudaPlanInfo {
   CanonicalDot dot;
-  bool native_fp8 = false;      // a cuBLASLt FP8 GEMM (false for e5m2 x e5m2 and non-FP8 dots)
-  int fast_accum = -1;          // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back; -1 when not FP8
+  std::string engine;       // "cuBLASLt", or "fp8dot block-scaled 128x128" (the own kernel, tile)
+  bool native_fp8 = false;  // a cuBLASLt FP8 GEMM (false for e5m2 x e5m2 and non-FP8 dots)
+  int fast_accum = -1;      // CUBLASLT_MATMUL_DESC_FAST_ACCUM read back; -1 when not FP8
   bool fused_epilogue = false;  // epilogue in cuBLASLt (else fp8dot's epilogue kernel)
   std::string compute_type;     // "CUBLAS_COMPUTE_32F", ...
   std::string algorithm;        // the chosen cuBLASLt algorithm, in words

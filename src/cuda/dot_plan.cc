@@ -158,6 +158,17 @@ class PlanBuilder {
     return OkStatus();
   }
 
+  // The own kernel reads the operands as cuBLASLt would (K-major, rows 16-byte aligned), applies
+  // the block scales itself (in the caller's layout) and writes D in place.
+  Status BuildOwn(const OwnGemm& own) {
+    FP8_RETURN_IF_ERROR(PrepareOperands());
+    plan_.own = own;
+    plan_.fused = true;
+    plan_.n_padded = dot_.n;
+    plan_.lt = lt_;
+    return OkStatus();
+  }
+
  private:
   // lhs rows = M, rhs rows = N (padded with zero rows up to cuBLASLt's m, D is then sliced
   // back), both cols = K (padded to lt.k).
@@ -355,6 +366,17 @@ class PlanBuilder {
   std::vector<std::string> rejections_;  // why an attempt had no cuBLASLt algorithm
 };
 
+// The engine decision: kOwn is taken or refused with the reason; kAuto takes the own kernel
+// only where it has been measured faster than cuBLASLt (none yet: see docs/own-gemm.md).
+StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot& dot) {
+  if (plan.options.engine != GemmEngine::kOwn) return false;
+  const std::string rejection = OwnGemmRejection(plan.spec, dot);
+  if (!rejection.empty()) {
+    return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
+  }
+  return true;
+}
+
 // cuBLASLt's m as it is first; native FP8 with m not a multiple of 16 may have no kernel (m=17
 // and m=1 have none on the H200; m=1000 and m=130 do): then again with m padded to 16.
 Status BuildGemm(CudaDotPlan::Impl& plan, const TypePlan& types) {
@@ -490,6 +512,32 @@ Status EnqueueCopies(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cudaStrea
 // Returns where the GEMM wrote D (or S): the caller's output, or the plan's gemm_output.
 StatusOr<void*> EnqueueGemm(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cudaStream_t stream) {
   const DotSpec& spec = plan.spec;
+  if (plan.own) {
+    const CanonicalDot& dot = plan.info.dot;
+    BlockScaledGemmParams p;
+    p.lhs = plan.lhs.Resolve(b.lhs);
+    p.rhs = plan.rhs.Resolve(b.rhs);
+    p.lhs_type = plan.lhs.target_type;
+    p.rhs_type = plan.rhs.target_type;
+    p.lhs_row_bytes = plan.lhs.ld;  // FP8: one byte per element
+    p.rhs_row_bytes = plan.rhs.ld;
+    p.m = dot.m;
+    p.n = dot.n;
+    p.k = dot.k;
+    p.lhs_scale = b.lhs_scale;
+    p.lhs_scale_row_stride = plan.own->lhs_scale.row;
+    p.lhs_scale_block_stride = plan.own->lhs_scale.block;
+    p.rhs_scale = b.rhs_scale;
+    p.rhs_scale_row_stride = plan.own->rhs_scale.row;
+    p.rhs_scale_block_stride = plan.own->rhs_scale.block;
+    p.output = b.output;
+    p.output_type = spec.output_type;
+    p.output_ld = dot.n;
+    p.tile = plan.own->tile;
+    p.sm_count = plan.own->sm_count;
+    FP8_RETURN_IF_ERROR(LaunchBlockScaledGemm(p, stream, plan.context));
+    return b.output;
+  }
   LtPointers pointers;
   if (plan.scales_in_gemm) {  // cuBLASLt's A is the rhs, its B the lhs
     pointers.a_scale = plan.rhs_scale.Resolve(b.rhs_scale);
@@ -593,10 +641,30 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   plan.upcast = types.upcast;
   plan.scales_in_gather = types.scales_in_gather;
   plan.compute_note = types.compute.note;
+  CudaPlanInfo& info = plan.info;
+  FP8_ASSIGN_OR_RETURN(const bool own, cuda::ChooseOwnEngine(plan, dot));
+  if (own) {
+    FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
+    FP8_ASSIGN_OR_RETURN(const cuda::OwnGemm gemm,
+                         cuda::MakeOwnGemm(spec, dot, options, device.multiprocessor_count));
+    const int64_t k = RoundUp(dot.k, cuda::kAlignmentBytes);
+    FP8_RETURN_IF_ERROR(
+        cuda::PlanBuilder(plan, types, cuda::LtShape{.m = dot.n, .n = dot.m, .k = k})
+            .BuildOwn(gemm));
+    info.engine = cuda::OwnGemmDescription(gemm);
+    info.native_fp8 = true;
+    info.fast_accum = 0;
+    info.compute_type = "f32 registers, promoted every 128 K";
+    info.fused_epilogue = true;
+    info.k_padded = plan.lt.k;
+    info.n_padded = plan.n_padded;
+    info.algorithm = info.engine;
+    return std::unique_ptr<CudaDotPlan>(new CudaDotPlan(std::move(impl)));
+  }
   FP8_ASSIGN_OR_RETURN(plan.workspace,
                        DeviceBuffer::Allocate(options.workspace_bytes, "cuBLASLt workspace"));
   FP8_RETURN_IF_ERROR(cuda::BuildGemm(plan, types));
-  CudaPlanInfo& info = plan.info;
+  info.engine = "cuBLASLt";
   if (types.native) {
     FP8_ASSIGN_OR_RETURN(info.fast_accum, plan.gemm->ReadFastAccum());
   }

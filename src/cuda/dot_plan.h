@@ -3,11 +3,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cuda/lt_matmul.h"
 #include "cuda/operand_preparation.h"
+#include "cuda/own_gemm.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
 
@@ -39,7 +41,8 @@ struct fp8dot::CudaDotPlan::Impl {
 
   cuda::PreparedTensor lhs, rhs, c, bias;
   cuda::PreparedScale lhs_scale, rhs_scale;
-  std::unique_ptr<cuda::LtMatmul> gemm;
+  std::unique_ptr<cuda::LtMatmul> gemm;  // the cuBLASLt engine, or null when `own` runs
+  std::optional<cuda::OwnGemm> own;      // the own kernel engine (GemmEngine::kOwn)
   DeviceBuffer workspace;
   DeviceBuffer gemm_output;  // S in f32 (unfused), or the padded D (fused with N padded)
   cuda::LtShape lt;          // the GEMM as cuBLASLt sees it

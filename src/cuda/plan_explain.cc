@@ -6,18 +6,49 @@ namespace {
 
 void Line(std::string& out, const std::string& text) { out += "  " + text + "\n"; }
 
-}  // namespace
-
-std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
+std::string Header(const CudaDotPlan::Impl& plan) {
   const DotSpec& spec = plan.spec;
-  const CanonicalDot& dot = plan.info.dot;
-  const LtMatmulConfig& config = plan.gemm->config();
   std::string out = "cuda plan: " + plan.context + "\n";
   Line(out, StrFormat("accumulation: %s, from operand_precision={%s,%s} algorithm=%s",
-                      AccumulationModeName(dot.accumulation),
+                      AccumulationModeName(plan.info.dot.accumulation),
                       PrecisionName(spec.precision_config.operand_precision[0]),
                       PrecisionName(spec.precision_config.operand_precision[1]),
                       AlgorithmName(spec.precision_config.algorithm)));
+  Line(out, "engine: " + plan.info.engine);
+  return out;
+}
+
+std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
+  const OwnGemm& own = *plan.own;
+  std::string out = Header(plan);
+  Line(out, StrFormat("GEMM: D[M,N] = A[M,K] . B[N,K]^T, both K-major; tile %s x 128 (K), "
+                      "persistent grid of up to %d CTAs",
+                      own.tile.ToString().c_str(), own.sm_count));
+  Line(out, plan.lhs.how);
+  Line(out, plan.rhs.how);
+  Line(out, StrFormat("scales: lhs 1x128 (row stride %lld, block stride %lld), rhs 128x128 (row "
+                      "stride %lld, block stride %lld), read in place",
+                      static_cast<long long>(own.lhs_scale.row),
+                      static_cast<long long>(own.lhs_scale.block),
+                      static_cast<long long>(own.rhs_scale.row),
+                      static_cast<long long>(own.rhs_scale.block)));
+  Line(out,
+       "accumulation: each 128-K block's wgmma partial sum promoted into f32 registers: "
+       "acc += partial * (scale_a * scale_b), rounded multiply then rounded add");
+  Line(out,
+       StrFormat("epilogue: D written from the registers as %s", DTypeName(plan.spec.output_type)));
+  Line(out, "split-K: none (one accumulation over all of K per output)");
+  return out;
+}
+
+}  // namespace
+
+std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
+  if (plan.own) return ExplainOwnPlan(plan);
+  const DotSpec& spec = plan.spec;
+  const CanonicalDot& dot = plan.info.dot;
+  const LtMatmulConfig& config = plan.gemm->config();
+  std::string out = Header(plan);
   if (plan.upcast) {
     Line(out,
          "type pair: e5m2 x e5m2 has no cuBLASLt FP8 GEMM -> upcast GEMM (" +

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On the GPU machine: fp8dot's own GEMM engine (#15). Runs its GPU tests (bit-identity with the
+# CPU emulation), compute-sanitizer memcheck over them, and gpu_bench's own-kernel config against
+# cuBLASLt (same scales, interleaved, same run) on DeepGEMM's shapes and the suite. Logs go to
+# $OUT; a short table is printed last.
+#   carry: build/tests/cuda/cuda_test build/gpu_bench build/wheel-cp312 (OpenBLAS libraries)
+# Environment: BUILD (default build), OWN_SHAPES (default bench/deepgemm_shapes.txt),
+#   SKIP_SANITIZER=1, SKIP_SUITE=1, OWN_TEST_FILTER (default CudaOwnGemm*).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fp8dot-own-gemm}
+BUILD=${BUILD:-build}
+mkdir -p "$OUT" /tmp/fp8dot-libs
+tar xJf build/wheel-cp312/openblas-libs.tar.xz -C /tmp/fp8dot-libs
+export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib:$PWD/$BUILD:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+
+echo "== own GEMM tests"
+timeout 240 "$BUILD/tests/cuda/cuda_test" --gtest_filter="${OWN_TEST_FILTER:-CudaOwnGemm*}" \
+  > "$OUT/own-tests.log" 2>&1
+echo "tests rc=$?"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|^\[ +(OK|FAILED) +\]|Failure|first difference" "$OUT/own-tests.log" | head -30
+
+echo "== gpu_bench: own kernel vs cuBLASLt, 1x128 x 128x128, DeepGEMM's shapes"
+timeout 300 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
+  --configs "1x128 x 128x128 own" --csv "$OUT/own-deepgemm.csv" > "$OUT/own-deepgemm.md" 2>&1
+echo "bench rc=$?"
+if [[ "${SKIP_SUITE:-0}" != 1 ]]; then
+  timeout 300 "$BUILD/gpu_bench" bench/shapes.txt --configs "1x128 x 128x128 own" \
+    --csv "$OUT/own-suite.csv" > "$OUT/own-suite.md" 2>&1
+  echo "suite bench rc=$?"
+fi
+if [[ "${SKIP_SANITIZER:-0}" != 1 ]]; then
+  echo "== compute-sanitizer memcheck over the own GEMM tests"
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$BUILD/tests/cuda/cuda_test" --gtest_filter="${OWN_TEST_FILTER:-CudaOwnGemm*}" \
+    > "$OUT/own-sanitizer.log" 2>&1
+  echo "compute-sanitizer rc=$?"; tail -3 "$OUT/own-sanitizer.log"
+fi
+echo "== summary"
+cut -d'|' -f2-6,14 "$OUT/own-deepgemm.md" | grep -v "^-" | head -40
+[[ -f "$OUT/own-suite.md" ]] && cut -d'|' -f2-6,14 "$OUT/own-suite.md" | head -20

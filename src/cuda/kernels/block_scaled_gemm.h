@@ -1,0 +1,63 @@
+// fp8dot's own Hopper FP8 GEMM (sm_90a): D[M,N] = sum over K-blocks of 128 of
+// (A_kb . B_kb) * scale_a[m, kb] * scale_b[n / 128, kb], the DeepSeek recipe (A 1x128,
+// B 128x128), with every block's partial sum promoted into FP32 registers where the scales are
+// applied (block_scaled_gemm.cu says how, and why it is bit-identical to the CPU emulation).
+//
+// Operands are K-major (TN): lhs [M][K] and rhs [N][K], rows `ld` bytes apart (a multiple of 16,
+// as the copy engine requires), e4m3 or e5m2 lhs, e4m3 rhs. D is row-major bf16 or f32. Any M,
+// N, K >= 1: ragged tiles are zero-filled by the copy engine and masked on the way out.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fp8dot/dtype.h"
+#include "fp8dot/status.h"
+
+namespace fp8dot::cuda {
+
+// One CTA computes block_m x block_n of D (block_m / 64 math warpgroups of 64 rows each).
+struct BlockScaledGemmTile {
+  int block_m = 128;             // 64 or 128
+  int block_n = 128;             // 32, 64 or 128 (each divides the 128 columns one B scale covers)
+  std::string ToString() const;  // "128x128"
+};
+
+// The tiles the kernel is instantiated for.
+std::vector<BlockScaledGemmTile> BlockScaledGemmTiles();
+
+// The tile whose wave count times per-tile cost (tensor-core time or operand bytes, whichever
+// bounds it) is the least on `sm_count` SMs.
+BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count);
+
+struct BlockScaledGemmParams {
+  const void* lhs = nullptr;  // [M][K], rows lhs_row_bytes apart
+  const void* rhs = nullptr;  // [N][K], rows rhs_row_bytes apart
+  DType lhs_type = DType::kF8E4M3FN, rhs_type = DType::kF8E4M3FN;
+  int64_t lhs_row_bytes = 0, rhs_row_bytes = 0;
+  int64_t m = 0, n = 0, k = 0;
+  // scale_a(m, kb) = lhs_scale[m * lhs_scale_row_stride + kb * lhs_scale_block_stride];
+  // scale_b(nb, kb) = rhs_scale[nb * rhs_scale_row_stride + kb * rhs_scale_block_stride],
+  // nb = n / 128. Strides in elements.
+  const float* lhs_scale = nullptr;
+  int64_t lhs_scale_row_stride = 0, lhs_scale_block_stride = 0;
+  const float* rhs_scale = nullptr;
+  int64_t rhs_scale_row_stride = 0, rhs_scale_block_stride = 0;
+  void* output = nullptr;  // [M][N], rows output_ld elements apart
+  DType output_type = DType::kBF16;
+  int64_t output_ld = 0;
+  BlockScaledGemmTile tile;
+  int sm_count = 0;  // CTAs of the persistent grid (at most one per tile)
+};
+
+// Why these operands cannot run on the kernel ("" when they can): types, alignment, sizes.
+std::string BlockScaledGemmRejection(const BlockScaledGemmParams& params);
+
+// Encodes the two tensor maps (a host call, no device work) and enqueues the kernel.
+Status LaunchBlockScaledGemm(const BlockScaledGemmParams& params, cudaStream_t stream,
+                             const std::string& context);
+
+}  // namespace fp8dot::cuda

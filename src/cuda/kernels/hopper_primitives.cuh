@@ -1,0 +1,112 @@
+// The Hopper (sm_90a) instructions fp8dot's own GEMM kernels are made of, one PTX wrapper each:
+// mbarriers (the producer/consumer handshake between the copy engine and the math warps), the
+// bulk tensor copy (TMA) into shared memory, wgmma's fences, and the shared-memory matrix
+// descriptor wgmma reads its operands through. The wgmma instructions themselves are in
+// wgmma_fp8.cuh. Only for code compiled for sm_90a.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace fp8dot::cuda::hopper {
+
+__device__ inline uint32_t SharedAddress(const void* pointer) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+// ---- mbarrier ---------------------------------------------------------------------------------
+
+__device__ inline void BarrierInit(uint64_t* barrier, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(SharedAddress(barrier)),
+               "r"(arrivals));
+}
+
+// Makes the initialised barriers visible to the copy engine (the async proxy).
+__device__ inline void FenceBarrierInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ inline void BarrierArrive(uint64_t* barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(SharedAddress(barrier)) : "memory");
+}
+
+// One arrival that also tells the barrier to wait for `bytes` of copies completing on it.
+__device__ inline void BarrierArriveExpectBytes(uint64_t* barrier, uint32_t bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(SharedAddress(barrier)),
+      "r"(bytes)
+      : "memory");
+}
+
+// Waits until the barrier's phase with parity `phase` has completed. On a fresh barrier, parity
+// 1 counts as completed (the phase before the first), so a producer's first wait on an empty
+// slot passes.
+__device__ inline void BarrierWait(uint64_t* barrier, uint32_t phase) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(SharedAddress(barrier)),
+      "r"(phase)
+      : "memory");
+}
+
+// ---- Bulk tensor copy (TMA) ---------------------------------------------------------------------
+
+__device__ inline void PrefetchTensorMap(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// Copies the box at element coordinates (inner, outer) of a 2-D tensor map into shared memory;
+// completion is counted in bytes on `barrier`. Out-of-bounds elements arrive as zeros (and still
+// count), so ragged edges need no special case.
+__device__ inline void TmaLoad2d(void* destination, const CUtensorMap* map, uint64_t* barrier,
+                                 int32_t inner, int32_t outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];" ::"r"(SharedAddress(destination)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(SharedAddress(barrier)), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+// ---- wgmma --------------------------------------------------------------------------------------
+
+// Orders this thread's register accesses before the wgmma instructions that follow (needed
+// whenever ordinary instructions touched the accumulator registers since the last wgmma).
+__device__ inline void WgmmaFence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ inline void WgmmaCommitGroup() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int kPendingGroups>
+__device__ inline void WgmmaWaitGroup() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPendingGroups) : "memory");
+}
+
+// The descriptor of a K-major operand tile in shared memory laid out by a TMA copy with 128-byte
+// swizzle: rows of 128 bytes (128 FP8 elements of K), in groups of 8 rows (1024 bytes, the
+// stride between groups). The tile must start on a 1024-byte boundary. Moving along K inside
+// the row is adding bytes/16 to the descriptor (the swizzle is applied to the final address).
+__device__ inline uint64_t SwizzledK128Descriptor(const void* tile) {
+  constexpr uint64_t kGroupStrideBytes = 1024;
+  constexpr uint64_t kSwizzle128B = 1;
+  uint64_t descriptor = (SharedAddress(tile) & 0x3FFFF) >> 4;
+  descriptor |= uint64_t{1} << 16;  // leading-dimension stride: unused for swizzled K-major
+  descriptor |= (kGroupStrideBytes >> 4) << 32;
+  descriptor |= kSwizzle128B << 62;
+  return descriptor;
+}
+
+// Register budgets: the producer warpgroup gives registers back, the math warpgroups take them.
+template <uint32_t kRegisters>
+__device__ inline void ReleaseRegisters() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+template <uint32_t kRegisters>
+__device__ inline void AcquireRegisters() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+
+}  // namespace fp8dot::cuda::hopper

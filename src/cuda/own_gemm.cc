@@ -1,0 +1,63 @@
+#include "cuda/own_gemm.h"
+
+namespace fp8dot::cuda {
+
+std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
+  if (spec.lhs_scale.mode != ScaleMode::kBlock1x128 ||
+      spec.rhs_scale.mode != ScaleMode::kBlock128x128) {
+    return StrFormat(
+        "the own kernel takes lhs 1x128 and rhs 128x128 block scales (this dot: %s "
+        "and %s)",
+        ScaleModeName(spec.lhs_scale.mode), ScaleModeName(spec.rhs_scale.mode));
+  }
+  if (spec.rhs.dtype != DType::kF8E4M3FN ||
+      (spec.lhs.dtype != DType::kF8E4M3FN && spec.lhs.dtype != DType::kF8E5M2)) {
+    return StrFormat("the own kernel takes an e4m3 or e5m2 lhs and an e4m3 rhs (this dot: %s x %s)",
+                     DTypeName(spec.lhs.dtype), DTypeName(spec.rhs.dtype));
+  }
+  if (dot.accumulation != AccumulationMode::kFp8Promoted) {
+    return StrFormat("the own kernel promotes (this dot resolved to %s)",
+                     AccumulationModeName(dot.accumulation));
+  }
+  if (spec.output_type != DType::kBF16 && spec.output_type != DType::kF32) {
+    return StrFormat("the own kernel writes bf16 or f32 (this dot: %s)",
+                     DTypeName(spec.output_type));
+  }
+  if (spec.c || spec.bias || spec.epilogue != Epilogue::kDefault || spec.alpha != 1.0 ||
+      spec.output_scale || spec.compute_amax) {
+    return "the own kernel has no epilogue yet (C, beta, alpha, bias, activation, output scale, "
+           "amax)";
+  }
+  if (dot.batch != 1) return "the own kernel runs one GEMM (batch 1)";
+  if (dot.m > INT32_MAX || dot.n > INT32_MAX) return "the own kernel needs M, N < 2^31";
+  return "";
+}
+
+StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
+                              const CudaDotOptions& options, int sm_count) {
+  OwnGemm gemm;
+  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count);
+  if (options.own_tile_m != 0 || options.own_tile_n != 0) {
+    std::string known;
+    bool found = false;
+    for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
+      known += (known.empty() ? "" : ", ") + tile.ToString();
+      found |= tile.block_m == options.own_tile_m && tile.block_n == options.own_tile_n;
+    }
+    if (!found) {
+      return InvalidArgument("the own kernel has no %dx%d tile (it has %s)", options.own_tile_m,
+                             options.own_tile_n, known.c_str());
+    }
+    gemm.tile = {options.own_tile_m, options.own_tile_n};
+  }
+  gemm.lhs_scale = SourceScaleStrides(spec.lhs_scale, true);
+  gemm.rhs_scale = SourceScaleStrides(spec.rhs_scale, false);
+  gemm.sm_count = sm_count;
+  return gemm;
+}
+
+std::string OwnGemmDescription(const OwnGemm& gemm) {
+  return "fp8dot block-scaled " + gemm.tile.ToString();
+}
+
+}  // namespace fp8dot::cuda

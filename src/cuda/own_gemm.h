@@ -1,0 +1,31 @@
+// The own-kernel engine of a CudaDotPlan (GemmEngine::kOwn): which dots it takes, and the
+// launch of src/cuda/kernels/block_scaled_gemm.h with a plan's prepared operands.
+#pragma once
+
+#include <string>
+
+#include "cuda/kernels/block_scaled_gemm.h"
+#include "cuda/operand_preparation.h"
+#include "fp8dot/cuda_backend.h"
+
+namespace fp8dot::cuda {
+
+// What a plan keeps to launch the own kernel.
+struct OwnGemm {
+  BlockScaledGemmTile tile;
+  ScaleStrides lhs_scale, rhs_scale;
+  int sm_count = 0;
+};
+
+// Why the own kernel cannot run `spec` ("" when it can), in terms of the spec.
+std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot);
+
+// The kernel's configuration for an eligible spec on a device with `sm_count` SMs: the tile
+// the options ask for (INVALID_ARGUMENT when the kernel has no such tile), else the heuristic's.
+StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
+                              const CudaDotOptions& options, int sm_count);
+
+// One line for Explain() and CudaPlanInfo::engine.
+std::string OwnGemmDescription(const OwnGemm& gemm);
+
+}  // namespace fp8dot::cuda

@@ -1,0 +1,169 @@
+// fp8dot's own block-scaled GEMM kernel (GemmEngine::kOwn) on the GPU: bit-identical to the CPU
+// emulation of promoted, block-scaled accumulation on fresh random data, for every tile, both lhs
+// types, both output types, ragged M, and scales in either layout; the engine is named in the
+// plan; dots it cannot run are refused with the reason.
+#include "cuda/cuda_test_util.h"
+#include "status_matchers.h"
+
+namespace fp8dot {
+namespace {
+
+constexpr DType kE4M3 = DType::kF8E4M3FN;
+constexpr DType kE5M2 = DType::kF8E5M2;
+
+struct OwnCase {
+  int64_t m, n, k;
+  DType lhs_type = kE4M3;
+  DType output_type = DType::kF32;
+  bool column_major_scales = false;  // lhs scale M-major, rhs scale K-block-minor
+  Distribution distribution = Distribution::kSymmetric;
+};
+
+StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
+  DotProblemOptions o;
+  o.m = c.m;
+  o.n = c.n;
+  o.k = c.k;
+  o.lhs_type = c.lhs_type;
+  o.rhs_type = kE4M3;
+  o.output_type = c.output_type;
+  o.lhs_scale_mode = ScaleMode::kBlock1x128;
+  o.rhs_scale_mode = ScaleMode::kBlock128x128;
+  o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  o.distribution = c.distribution;
+  o.seed = seed;
+  FP8_ASSIGN_OR_RETURN(DotProblem p, MakeDotProblem(o));
+  if (c.column_major_scales) {
+    FP8_ASSIGN_OR_RETURN(*p.lhs_scale, testing::WithLayout(*p.lhs_scale, {0, 1}));
+    FP8_ASSIGN_OR_RETURN(*p.rhs_scale, testing::WithLayout(*p.rhs_scale, {0, 1}));
+    p.spec.lhs_scale.minor_to_major = {0, 1};
+    p.spec.rhs_scale.minor_to_major = {0, 1};
+  }
+  return p;
+}
+
+std::string Label(const OwnCase& c, int tile_m, int tile_n) {
+  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, tile %dx%d%s",
+                   static_cast<long long>(c.m), static_cast<long long>(c.n),
+                   static_cast<long long>(c.k), DTypeName(c.lhs_type), DTypeName(c.output_type),
+                   tile_m, tile_n, c.column_major_scales ? ", column-major scales" : "");
+}
+
+// Runs `c` on the own kernel with the given tile (0 x 0: the plan's choice) and expects every
+// element equal to the emulation's (the emulation promotes every 128-K block, as the kernel).
+void ExpectBitIdentical(const OwnCase& c, int tile_m, int tile_n, uint64_t seed) {
+  const std::string label = Label(c, tile_m, tile_n);
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, seed));
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  options.own_tile_m = tile_m;
+  options.own_tile_n = tile_n;
+  StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
+  ASSERT_TRUE(run.ok()) << label << ": " << run.status().ToString();
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(p.spec, p.arguments()));
+  const int64_t total = emulated.output.element_count();
+  int64_t identical = 0, nonfinite = 0, first_difference = -1;
+  for (int64_t i = 0; i < total; ++i) {
+    const double gpu = run->result.output.GetPhysical(i);
+    const double cpu = emulated.output.GetPhysical(i);
+    nonfinite += !std::isfinite(gpu);
+    if (gpu == cpu) {
+      ++identical;
+    } else if (first_difference < 0) {
+      first_difference = i;
+    }
+  }
+  EXPECT_EQ(nonfinite, 0) << label << ": unwritten (poisoned) elements";
+  EXPECT_EQ(identical, total)
+      << label << ": first difference at element " << first_difference << " (row "
+      << first_difference / c.n << ", col " << first_difference % c.n << "): GPU "
+      << (first_difference >= 0 ? run->result.output.GetPhysical(first_difference) : 0.0)
+      << " vs emulation "
+      << (first_difference >= 0 ? emulated.output.GetPhysical(first_difference) : 0.0) << "\n"
+      << run->explain;
+  EXPECT_NE(run->info.engine.find("fp8dot block-scaled"), std::string::npos) << run->info.engine;
+}
+
+TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  // Ragged M (not a multiple of either block_m), several N blocks, several K blocks.
+  const OwnCase c{.m = 200, .n = 384, .k = 640};
+  uint64_t seed = 9100;
+  for (const auto& [tile_m, tile_n] :
+       {std::pair{128, 128}, {128, 64}, {128, 32}, {64, 128}, {64, 64}, {64, 32}}) {
+    ExpectBitIdentical(c, tile_m, tile_n, ++seed);
+  }
+}
+
+TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  const OwnCase cases[] = {
+      {.m = 1, .n = 128, .k = 128},
+      {.m = 64, .n = 256, .k = 7168},
+      {.m = 333, .n = 1024, .k = 1024, .lhs_type = kE5M2},
+      {.m = 256, .n = 512, .k = 2048, .output_type = DType::kBF16},
+      {.m = 130, .n = 640, .k = 384, .lhs_type = kE5M2, .output_type = DType::kBF16},
+      {.m = 512, .n = 384, .k = 512, .column_major_scales = true},
+      {.m = 256, .n = 256, .k = 4096, .distribution = Distribution::kPositive},
+      {.m = 192, .n = 256, .k = 1024, .distribution = Distribution::kMixedMagnitude},
+  };
+  uint64_t seed = 9200;
+  for (const OwnCase& c : cases) ExpectBitIdentical(c, 0, 0, ++seed);
+}
+
+TEST(CudaOwnGemmTest, MatchesTheExactReferenceWithinThePromotedBound) {
+  FP8_SKIP_WITHOUT_GPU();
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 384, .n = 512, .k = 4096}, 9301));
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  testing::ExpectMatchesReference(p, "own kernel vs exact", 0.0, options);
+}
+
+TEST(CudaOwnGemmTest, ExplainNamesTheEngineAndTheTile) {
+  FP8_SKIP_WITHOUT_GPU();
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 256, .n = 256, .k = 256}, 9401));
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  options.own_tile_m = 64;
+  options.own_tile_n = 64;
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec, options));
+  EXPECT_EQ(plan->info().engine, "fp8dot block-scaled 64x64");
+  EXPECT_NE(plan->Explain().find("engine: fp8dot block-scaled 64x64"), std::string::npos)
+      << plan->Explain();
+  EXPECT_EQ(plan->info().fast_accum, 0);
+  // The default engine is still cuBLASLt.
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec));
+  EXPECT_EQ(plan->info().engine, "cuBLASLt");
+}
+
+TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
+  FP8_SKIP_WITHOUT_GPU();
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  DotProblemOptions o;
+  o.m = o.n = o.k = 256;
+  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem tensor_scaled, MakeDotProblem(o));
+  StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(tensor_scaled.spec, options);
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("lhs 1x128 and rhs 128x128"), std::string::npos)
+      << plan.status().message();
+
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 256, .n = 256, .k = 256}, 9501));
+  p.spec.alpha = 2.0;
+  plan = CudaDotPlan::Create(p.spec, options);
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("no epilogue"), std::string::npos)
+      << plan.status().message();
+
+  p.spec.alpha = 1.0;
+  options.own_tile_m = 96;
+  options.own_tile_n = 128;
+  plan = CudaDotPlan::Create(p.spec, options);
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("no 96x128 tile"), std::string::npos)
+      << plan.status().message();
+}
+
+}  // namespace
+}  // namespace fp8dot

@@ -34,6 +34,10 @@ struct Fp8AccumulatorModel {
   int promotion_interval = 128;  // promoted mode: K-elements between FP32 promotions
   ProductAlignment alignment = ProductAlignment::kOperandExponents;
   KSplit split;  // the kernel's split of K (not a property of the tensor core)
+  // How a block-scaled promotion adds a partial sum p into the f32 register r, with the scale
+  // product s = f32(scale_a * scale_b): false, r + f32(p * s) (two roundings: cuBLASLt); true,
+  // fma(p, s, r) (one rounding: fp8dot's own kernel). A property of the kernel, like split.
+  bool fused_promotion = false;
 
   // mantissa_bits in [1, 50], group_size >= 1, promotion_interval a positive multiple of
   // group_size, split.slices >= 1 and, when it is > 1, split.tile a positive multiple of

@@ -97,6 +97,8 @@ struct CudaPlanInfo {
   // How the chosen algorithm cuts K (split-K): each slice accumulates on its own, the slices are
   // added in f32. The CPU emulation reproduces a plan's output given this (accumulator_model.h).
   KSplit k_split;
+  // Promotions are one FMA (Fp8AccumulatorModel::fused_promotion): the own kernel.
+  bool fused_promotion = false;
   int64_t k_padded = 0, n_padded = 0;
   AutotuneSummary autotune;
 };

@@ -54,12 +54,15 @@ float Fp8DotProduct(const cpu::CanonicalOperands& operands, const Fp8Accumulator
       k0 += count;
       const bool at_block_end = block_scaled && k0 % scale_block == 0;
       if (promoted && (k0 % model.promotion_interval == 0 || at_block_end || k0 == run_end)) {
-        float partial = static_cast<float>(accumulator.value());
+        const float partial = static_cast<float>(accumulator.value());
         if (block_scaled) {
           const int64_t kb = (k0 - 1) / scale_block;
-          partial *= operands.LhsScale(m, kb) * operands.RhsScale(n, kb);
+          const float scale = operands.LhsScale(m, kb) * operands.RhsScale(n, kb);
+          promoted_sum = model.fused_promotion ? std::fma(partial, scale, promoted_sum)
+                                               : promoted_sum + partial * scale;
+        } else {
+          promoted_sum += partial;
         }
-        promoted_sum += partial;
         accumulator.Reset();
       }
     }

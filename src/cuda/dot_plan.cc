@@ -654,6 +654,7 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     info.engine = cuda::OwnGemmDescription(gemm);
     info.native_fp8 = true;
     info.fast_accum = 0;
+    info.fused_promotion = true;
     info.compute_type = "f32 registers, promoted every 128 K";
     info.fused_epilogue = true;
     info.k_padded = plan.lt.k;

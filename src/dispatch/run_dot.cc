@@ -18,7 +18,7 @@ StatusOr<DotResult> RunOnCuda(const DotSpec& spec, const DotArguments& arguments
   FP8_ASSIGN_OR_RETURN(CudaDeviceInfo device, QueryCudaDevice());
   CudaDotStats stats;
   FP8_ASSIGN_OR_RETURN(DotResult result, CudaDot(spec, arguments, &stats));
-  info.description = "cuda (cuBLASLt on " + device.name + ", kernel time)";
+  info.description = "cuda (" + stats.plan->info().engine + " on " + device.name + ", kernel time)";
   info.milliseconds = stats.milliseconds;
   info.k_split = stats.plan->info().k_split;
   info.plan = stats.plan;

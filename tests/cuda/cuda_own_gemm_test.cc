@@ -1,5 +1,5 @@
 // fp8dot's own block-scaled GEMM kernel (GemmEngine::kOwn) on the GPU: bit-identical to the CPU
-// emulation of promoted, block-scaled accumulation on fresh random data, for every tile, both lhs
+// emulation of promoted, block-scaled accumulation (with fused promotions) on fresh random data, for every tile, both lhs
 // types, both output types, ragged M, and scales in either layout; the engine is named in the
 // plan; dots it cannot run are refused with the reason.
 #include "cuda/cuda_test_util.h"
@@ -60,7 +60,10 @@ void ExpectBitIdentical(const OwnCase& c, int tile_m, int tile_n, uint64_t seed)
   options.own_tile_n = tile_n;
   StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
   ASSERT_TRUE(run.ok()) << label << ": " << run.status().ToString();
-  FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(p.spec, p.arguments()));
+  ASSERT_TRUE(run->info.fused_promotion) << label;
+  Fp8AccumulatorModel model;
+  model.fused_promotion = true;
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(p.spec, p.arguments(), model));
   const int64_t total = emulated.output.element_count();
   int64_t identical = 0, nonfinite = 0, first_difference = -1;
   for (int64_t i = 0; i < total; ++i) {
@@ -89,8 +92,8 @@ TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   // Ragged M (not a multiple of either block_m), several N blocks, several K blocks.
   const OwnCase c{.m = 200, .n = 384, .k = 640};
   uint64_t seed = 9100;
-  for (const auto& [tile_m, tile_n] :
-       {std::pair{128, 128}, {128, 64}, {128, 32}, {64, 128}, {64, 64}, {64, 32}}) {
+  for (const auto& [tile_m, tile_n] : {std::pair{256, 128}, {256, 64}, {128, 128}, {128, 64},
+                                       {128, 32}, {64, 128}, {64, 64}, {64, 32}, {64, 16}}) {
     ExpectBitIdentical(c, tile_m, tile_n, ++seed);
   }
 }

@@ -7,20 +7,22 @@
 // Shape of the work:
 //   - persistent: one CTA per SM walks the output tiles (grouped by 8 tile-rows so that a wave's
 //     A and B blocks stay in L2);
-//   - warp-specialised: the last warpgroup is the producer (one thread issues the bulk tensor
-//     copies of A and B into a ring of shared-memory stages); the other warpgroups are the math,
-//     64 rows of the tile each;
-//   - per K-block of 128 (one stage), a math warpgroup runs 4 wgmma k32 steps into a fresh
-//     `partial` (the tensor core's own, limited-precision accumulation over 128 products), waits
-//     for them, frees the stage, and promotes: acc += partial * (scale_a * scale_b) in FP32. The
-//     other math warpgroup's wgmma runs meanwhile, so the tensor core does not wait for the
-//     promotion;
-//   - the epilogue writes FP32 accumulators to D (bf16 or f32) straight from registers, while
-//     the producer is already loading the next tile's stages.
+//   - warp-specialised: the last warpgroup produces. One thread issues the bulk tensor copies of
+//     A (block_m x 128) and B (block_n x 128) into a ring of shared-memory stages; one warp copies
+//     the stage's block_m A scales and its B scale beside them (cp.async, any scale layout). The
+//     other warpgroups are the math: block_m / 64 / waves of them, each owning `waves` slices of
+//     64 rows;
+//   - per K-block of 128 (one stage) and 64-row slice, a math warpgroup runs 4 wgmma k32 steps
+//     into `partial` (the tensor core's own, limited-precision accumulation over 128 products),
+//     waits for them, and promotes: acc = fma(partial, scale_a * scale_b, acc) in FP32. After its
+//     last slice it frees the stage before promoting. The other math warpgroup's wgmma runs
+//     meanwhile, so the tensor core rarely waits for a promotion;
+//   - the epilogue writes the FP32 accumulators to D (bf16 or f32) straight from registers,
+//     while the producer already loads the next tile's stages.
 //
-// Numerics: each promotion is a rounded f32 multiply, then a rounded f32 add (no FMA), with the
-// scale product rounded to f32 first: exactly the CPU emulation's promoted block-scaled mode
-// (src/cpu/emulated_dot.cc, promotion interval 128), so the two agree bit for bit.
+// Numerics: each promotion is one fused multiply-add with the scale product rounded to f32
+// first; the CPU emulation models exactly that (Fp8AccumulatorModel::fused_promotion), so the
+// two agree bit for bit.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
@@ -41,25 +43,29 @@ using hopper::WgmmaLhs;
 constexpr int kBlockK = 128;  // one scale block of K = one 128-byte row of an FP8 tile
 constexpr int kWgmmaK = 32;
 constexpr int kWarpgroupThreads = 128;
-constexpr int kMathRows = 64;              // rows per math warpgroup (wgmma's M)
-constexpr int kScaleColumns = 128;         // columns one B scale covers
-constexpr int kSharedBudget = 200 * 1024;  // operand stages; the limit is 227 KB per block
-constexpr int kMaxStages = 8;
+constexpr int kSliceRows = 64;      // rows per wgmma (its M)
+constexpr int kScaleColumns = 128;  // columns one B scale covers
+constexpr int kSharedLimit = 227 * 1024;
+constexpr int kMaxStages = 16;
 constexpr int kTileRowsPerGroup = 8;  // rasterisation: tile-rows per group
 constexpr uint32_t kProducerRegisters = 40, kMathRegisters = 232;
 
 template <int kBlockM, int kBlockN>
 struct TileShape {
-  static constexpr int kMathWarpgroups = kBlockM / kMathRows;
+  // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup.
+  static constexpr int kSlices = kBlockM > 128 ? 2 : 1;
+  static constexpr int kMathWarpgroups = kBlockM / kSliceRows / kSlices;
+  static constexpr int kMathWarps = kMathWarpgroups * 4;
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
   static constexpr int kLhsTileBytes = kBlockM * kBlockK;
   static constexpr int kRhsTileBytes = kBlockN * kBlockK;
-  static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes;
-  static constexpr int kStages = std::min(kMaxStages, kSharedBudget / kStageBytes);
-  // Stages, their two barriers each, and slack to align the dynamic shared memory to 1024 bytes
-  // (128-byte swizzled tiles must start there).
-  static constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
-  static_assert(kBlockM % kMathRows == 0 && kScaleColumns % kBlockN == 0);
+  static constexpr int kScaleBytes = kBlockM * 4 + 16;  // A's scales, then B's (16-byte slots)
+  static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
+  static constexpr int kAlignmentSlack = 1024;  // 128-byte swizzled tiles start on 1024 bytes
+  static constexpr int kStages =
+      std::min(kMaxStages, (kSharedLimit - kAlignmentSlack) / (kStageBytes + 16));
+  static constexpr int kSharedBytes = kStages * (kStageBytes + 16) + kAlignmentSlack;
+  static_assert(kBlockM % (kSliceRows * kSlices) == 0 && kScaleColumns % kBlockN == 0);
   static_assert(kLhsTileBytes % 1024 == 0 && kRhsTileBytes % 1024 == 0);
 };
 
@@ -73,6 +79,16 @@ struct KernelArgs {
   void* output;
   int64_t output_ld;
   bool paired_stores;  // two adjacent outputs can be written as one aligned vector
+};
+
+// A position in the ring of shared-memory stages: the stage, and the parity of its barriers'
+// current phase (flipped at every wrap-around).
+struct StageRing {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ void Advance(int stages) {
+    if (++stage == stages) stage = 0, phase ^= 1;
+  }
 };
 
 struct TileOrigin {
@@ -119,6 +135,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   using Shape = TileShape<kBlockM, kBlockN>;
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
+  constexpr int kSlices = Shape::kSlices;
   constexpr int kRegisters = Wgmma::kRegisters;
 
   extern __shared__ uint8_t shared_unaligned[];
@@ -126,17 +143,22 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       (reinterpret_cast<uintptr_t>(shared_unaligned) + 1023) & ~uintptr_t{1023});
   uint8_t* lhs_tiles = shared;
   uint8_t* rhs_tiles = lhs_tiles + kStages * Shape::kLhsTileBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
+  float* scales = reinterpret_cast<float*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
   uint64_t* empty = full + kStages;
+  // Stage s's scales: A's block_m (one per tile row), then B's one.
+  const auto lhs_scales = [&](int stage) { return scales + stage * Shape::kScaleBytes / 4; };
+  const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + kBlockM; };
 
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
+  const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / 32;
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     hopper::PrefetchTensorMap(&lhs_map);
     hopper::PrefetchTensorMap(&rhs_map);
     for (int s = 0; s < kStages; ++s) {
-      hopper::BarrierInit(&full[s], 1);
-      hopper::BarrierInit(&empty[s], Shape::kMathWarpgroups * 4);  // one arrival per math warp
+      hopper::BarrierInit(&full[s], 1 + 32);  // the copy thread and the scale warp's lanes
+      hopper::BarrierInit(&empty[s], Shape::kMathWarps);
     }
     hopper::FenceBarrierInit();
   }
@@ -144,98 +166,123 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
 
   const int tiles = args.tile_rows * args.tile_cols;
   if (warpgroup == Shape::kMathWarpgroups) {
-    // ---- Producer: one thread keeps the ring of stages full.
+    // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales.
     if constexpr (Shape::kMathWarpgroups > 1) hopper::ReleaseRegisters<kProducerRegisters>();
-    if (threadIdx.x % kWarpgroupThreads != 0) return;
-    int stage = 0;
-    uint32_t phase = 0;
+    if (warp_in_group > 1 || (warp_in_group == 0 && lane != 0)) return;
+    const bool copies_tiles = warp_in_group == 0;
+    StageRing ring;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const TileOrigin origin = TileAt<kBlockM, kBlockN>(tile, args);
+      const float* rhs_scale_row =
+          args.rhs_scale + (origin.col / kScaleColumns) * args.rhs_scale_row_stride;
       for (int kb = 0; kb < args.k_blocks; ++kb) {
-        hopper::BarrierWait(&empty[stage], phase ^ 1);
-        hopper::BarrierArriveExpectBytes(&full[stage], Shape::kStageBytes);
-        hopper::TmaLoad2d(lhs_tiles + stage * Shape::kLhsTileBytes, &lhs_map, &full[stage],
-                          kb * kBlockK, origin.row);
-        hopper::TmaLoad2d(rhs_tiles + stage * Shape::kRhsTileBytes, &rhs_map, &full[stage],
-                          kb * kBlockK, origin.col);
-        if (++stage == kStages) stage = 0, phase ^= 1;
+        uint64_t* filled = &full[ring.stage];
+        hopper::BarrierWait(&empty[ring.stage], ring.phase ^ 1);
+        if (copies_tiles) {
+          hopper::BarrierArriveExpectBytes(filled,
+                                           Shape::kLhsTileBytes + Shape::kRhsTileBytes);
+          hopper::TmaLoad2d(lhs_tiles + ring.stage * Shape::kLhsTileBytes, &lhs_map, filled,
+                            kb * kBlockK, origin.row);
+          hopper::TmaLoad2d(rhs_tiles + ring.stage * Shape::kRhsTileBytes, &rhs_map, filled,
+                            kb * kBlockK, origin.col);
+        } else {
+          float* stage_scales = lhs_scales(ring.stage);
+          for (int r = lane; r < kBlockM; r += 32) {
+            const int row = origin.row + r;
+            if (row < args.m) {
+              hopper::CopyAsync4(stage_scales + r,
+                                 args.lhs_scale + row * args.lhs_scale_row_stride +
+                                     kb * args.lhs_scale_block_stride);
+            } else {
+              stage_scales[r] = 0.0f;  // rows past M: their partial sums are zero anyway
+            }
+          }
+          if (lane == 0) {
+            hopper::CopyAsync4(rhs_scale(ring.stage),
+                               rhs_scale_row + kb * args.rhs_scale_block_stride);
+          }
+          hopper::BarrierArriveWhenCopiesLand(filled);
+        }
+        ring.Advance(kStages);
       }
     }
     return;
   }
 
-  // ---- Math: 64 rows of the tile per warpgroup. In wgmma's accumulator layout this thread
-  // holds rows r and r + 8 (r below), columns 8j + 2(lane % 4) and the next, for j < N / 8.
+  // ---- Math: slices of 64 rows. In wgmma's accumulator layout this thread holds rows r and
+  // r + 8 of each slice (r below), columns 8j + 2(lane % 4) and the next, for j < N / 8.
   if constexpr (Shape::kMathWarpgroups > 1) hopper::AcquireRegisters<kMathRegisters>();
-  const int row_in_tile =
-      warpgroup * kMathRows + (threadIdx.x % kWarpgroupThreads) / 32 * 16 + lane / 4;
+  const int first_slice_row = warpgroup * kSlices * kSliceRows;
+  const int row_in_slice = warp_in_group * 16 + lane / 4;
   Out* output = static_cast<Out*>(args.output);
   float partial[kRegisters];
-#pragma unroll
-  for (int i = 0; i < kRegisters; ++i) partial[i] = 0.0f;
-  int stage = 0;
-  uint32_t phase = 0;
+  StageRing ring;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const TileOrigin origin = TileAt<kBlockM, kBlockN>(tile, args);
-    const int row0 = origin.row + row_in_tile, row1 = row0 + 8;
-    const bool has_row0 = row0 < args.m, has_row1 = row1 < args.m;
-    const float* lhs_scale0 = args.lhs_scale + row0 * args.lhs_scale_row_stride;
-    const float* lhs_scale1 = args.lhs_scale + row1 * args.lhs_scale_row_stride;
-    const float* rhs_scale =
-        args.rhs_scale + (origin.col / kScaleColumns) * args.rhs_scale_row_stride;
-
-    float acc[kRegisters];
+    float acc[kSlices][kRegisters];
 #pragma unroll
-    for (int i = 0; i < kRegisters; ++i) acc[i] = 0.0f;
-    // Scales are read one K-block ahead, so their latency hides behind a block's wgmma.
-    float next_scale0 = has_row0 ? __ldg(lhs_scale0) : 0.0f;
-    float next_scale1 = has_row1 ? __ldg(lhs_scale1) : 0.0f;
-    float next_scale_b = __ldg(rhs_scale);
+    for (int v = 0; v < kSlices; ++v) {
+#pragma unroll
+      for (int i = 0; i < kRegisters; ++i) acc[v][i] = 0.0f;
+    }
+
     for (int kb = 0; kb < args.k_blocks; ++kb) {
-      const float scale0 = next_scale0, scale1 = next_scale1, scale_b = next_scale_b;
-      if (kb + 1 < args.k_blocks) {
-        const int64_t a_offset = (kb + 1) * args.lhs_scale_block_stride;
-        if (has_row0) next_scale0 = __ldg(lhs_scale0 + a_offset);
-        if (has_row1) next_scale1 = __ldg(lhs_scale1 + a_offset);
-        next_scale_b = __ldg(rhs_scale + (kb + 1) * args.rhs_scale_block_stride);
-      }
-
-      hopper::BarrierWait(&full[stage], phase);
-      const uint64_t a = hopper::SwizzledK128Descriptor(lhs_tiles + stage * Shape::kLhsTileBytes +
-                                                        warpgroup * kMathRows * kBlockK);
-      const uint64_t b = hopper::SwizzledK128Descriptor(rhs_tiles + stage * Shape::kRhsTileBytes);
-      hopper::WgmmaFence();
+      hopper::BarrierWait(&full[ring.stage], ring.phase);
+      const float scale_b = rhs_scale(ring.stage)[0];
+      const uint64_t b =
+          hopper::SwizzledK128Descriptor(rhs_tiles + ring.stage * Shape::kRhsTileBytes);
 #pragma unroll
-      for (int step = 0; step < kBlockK / kWgmmaK; ++step) {
-        constexpr uint64_t kStepDescriptorUnits = kWgmmaK / 16;  // descriptors count 16 bytes
-        Wgmma::Run(partial, a + step * kStepDescriptorUnits, b + step * kStepDescriptorUnits,
-                   step > 0);
-      }
-      hopper::WgmmaCommitGroup();
-      hopper::WgmmaWaitGroup<0>();
-      if (lane == 0) hopper::BarrierArrive(&empty[stage]);
-      if (++stage == kStages) stage = 0, phase ^= 1;
-
-      const float promote0 = __fmul_rn(scale0, scale_b), promote1 = __fmul_rn(scale1, scale_b);
+      for (int v = 0; v < kSlices; ++v) {
+        const int slice_row = first_slice_row + v * kSliceRows;
+        // Shared-memory reads before the wgmma fence.
+        const float promote0 =
+            __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice], scale_b);
+        const float promote1 =
+            __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice + 8], scale_b);
+        const uint64_t a = hopper::SwizzledK128Descriptor(
+            lhs_tiles + ring.stage * Shape::kLhsTileBytes + slice_row * kBlockK);
 #pragma unroll
-      for (int i = 0; i < kRegisters; ++i) {
-        acc[i] = __fadd_rn(acc[i], __fmul_rn(partial[i], i % 4 < 2 ? promote0 : promote1));
+        for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
+        hopper::WgmmaFence();
+#pragma unroll
+        for (int step = 0; step < kBlockK / kWgmmaK; ++step) {
+          constexpr uint64_t kStepDescriptorUnits = kWgmmaK / 16;  // descriptors count 16 bytes
+          Wgmma::Run(partial, a + step * kStepDescriptorUnits, b + step * kStepDescriptorUnits,
+                     step > 0);
+        }
+        hopper::WgmmaCommitGroup();
+#pragma unroll
+        for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
+        hopper::WgmmaWaitGroup<0>();
+        // After the last slice the stage is free: release it before promoting.
+        if (v == kSlices - 1 && lane == 0) hopper::BarrierArrive(&empty[ring.stage]);
+#pragma unroll
+        for (int i = 0; i < kRegisters; ++i) {
+          hopper::FenceRegister(partial[i]);
+          acc[v][i] = __fmaf_rn(partial[i], i % 4 < 2 ? promote0 : promote1, acc[v][i]);
+        }
       }
+      ring.Advance(kStages);
     }
 
     const int col0 = origin.col + 2 * (lane % 4);
 #pragma unroll
-    for (int j = 0; j < kRegisters / 4; ++j) {
-      const int col = col0 + 8 * j;
-      if (col >= args.n) continue;
-      const bool has_second = col + 1 < args.n;
-      if (has_row0) {
-        StorePair(output + row0 * args.output_ld + col, acc[4 * j], acc[4 * j + 1], has_second,
-                  args.paired_stores);
-      }
-      if (has_row1) {
-        StorePair(output + row1 * args.output_ld + col, acc[4 * j + 2], acc[4 * j + 3], has_second,
-                  args.paired_stores);
+    for (int v = 0; v < kSlices; ++v) {
+      const int row0 = origin.row + first_slice_row + v * kSliceRows + row_in_slice;
+      const int row1 = row0 + 8;
+#pragma unroll
+      for (int j = 0; j < kRegisters / 4; ++j) {
+        const int col = col0 + 8 * j;
+        if (col >= args.n) continue;
+        const bool has_second = col + 1 < args.n;
+        if (row0 < args.m) {
+          StorePair(output + static_cast<int64_t>(row0) * args.output_ld + col, acc[v][4 * j],
+                    acc[v][4 * j + 1], has_second, args.paired_stores);
+        }
+        if (row1 < args.m) {
+          StorePair(output + static_cast<int64_t>(row1) * args.output_ld + col, acc[v][4 * j + 2],
+                    acc[v][4 * j + 3], has_second, args.paired_stores);
+        }
       }
     }
   }
@@ -319,16 +366,26 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   return OkStatus();
 }
 
+// The tiles the kernel is instantiated for (BlockScaledGemmTiles lists the same).
+#define FP8DOT_OWN_GEMM_TILES(X) \
+  X(256, 128)                    \
+  X(256, 64)                     \
+  X(128, 128)                    \
+  X(128, 64)                     \
+  X(128, 32)                     \
+  X(64, 128)                     \
+  X(64, 64)                      \
+  X(64, 32)                      \
+  X(64, 16)
+
 template <WgmmaLhs kLhs, typename Out>
 Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
-  if (t.block_m == 128 && t.block_n == 128) return Launch<128, 128, kLhs, Out>(p, stream, context);
-  if (t.block_m == 128 && t.block_n == 64) return Launch<128, 64, kLhs, Out>(p, stream, context);
-  if (t.block_m == 128 && t.block_n == 32) return Launch<128, 32, kLhs, Out>(p, stream, context);
-  if (t.block_m == 64 && t.block_n == 128) return Launch<64, 128, kLhs, Out>(p, stream, context);
-  if (t.block_m == 64 && t.block_n == 64) return Launch<64, 64, kLhs, Out>(p, stream, context);
-  if (t.block_m == 64 && t.block_n == 32) return Launch<64, 32, kLhs, Out>(p, stream, context);
+#define FP8DOT_LAUNCH_TILE(M, N) \
+  if (t.block_m == M && t.block_n == N) return Launch<M, N, kLhs, Out>(p, stream, context);
+  FP8DOT_OWN_GEMM_TILES(FP8DOT_LAUNCH_TILE)
+#undef FP8DOT_LAUNCH_TILE
   return Internal("own GEMM: no kernel for tile %s [%s]", t.ToString().c_str(), context.c_str());
 }
 
@@ -346,7 +403,11 @@ std::string BlockScaledGemmTile::ToString() const {
 }
 
 std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
-  return {{128, 128}, {128, 64}, {128, 32}, {64, 128}, {64, 64}, {64, 32}};
+  std::vector<BlockScaledGemmTile> tiles;
+#define FP8DOT_LIST_TILE(M, N) tiles.push_back({M, N});
+  FP8DOT_OWN_GEMM_TILES(FP8DOT_LIST_TILE)
+#undef FP8DOT_LIST_TILE
+  return tiles;
 }
 
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count) {
@@ -362,7 +423,8 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     // L2. A tile costs whichever is larger.
     const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / 8192.0;
     const double bytes = (tile.block_m + tile.block_n) * kBlockK / 64.0;
-    const double cost = static_cast<double>(waves) * std::max(mma, bytes);
+    // Each K-block also costs a fixed ~200 clocks per slice of promotion and handshakes.
+    const double cost = static_cast<double>(waves) * (std::max(mma, bytes) + 200.0);
     if (cost < best_cost) best_cost = cost, best = tile;
   }
   return best;

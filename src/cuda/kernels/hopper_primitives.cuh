@@ -54,6 +54,23 @@ __device__ inline void BarrierWait(uint64_t* barrier, uint32_t phase) {
       : "memory");
 }
 
+// ---- Small asynchronous copies ---------------------------------------------------------------
+
+// Copies 4 bytes from global to shared memory without holding a register.
+__device__ inline void CopyAsync4(void* destination, const void* source) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(SharedAddress(destination)),
+               "l"(source)
+               : "memory");
+}
+
+// Arrives on `barrier` once this thread's earlier cp.async copies have landed (the arrival is
+// one of the barrier's expected arrivals: .noinc).
+__device__ inline void BarrierArriveWhenCopiesLand(uint64_t* barrier) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(
+                   SharedAddress(barrier))
+               : "memory");
+}
+
 // ---- Bulk tensor copy (TMA) ---------------------------------------------------------------------
 
 __device__ inline void PrefetchTensorMap(const CUtensorMap* map) {
@@ -84,6 +101,10 @@ template <int kPendingGroups>
 __device__ inline void WgmmaWaitGroup() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPendingGroups) : "memory");
 }
+
+// Pins a register at this point of the program: the compiler may not move reads or writes of it
+// across (wgmma's accumulators are written behind the compiler's back until the wait).
+__device__ inline void FenceRegister(float& value) { asm volatile("" : "+f"(value)::"memory"); }
 
 // The descriptor of a K-major operand tile in shared memory laid out by a TMA copy with 128-byte
 // swizzle: rows of 128 bytes (128 FP8 elements of K), in groups of 8 rows (1024 bytes, the

@@ -16,6 +16,38 @@ template <int kN, WgmmaLhs kLhs>
 struct WgmmaFp8;
 
 template <>
+struct WgmmaFp8<16, WgmmaLhs::kE4m3> {
+  static constexpr int kRegisters = 8;
+  // accumulate == false: D = A . B (the registers' old values are ignored).
+  __device__ static void Run(float (&d)[8], uint64_t a, uint64_t b, bool accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7},"
+        " %8, %9, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7])
+        : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
+  }
+};
+
+template <>
+struct WgmmaFp8<16, WgmmaLhs::kE5m2> {
+  static constexpr int kRegisters = 8;
+  // accumulate == false: D = A . B (the registers' old values are ignored).
+  __device__ static void Run(float (&d)[8], uint64_t a, uint64_t b, bool accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7},"
+        " %8, %9, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7])
+        : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
+  }
+};
+
+template <>
 struct WgmmaFp8<32, WgmmaLhs::kE4m3> {
   static constexpr int kRegisters = 16;
   // accumulate == false: D = A . B (the registers' old values are ignored).

@@ -2,6 +2,7 @@
 // settings (a minimal hand-written cublasLtMatmul loop below), over the shape suite.
 //
 //   gpu_bench [shapes.txt] [--csv out.csv] [--quick] [--configs NAME,NAME,...]
+//             [--own-tiles TILE,TILE,...]   (the own-kernel config once per tile, e.g. 256x128c2)
 //
 // Per shape and configuration (bf16; FP8 fast and promoted, each also autotuned over the
 // heuristic's top 8; per-row/column scales; 1x128 blocks; the 1x128 x 128x128 recipe;
@@ -29,6 +30,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -84,6 +86,7 @@ struct Config {
   // OperandScale::minor_to_major of the scales fp8dot is given (empty: row-major).
   std::vector<int64_t> lhs_scale_layout = {}, rhs_scale_layout = {};
   GemmEngine engine = GemmEngine::kAuto;  // CudaDotOptions::engine
+  std::string own_tile = "";              // CudaDotOptions::own_tile
 };
 
 // cuBLASLt's own layouts: lhs 1x128 [M, K/128] M-major; rhs 128x128 [K/128, N/128] with K/128
@@ -461,6 +464,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   CudaDotOptions options;
   options.autotune_candidates = c.autotune;
   options.engine = c.engine;
+  options.own_tile = c.own_tile;
   FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(spec, options));
   const bool fp8 = c.lhs != DType::kBF16;
   // What cuBLASLt itself gets: K padded to 16 bytes, N (its m) to 16 for FP8.
@@ -598,6 +602,8 @@ struct Flags {
   std::string shapes_path = "bench/shapes.txt", csv_path;
   bool quick = false;
   std::vector<std::string> configs;  // empty: all (--configs "fp8 fast,fp8 fast tuned")
+  // --own-tiles 256x128c2,128x128: the own-kernel configs run once per tile (else the plan's).
+  std::vector<std::string> own_tiles;
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -608,6 +614,9 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--configs") == 0 && i + 1 < argc) {
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) flags.configs.push_back(name);
+    } else if (std::strcmp(argv[i], "--own-tiles") == 0 && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string tile; std::getline(list, tile, ',');) flags.own_tiles.push_back(tile);
     } else if (std::strcmp(argv[i], "--quick") == 0) {
       flags.quick = true;
     } else {
@@ -709,6 +718,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   std::vector<std::pair<Shape, double>> floors;  // M <= 128 shapes: their memory floor (ms)
+  std::deque<std::string> variant_names;         // Config::name of the --own-tiles variants
   for (const Shape& s : *shapes) {
     if (s.m <= 128) {
       StatusOr<double> floor = MeasureMemoryFloor(s, l2, device->multiprocessor_count, stream);
@@ -725,9 +735,21 @@ int main(int argc, char** argv) {
     for (const Config& c : kConfigs) {
       const std::vector<std::string>& only = flags.configs;
       if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
-      const StatusOr<Result> r = Measure(handle, s, c, l2, stream);
-      PrintRow(s, c, r, csv);
-      if (!r.ok()) (void)cudaGetLastError();
+      std::vector<Config> variants = {c};
+      if (c.engine == GemmEngine::kOwn && !flags.own_tiles.empty()) {
+        variants.clear();
+        for (const std::string& tile : flags.own_tiles) {
+          Config variant = c;
+          variant.own_tile = tile;
+          variant.name = variant_names.emplace_back(std::string(c.name) + " " + tile).c_str();
+          variants.push_back(variant);
+        }
+      }
+      for (const Config& variant : variants) {
+        const StatusOr<Result> r = Measure(handle, s, variant, l2, stream);
+        PrintRow(s, variant, r, csv);
+        if (!r.ok()) (void)cudaGetLastError();
+      }
     }
   }
   if (!floors.empty()) {

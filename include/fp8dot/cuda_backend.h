@@ -53,9 +53,9 @@ struct CudaDotOptions {
   // With autotuning: a text file that remembers the winner per problem across processes.
   std::string autotune_cache_path;
   GemmEngine engine = GemmEngine::kAuto;
-  // The own kernel's tile (block_m x block_n: 128 or 64 x 128, 64 or 32); 0 x 0 lets the plan
-  // choose. For tuning and tests.
-  int own_tile_m = 0, own_tile_n = 0;
+  // The own kernel's tile, e.g. "256x128c2" (rows x columns, c2: two CTAs share A); "" lets
+  // the plan choose. For tuning and tests; an unknown tile is an error listing the known ones.
+  std::string own_tile;
 };
 
 // Device pointers for one run. Every tensor uses the layout its DotSpec gives (the same bytes a

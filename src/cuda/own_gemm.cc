@@ -37,18 +37,17 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count) {
   OwnGemm gemm;
   gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count);
-  if (options.own_tile_m != 0 || options.own_tile_n != 0) {
+  if (!options.own_tile.empty()) {
     std::string known;
     bool found = false;
     for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
       known += (known.empty() ? "" : ", ") + tile.ToString();
-      found |= tile.block_m == options.own_tile_m && tile.block_n == options.own_tile_n;
+      if (tile.ToString() == options.own_tile) gemm.tile = tile, found = true;
     }
     if (!found) {
-      return InvalidArgument("the own kernel has no %dx%d tile (it has %s)", options.own_tile_m,
-                             options.own_tile_n, known.c_str());
+      return InvalidArgument("the own kernel has no tile '%s' (it has %s)",
+                             options.own_tile.c_str(), known.c_str());
     }
-    gemm.tile = {options.own_tile_m, options.own_tile_n};
   }
   gemm.lhs_scale = SourceScaleStrides(spec.lhs_scale, true);
   gemm.rhs_scale = SourceScaleStrides(spec.rhs_scale, false);

@@ -22,9 +22,9 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec, const CudaDotOp
   }
   const std::string key =
       DotSpecKey(spec) +
-      StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%dx%d|device=%d", options.workspace_bytes,
+      StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%s|device=%d", options.workspace_bytes,
                 options.autotune_candidates, options.autotune_cache_path.c_str(),
-                GemmEngineName(options.engine), options.own_tile_m, options.own_tile_n, device);
+                GemmEngineName(options.engine), options.own_tile.c_str(), device);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second.get();

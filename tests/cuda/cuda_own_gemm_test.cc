@@ -42,22 +42,21 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
   return p;
 }
 
-std::string Label(const OwnCase& c, int tile_m, int tile_n) {
-  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, tile %dx%d%s",
+std::string Label(const OwnCase& c, const std::string& tile) {
+  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, tile %s%s",
                    static_cast<long long>(c.m), static_cast<long long>(c.n),
                    static_cast<long long>(c.k), DTypeName(c.lhs_type), DTypeName(c.output_type),
-                   tile_m, tile_n, c.column_major_scales ? ", column-major scales" : "");
+                   tile.empty() ? "(plan's choice)" : tile.c_str(), c.column_major_scales ? ", column-major scales" : "");
 }
 
-// Runs `c` on the own kernel with the given tile (0 x 0: the plan's choice) and expects every
+// Runs `c` on the own kernel with the given tile ("": the plan's choice) and expects every
 // element equal to the emulation's (the emulation promotes every 128-K block, as the kernel).
-void ExpectBitIdentical(const OwnCase& c, int tile_m, int tile_n, uint64_t seed) {
-  const std::string label = Label(c, tile_m, tile_n);
+void ExpectBitIdentical(const OwnCase& c, const std::string& tile, uint64_t seed) {
+  const std::string label = Label(c, tile);
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, seed));
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
-  options.own_tile_m = tile_m;
-  options.own_tile_n = tile_n;
+  options.own_tile = tile;
   StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
   ASSERT_TRUE(run.ok()) << label << ": " << run.status().ToString();
   ASSERT_TRUE(run->info.fused_promotion) << label;
@@ -89,12 +88,15 @@ void ExpectBitIdentical(const OwnCase& c, int tile_m, int tile_n, uint64_t seed)
 
 TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
-  // Ragged M (not a multiple of either block_m), several N blocks, several K blocks.
-  const OwnCase c{.m = 200, .n = 384, .k = 640};
+  // Ragged M (not a multiple of any block_m), an odd number of 128-column tiles (so a 2-CTA
+  // cluster's second tile falls past N), several K blocks, and M spanning several tile-rows.
   uint64_t seed = 9100;
-  for (const auto& [tile_m, tile_n] : {std::pair{256, 128}, {256, 64}, {128, 128}, {128, 64},
-                                       {128, 32}, {64, 128}, {64, 64}, {64, 32}, {64, 16}}) {
-    ExpectBitIdentical(c, tile_m, tile_n, ++seed);
+  for (const OwnCase& c : {OwnCase{.m = 200, .n = 384, .k = 640},
+                           OwnCase{.m = 600, .n = 640, .k = 384, .output_type = DType::kBF16}}) {
+    for (const char* tile : {"256x128c2", "256x128", "256x64", "128x128c2", "128x128", "128x64",
+                             "128x32", "64x128", "64x64", "64x32", "64x16"}) {
+      ExpectBitIdentical(c, tile, ++seed);
+    }
   }
 }
 
@@ -111,7 +113,7 @@ TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {
       {.m = 192, .n = 256, .k = 1024, .distribution = Distribution::kMixedMagnitude},
   };
   uint64_t seed = 9200;
-  for (const OwnCase& c : cases) ExpectBitIdentical(c, 0, 0, ++seed);
+  for (const OwnCase& c : cases) ExpectBitIdentical(c, "", ++seed);
 }
 
 TEST(CudaOwnGemmTest, MatchesTheExactReferenceWithinThePromotedBound) {
@@ -127,8 +129,7 @@ TEST(CudaOwnGemmTest, ExplainNamesTheEngineAndTheTile) {
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 256, .n = 256, .k = 256}, 9401));
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
-  options.own_tile_m = 64;
-  options.own_tile_n = 64;
+  options.own_tile = "64x64";
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec, options));
   EXPECT_EQ(plan->info().engine, "fp8dot block-scaled 64x64");
   EXPECT_NE(plan->Explain().find("engine: fp8dot block-scaled 64x64"), std::string::npos)
@@ -160,11 +161,10 @@ TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
       << plan.status().message();
 
   p.spec.alpha = 1.0;
-  options.own_tile_m = 96;
-  options.own_tile_n = 128;
+  options.own_tile = "96x128";
   plan = CudaDotPlan::Create(p.spec, options);
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find("no 96x128 tile"), std::string::npos)
+  EXPECT_NE(plan.status().message().find("no tile '96x128' (it has 256x128c2,"), std::string::npos)
       << plan.status().message();
 }
 

@@ -71,7 +71,7 @@ struct TileShape {
 
 struct KernelArgs {
   int m, n, k_blocks;
-  int tile_rows, tile_cols;  // tiles along M and N
+  int unit_rows, unit_cols;  // units of work (a cluster's tiles: one row, kCluster columns)
   const float* lhs_scale;
   int64_t lhs_scale_row_stride, lhs_scale_block_stride;
   const float* rhs_scale;
@@ -95,16 +95,20 @@ struct TileOrigin {
   int row, col;  // of D
 };
 
-// Tile `index` of the grouped order: groups of kTileRowsPerGroup tile-rows, column by column
-// inside a group, so that consecutive CTAs share A blocks and a wave's B blocks are few.
-template <int kBlockM, int kBlockN>
-__device__ TileOrigin TileAt(int index, const KernelArgs& args) {
-  const int group_tiles = kTileRowsPerGroup * args.tile_cols;
-  const int group = index / group_tiles;
+// This CTA's tile of unit `index` in the grouped order: groups of kTileRowsPerGroup unit-rows,
+// column by column inside a group, so that consecutive clusters share A blocks and a wave's B
+// blocks are few. A unit is one tile-row by kCluster tile-columns; CTA `rank` of the cluster
+// takes column `rank` (past N on the last unit when the tile-columns are odd: the CTA then
+// computes zeros and stores nothing, but still shares its A copies).
+template <int kBlockM, int kBlockN, int kCluster>
+__device__ TileOrigin TileAt(int index, int rank, const KernelArgs& args) {
+  const int group_units = kTileRowsPerGroup * args.unit_cols;
+  const int group = index / group_units;
   const int first_row = group * kTileRowsPerGroup;
-  const int group_rows = min(args.tile_rows - first_row, kTileRowsPerGroup);
-  const int in_group = index - group * group_tiles;
-  return {(first_row + in_group % group_rows) * kBlockM, (in_group / group_rows) * kBlockN};
+  const int group_rows = min(args.unit_rows - first_row, kTileRowsPerGroup);
+  const int in_group = index - group * group_units;
+  return {(first_row + in_group % group_rows) * kBlockM,
+          ((in_group / group_rows) * kCluster + rank) * kBlockN};
 }
 
 template <typename Out>
@@ -127,7 +131,7 @@ __device__ void StorePair(Out* destination, float first, float second, bool has_
   }
 }
 
-template <int kBlockM, int kBlockN, WgmmaLhs kLhs, typename Out>
+template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
 __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
     block_scaled_gemm_kernel(const __grid_constant__ CUtensorMap lhs_map,
                              const __grid_constant__ CUtensorMap rhs_map, const KernelArgs args) {
@@ -158,21 +162,26 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
     hopper::PrefetchTensorMap(&rhs_map);
     for (int s = 0; s < kStages; ++s) {
       hopper::BarrierInit(&full[s], 1 + 32);  // the copy thread and the scale warp's lanes
-      hopper::BarrierInit(&empty[s], Shape::kMathWarps);
+      // Released by every math warp of every CTA whose A copies land here.
+      hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
     hopper::FenceBarrierInit();
   }
   __syncthreads();
+  if constexpr (kCluster > 1) hopper::ClusterSync();
 
-  const int tiles = args.tile_rows * args.tile_cols;
+  const int rank = kCluster > 1 ? static_cast<int>(hopper::ClusterRank()) : 0;
+  const int first_unit = blockIdx.x / kCluster, unit_stride = gridDim.x / kCluster;
+  const int units = args.unit_rows * args.unit_cols;
   if (warpgroup == Shape::kMathWarpgroups) {
     // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales.
     if constexpr (Shape::kMathWarpgroups > 1) hopper::ReleaseRegisters<kProducerRegisters>();
     if (warp_in_group > 1 || (warp_in_group == 0 && lane != 0)) return;
     const bool copies_tiles = warp_in_group == 0;
     StageRing ring;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const TileOrigin origin = TileAt<kBlockM, kBlockN>(tile, args);
+    for (int unit = first_unit; unit < units; unit += unit_stride) {
+      const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit, rank, args);
+      const bool has_columns = origin.col < args.n;
       const float* rhs_scale_row =
           args.rhs_scale + (origin.col / kScaleColumns) * args.rhs_scale_row_stride;
       for (int kb = 0; kb < args.k_blocks; ++kb) {
@@ -181,8 +190,17 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
         if (copies_tiles) {
           hopper::BarrierArriveExpectBytes(filled,
                                            Shape::kLhsTileBytes + Shape::kRhsTileBytes);
-          hopper::TmaLoad2d(lhs_tiles + ring.stage * Shape::kLhsTileBytes, &lhs_map, filled,
-                            kb * kBlockK, origin.row);
+          if constexpr (kCluster == 1) {
+            hopper::TmaLoad2d(lhs_tiles + ring.stage * Shape::kLhsTileBytes, &lhs_map, filled,
+                              kb * kBlockK, origin.row);
+          } else {
+            // This CTA copies its share of A's rows into every CTA of the cluster.
+            constexpr int kShareRows = kBlockM / kCluster;
+            hopper::TmaLoad2dMulticast(
+                lhs_tiles + ring.stage * Shape::kLhsTileBytes + rank * kShareRows * kBlockK,
+                &lhs_map, filled, kb * kBlockK, origin.row + rank * kShareRows,
+                (1u << kCluster) - 1);
+          }
           hopper::TmaLoad2d(rhs_tiles + ring.stage * Shape::kRhsTileBytes, &rhs_map, filled,
                             kb * kBlockK, origin.col);
         } else {
@@ -197,13 +215,25 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
               stage_scales[r] = 0.0f;  // rows past M: their partial sums are zero anyway
             }
           }
-          if (lane == 0) {
+          if (lane == 0 && has_columns) {
             hopper::CopyAsync4(rhs_scale(ring.stage),
                                rhs_scale_row + kb * args.rhs_scale_block_stride);
+          } else if (lane == 0) {
+            rhs_scale(ring.stage)[0] = 0.0f;
           }
           hopper::BarrierArriveWhenCopiesLand(filled);
         }
         ring.Advance(kStages);
+      }
+    }
+    if constexpr (kCluster > 1) {
+      // The other CTAs' math warps still arrive on this CTA's barriers: stay until every stage
+      // has been released once more, i.e. by all of them.
+      if (copies_tiles) {
+        for (int i = 0; i < kStages; ++i) {
+          hopper::BarrierWait(&empty[ring.stage], ring.phase ^ 1);
+          ring.Advance(kStages);
+        }
       }
     }
     return;
@@ -217,8 +247,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   Out* output = static_cast<Out*>(args.output);
   float partial[kRegisters];
   StageRing ring;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const TileOrigin origin = TileAt<kBlockM, kBlockN>(tile, args);
+  for (int unit = first_unit; unit < units; unit += unit_stride) {
+    const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit, rank, args);
     float acc[kSlices][kRegisters];
 #pragma unroll
     for (int v = 0; v < kSlices; ++v) {
@@ -255,7 +285,16 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
         for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
         hopper::WgmmaWaitGroup<0>();
         // After the last slice the stage is free: release it before promoting.
-        if (v == kSlices - 1 && lane == 0) hopper::BarrierArrive(&empty[ring.stage]);
+        if (v == kSlices - 1) {
+          if (lane == 0) hopper::BarrierArrive(&empty[ring.stage]);
+          // The stage's A also came from the other CTAs: they may refill it only when this CTA
+          // is done with it too. Lane c + 1 tells CTA c.
+          if constexpr (kCluster > 1) {
+            if (lane >= 1 && lane <= kCluster && lane - 1 != rank) {
+              hopper::BarrierArriveInCta(&empty[ring.stage], lane - 1);
+            }
+          }
+        }
 #pragma unroll
         for (int i = 0; i < kRegisters; ++i) {
           hopper::FenceRegister(partial[i]);
@@ -330,25 +369,45 @@ StatusOr<CUtensorMap> OperandMap(const char* name, const void* data, int64_t row
   return map;
 }
 
-template <int kBlockM, int kBlockN, WgmmaLhs kLhs, typename Out>
+template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
   using Shape = TileShape<kBlockM, kBlockN>;
-  auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kLhs, Out>;
-  // Raising the kernel's shared-memory limit is a host-side attribute: done once per kernel.
-  static const cudaError_t attribute = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kSharedBytes);
-  FP8_CUDA_RETURN_IF_ERROR(attribute, context);
+  auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out>;
+  // Host-side attributes, once per kernel: the shared-memory limit, and how many clusters fit
+  // on the GPU at once (the persistent grid's size).
+  static const StatusOr<int> resident_units = [&]() -> StatusOr<int> {
+    FP8_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  Shape::kSharedBytes),
+                             context);
+    if constexpr (kCluster == 1) return p.sm_count;
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim = {kCluster, 1, 1};
+    config.gridDim = dim3(kCluster * p.sm_count);
+    config.blockDim = dim3(Shape::kThreads);
+    config.dynamicSmemBytes = Shape::kSharedBytes;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    FP8_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config), context);
+    return clusters;
+  }();
+  FP8_RETURN_IF_ERROR(resident_units.status());
 
   FP8_ASSIGN_OR_RETURN(const CUtensorMap lhs_map,
-                       OperandMap("lhs", p.lhs, p.m, p.k, p.lhs_row_bytes, kBlockM, context));
+                       OperandMap("lhs", p.lhs, p.m, p.k, p.lhs_row_bytes, kBlockM / kCluster,
+                                  context));
   FP8_ASSIGN_OR_RETURN(const CUtensorMap rhs_map,
                        OperandMap("rhs", p.rhs, p.n, p.k, p.rhs_row_bytes, kBlockN, context));
   KernelArgs args{};
   args.m = static_cast<int>(p.m);
   args.n = static_cast<int>(p.n);
   args.k_blocks = static_cast<int>((p.k + kBlockK - 1) / kBlockK);
-  args.tile_rows = static_cast<int>((p.m + kBlockM - 1) / kBlockM);
-  args.tile_cols = static_cast<int>((p.n + kBlockN - 1) / kBlockN);
+  const int tile_cols = static_cast<int>((p.n + kBlockN - 1) / kBlockN);
+  args.unit_rows = static_cast<int>((p.m + kBlockM - 1) / kBlockM);
+  args.unit_cols = (tile_cols + kCluster - 1) / kCluster;
   args.lhs_scale = p.lhs_scale;
   args.lhs_scale_row_stride = p.lhs_scale_row_stride;
   args.lhs_scale_block_stride = p.lhs_scale_block_stride;
@@ -359,31 +418,45 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.output_ld = p.output_ld;
   args.paired_stores =
       p.output_ld % 2 == 0 && reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(Out)) == 0;
-  const int tiles = args.tile_rows * args.tile_cols;
-  const int grid = std::max(1, std::min(tiles, p.sm_count));
-  kernel<<<grid, Shape::kThreads, Shape::kSharedBytes, stream>>>(lhs_map, rhs_map, args);
-  FP8_CUDA_RETURN_IF_LAUNCH_FAILED("block_scaled_gemm_kernel", context);
+  const int units = args.unit_rows * args.unit_cols;
+  const int grid = kCluster * std::max(1, std::min(units, *resident_units));
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim = {kCluster, 1, 1};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(Shape::kThreads);
+  config.dynamicSmemBytes = Shape::kSharedBytes;
+  config.stream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, lhs_map, rhs_map, args), context);
   return OkStatus();
 }
 
 // The tiles the kernel is instantiated for (BlockScaledGemmTiles lists the same).
+// (block_m, block_n, CTAs per cluster sharing A)
 #define FP8DOT_OWN_GEMM_TILES(X) \
-  X(256, 128)                    \
-  X(256, 64)                     \
-  X(128, 128)                    \
-  X(128, 64)                     \
-  X(128, 32)                     \
-  X(64, 128)                     \
-  X(64, 64)                      \
-  X(64, 32)                      \
-  X(64, 16)
+  X(256, 128, 2)                 \
+  X(256, 128, 1)                 \
+  X(256, 64, 1)                  \
+  X(128, 128, 2)                 \
+  X(128, 128, 1)                 \
+  X(128, 64, 1)                  \
+  X(128, 32, 1)                  \
+  X(64, 128, 1)                  \
+  X(64, 64, 1)                   \
+  X(64, 32, 1)                   \
+  X(64, 16, 1)
 
 template <WgmmaLhs kLhs, typename Out>
 Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
-#define FP8DOT_LAUNCH_TILE(M, N) \
-  if (t.block_m == M && t.block_n == N) return Launch<M, N, kLhs, Out>(p, stream, context);
+#define FP8DOT_LAUNCH_TILE(M, N, C)                              \
+  if (t.block_m == M && t.block_n == N && t.cluster == C) {      \
+    return Launch<M, N, C, kLhs, Out>(p, stream, context);       \
+  }
   FP8DOT_OWN_GEMM_TILES(FP8DOT_LAUNCH_TILE)
 #undef FP8DOT_LAUNCH_TILE
   return Internal("own GEMM: no kernel for tile %s [%s]", t.ToString().c_str(), context.c_str());
@@ -399,12 +472,13 @@ Status LaunchForLhs(const BlockScaledGemmParams& p, cudaStream_t stream,
 }  // namespace
 
 std::string BlockScaledGemmTile::ToString() const {
-  return std::to_string(block_m) + "x" + std::to_string(block_n);
+  return std::to_string(block_m) + "x" + std::to_string(block_n) +
+         (cluster > 1 ? "c" + std::to_string(cluster) : "");
 }
 
 std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
   std::vector<BlockScaledGemmTile> tiles;
-#define FP8DOT_LIST_TILE(M, N) tiles.push_back({M, N});
+#define FP8DOT_LIST_TILE(M, N, C) tiles.push_back({M, N, C});
   FP8DOT_OWN_GEMM_TILES(FP8DOT_LIST_TILE)
 #undef FP8DOT_LIST_TILE
   return tiles;
@@ -415,14 +489,17 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   BlockScaledGemmTile best;
   double best_cost = INFINITY;
   for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
-    const int64_t tiles =
-        ((m + tile.block_m - 1) / tile.block_m) * ((n + tile.block_n - 1) / tile.block_n);
-    const int64_t waves = (tiles + sm_count - 1) / std::max(sm_count, 1);
+    const int64_t tile_cols = (n + tile.block_n - 1) / tile.block_n;
+    const int64_t units = ((m + tile.block_m - 1) / tile.block_m) *
+                          ((tile_cols + tile.cluster - 1) / tile.cluster);
+    const int64_t resident = std::max(1, sm_count / tile.cluster);
+    const int64_t waves = (units + resident - 1) / resident;
     // Per K-block on one SM: the tensor cores do 2 * 128 * block_m * block_n flops at ~8192
-    // per clock; the operands are (block_m + block_n) * 128 bytes at ~64 bytes per clock from
-    // L2. A tile costs whichever is larger.
+    // per clock; the operands are (block_m / cluster + block_n) * 128 bytes (A is shared in a
+    // cluster) at ~24 bytes per clock, each SM's share of the ~5.5 TB/s L2 bandwidth measured
+    // on the H200. A tile costs whichever is larger.
     const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / 8192.0;
-    const double bytes = (tile.block_m + tile.block_n) * kBlockK / 64.0;
+    const double bytes = (tile.block_m / tile.cluster + tile.block_n) * kBlockK / 24.0;
     // Each K-block also costs a fixed ~200 clocks per slice of promotion and handshakes.
     const double cost = static_cast<double>(waves) * (std::max(mma, bytes) + 200.0);
     if (cost < best_cost) best_cost = cost, best = tile;

@@ -19,11 +19,15 @@
 
 namespace fp8dot::cuda {
 
-// One CTA computes block_m x block_n of D (block_m / 64 math warpgroups of 64 rows each).
+// One CTA computes block_m x block_n of D: 64 (one math warpgroup), 128 (two) or 256 (two, of
+// 2 x 64 rows each) by 16, 32, 64 or 128 columns (each divides the 128 columns one B scale
+// covers). With cluster = 2, two CTAs computing neighbouring column tiles of the same rows
+// load A once between them (each copies half into both, TMA multicast).
 struct BlockScaledGemmTile {
-  int block_m = 128;             // 64 or 128
-  int block_n = 128;             // 32, 64 or 128 (each divides the 128 columns one B scale covers)
-  std::string ToString() const;  // "128x128"
+  int block_m = 128;
+  int block_n = 128;
+  int cluster = 1;
+  std::string ToString() const;  // "128x64", "256x128c2"
 };
 
 // The tiles the kernel is instantiated for.

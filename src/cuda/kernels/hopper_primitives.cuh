@@ -89,6 +89,45 @@ __device__ inline void TmaLoad2d(void* destination, const CUtensorMap* map, uint
       : "memory");
 }
 
+// The same copy, delivered to the same shared-memory offset (and barrier) of every CTA of the
+// cluster in `cta_mask`.
+__device__ inline void TmaLoad2dMulticast(void* destination, const CUtensorMap* map,
+                                          uint64_t* barrier, int32_t inner, int32_t outer,
+                                          uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(SharedAddress(destination)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(SharedAddress(barrier)), "r"(inner), "r"(outer),
+      "h"(cta_mask)
+      : "memory");
+}
+
+// ---- Clusters -----------------------------------------------------------------------------------
+
+__device__ inline uint32_t ClusterRank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every CTA of the cluster; orders barrier initialisation before any remote use.
+__device__ inline void ClusterSync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;" ::
+          : "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `cta` of the cluster.
+__device__ inline void BarrierArriveInCta(uint64_t* barrier, uint32_t cta) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"(SharedAddress(barrier)), "r"(cta));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+               : "memory");
+}
+
 // ---- wgmma --------------------------------------------------------------------------------------
 
 // Orders this thread's register accesses before the wgmma instructions that follow (needed

@@ -39,7 +39,8 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 //              with A 1x128 and B 128x128 block scales, promoted accumulation, bf16/f32 D, no
 //              C/bias/activation/output scale/amax, no batch. Asking for it on another dot is an
 //              INVALID_ARGUMENT that says why.
-//   kAuto      the own kernel where it is eligible and measured faster, else cuBLASLt.
+//   kAuto      the own kernel where it is eligible and measured faster on the H200 (M <= 128,
+//              K >= 2048, M * K <= 2^20, N <= 8192: docs/own-gemm.md), else cuBLASLt.
 enum class GemmEngine { kAuto, kCublasLt, kOwn };
 const char* GemmEngineName(GemmEngine engine);  // "auto", "cublaslt", "own"
 StatusOr<GemmEngine> ParseGemmEngine(std::string_view text);
@@ -140,9 +141,10 @@ struct CudaDotStats {
   const CudaDotPlan* plan = nullptr;  // the cached plan that ran (Explain(), info())
 };
 
-// Copies the arguments to the GPU, runs the cached plan for `spec`, copies D (and amax) back.
+// Copies the arguments to the GPU, runs the cached plan for `spec` (made with `options`), copies
+// D (and amax) back.
 StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
-                            CudaDotStats* stats = nullptr);
+                            CudaDotStats* stats = nullptr, const CudaDotOptions& options = {});
 
 // Enqueues a quantisation (quantize.h) on `stream` over device pointers, bit-identical to
 // QuantizeOnCpu. One pass over the input for 1x128 and 128x128 scales and for a given scale;

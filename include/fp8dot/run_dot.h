@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "fp8dot/accumulator_model.h"
+#include "fp8dot/cuda_backend.h"
 #include "fp8dot/dot_arguments.h"
 #include "fp8dot/k_split.h"
 
@@ -37,6 +38,8 @@ Backend ResolveBackend(Backend backend);
 struct RunDotOptions {
   // cpu-emulation only: the accumulator model, its split of K included.
   Fp8AccumulatorModel accumulator_model;
+  // cuda only: which GEMM implementation runs (cuda_backend.h).
+  GemmEngine engine = GemmEngine::kAuto;
 };
 
 // What ran, besides the result.

@@ -32,7 +32,8 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec&, const CudaDotOptions
   return NotBuilt();
 }
 
-StatusOr<DotResult> CudaDot(const DotSpec&, const DotArguments&, CudaDotStats*) {
+StatusOr<DotResult> CudaDot(const DotSpec&, const DotArguments&, CudaDotStats*,
+                            const CudaDotOptions&) {
   return NotBuilt();
 }
 

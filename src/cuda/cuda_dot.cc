@@ -32,11 +32,11 @@ std::mutex& RunMutex() {
 
 }  // namespace
 
-StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments,
-                            CudaDotStats* stats) {
+StatusOr<DotResult> CudaDot(const DotSpec& spec, const DotArguments& arguments, CudaDotStats* stats,
+                            const CudaDotOptions& options) {
   FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(spec));
   FP8_RETURN_IF_ERROR(CheckArgumentsMatchSpec(spec, arguments));
-  FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec));
+  FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, GetCachedCudaDotPlan(spec, options));
   std::lock_guard<std::mutex> lock(RunMutex());
   const std::string context = "CudaDot " + spec.lhs.ToString() + " x " + spec.rhs.ToString();
   cudaStream_t stream = cudaStreamPerThread;

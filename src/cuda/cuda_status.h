@@ -22,22 +22,22 @@ const char* CublasStatusName(cublasStatus_t status);
 
 // FP8_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(...), context): `context` is a std::string or char*
 // naming the problem ("batch=1 M=64 N=64 K=256 ..."); evaluated only on failure.
-#define FP8_CUDA_RETURN_IF_ERROR(call, context)                                             \
-  do {                                                                                      \
-    cudaError_t fp8_cuda_error_ = (call);                                                   \
-    if (fp8_cuda_error_ != cudaSuccess) {                                                   \
-      return ::fp8dot::cuda::CudaCallStatus(fp8_cuda_error_, #call, __FILE__, __LINE__,     \
-                                            (context));                                     \
-    }                                                                                       \
+#define FP8_CUDA_RETURN_IF_ERROR(call, context)                                         \
+  do {                                                                                  \
+    cudaError_t fp8_cuda_error_ = (call);                                               \
+    if (fp8_cuda_error_ != cudaSuccess) {                                               \
+      return ::fp8dot::cuda::CudaCallStatus(fp8_cuda_error_, #call, __FILE__, __LINE__, \
+                                            (context));                                 \
+    }                                                                                   \
   } while (0)
 
-#define FP8_CUBLAS_RETURN_IF_ERROR(call, context)                                           \
-  do {                                                                                      \
-    cublasStatus_t fp8_cublas_status_ = (call);                                             \
-    if (fp8_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                      \
+#define FP8_CUBLAS_RETURN_IF_ERROR(call, context)                                            \
+  do {                                                                                       \
+    cublasStatus_t fp8_cublas_status_ = (call);                                              \
+    if (fp8_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                       \
       return ::fp8dot::cuda::CublasCallStatus(fp8_cublas_status_, #call, __FILE__, __LINE__, \
-                                              (context));                                   \
-    }                                                                                       \
+                                              (context));                                    \
+    }                                                                                        \
   } while (0)
 
 // After a kernel launch: the launch error (bad configuration), not the kernel's outcome.

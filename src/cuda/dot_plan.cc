@@ -367,10 +367,12 @@ class PlanBuilder {
 };
 
 // The engine decision: kOwn is taken or refused with the reason; kAuto takes the own kernel
-// only where it has been measured faster than cuBLASLt (none yet: see docs/own-gemm.md).
+// where it is eligible and measured faster than cuBLASLt (OwnGemmMeasuredFaster).
 StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot& dot) {
-  if (plan.options.engine != GemmEngine::kOwn) return false;
+  const GemmEngine engine = plan.options.engine;
+  if (engine == GemmEngine::kCublasLt) return false;
   const std::string rejection = OwnGemmRejection(plan.spec, dot);
+  if (engine == GemmEngine::kAuto) return rejection.empty() && OwnGemmMeasuredFaster(dot);
   if (!rejection.empty()) {
     return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
   }

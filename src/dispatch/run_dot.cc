@@ -14,10 +14,12 @@ constexpr Backend kAllBackends[] = {Backend::kAuto, Backend::kCpuEmulation, Back
                                     Backend::kCpuReference, Backend::kCuda};
 
 StatusOr<DotResult> RunOnCuda(const DotSpec& spec, const DotArguments& arguments,
-                              DotRunInfo& info) {
+                              const RunDotOptions& options, DotRunInfo& info) {
   FP8_ASSIGN_OR_RETURN(CudaDeviceInfo device, QueryCudaDevice());
   CudaDotStats stats;
-  FP8_ASSIGN_OR_RETURN(DotResult result, CudaDot(spec, arguments, &stats));
+  CudaDotOptions cuda_options;
+  cuda_options.engine = options.engine;
+  FP8_ASSIGN_OR_RETURN(DotResult result, CudaDot(spec, arguments, &stats, cuda_options));
   info.description = "cuda (" + stats.plan->info().engine + " on " + device.name + ", kernel time)";
   info.milliseconds = stats.milliseconds;
   info.k_split = stats.plan->info().k_split;
@@ -97,7 +99,7 @@ StatusOr<DotResult> RunDot(Backend backend, const DotSpec& spec, const DotArgume
   DotRunInfo& run = info != nullptr ? *info : local;
   run = DotRunInfo();
   run.backend = ResolveBackend(backend);
-  if (run.backend == Backend::kCuda) return RunOnCuda(spec, arguments, run);
+  if (run.backend == Backend::kCuda) return RunOnCuda(spec, arguments, options, run);
   return RunOnCpu(run.backend, spec, arguments, options, run);
 }
 

@@ -127,6 +127,39 @@ TEST(EmulatedDotTest, BlockScalesArePromotedPerBlock) {
   EXPECT_GT(error, 0.0);
 }
 
+// A promotion is r + f32(p * s) (cuBLASLt) or fma(p, s, r) (the own kernel):
+// Fp8AccumulatorModel::fused_promotion. Worked by hand: block 0 holds one product 1 * 1 with
+// scale_a = f32(0.3), block 1 one product 1.125 * 1 with scale_a = f32(1.3), B's scales are 1.
+// After block 0 both give r = f32(0.3); then f32(1.125 * f32(1.3)) rounds before the add and
+// the sum lands on 1.7625000476837158, while the single rounding of the FMA gives
+// 1.7624999284744263 (one f32 ulp lower).
+TEST(EmulatedDotTest, FusedPromotionRoundsOnceWhereMultiplyThenAddRoundsTwice) {
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a, HostTensor::Create(DType::kF8E4M3FN, {1, 256}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b, HostTensor::Create(DType::kF8E4M3FN, {256, 128}));
+  a.SetPhysical(0, 1.0);
+  a.SetPhysical(128, 1.125);
+  b.Set({0, 0}, 1.0);
+  b.Set({128, 0}, 1.0);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor lhs_scale, HostTensor::Create(DType::kF32, {1, 2}));
+  lhs_scale.SetPhysical(0, 0.3);
+  lhs_scale.SetPhysical(1, 1.3);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor rhs_scale, HostTensor::Create(DType::kF32, {2, 1}));
+  rhs_scale.SetPhysical(0, 1.0);
+  rhs_scale.SetPhysical(1, 1.0);
+  DotArguments args{&a, &b, &lhs_scale, &rhs_scale};
+  DotSpec spec = SpecFromArguments(args, DotSpec());
+  spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  spec.lhs_scale = {ScaleMode::kBlock1x128, {1, 2}, {}};
+  spec.rhs_scale = {ScaleMode::kBlock128x128, {2, 1}, {}};
+  Fp8AccumulatorModel model;
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult multiply_then_add, EmulatedDot(spec, args, model));
+  EXPECT_EQ(multiply_then_add.output.GetPhysical(0), 1.7625000476837158);
+  model.fused_promotion = true;
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult fused, EmulatedDot(spec, args, model));
+  EXPECT_EQ(fused.output.GetPhysical(0), 1.7624999284744263);
+  EXPECT_EQ(fused.output.GetPhysical(1), 0.0);  // the other columns are zero either way
+}
+
 TEST(EmulatedDotTest, NonFp8ModesRoundInputsAsTheirTypes) {
   auto error_for = [](Algorithm algorithm, Precision precision) -> StatusOr<double> {
     DotProblemOptions options;

@@ -1,7 +1,7 @@
 // fp8dot's own block-scaled GEMM kernel (GemmEngine::kOwn) on the GPU: bit-identical to the CPU
-// emulation of promoted, block-scaled accumulation (with fused promotions) on fresh random data, for every tile, both lhs
-// types, both output types, ragged M, and scales in either layout; the engine is named in the
-// plan; dots it cannot run are refused with the reason.
+// emulation of promoted, block-scaled accumulation (with fused promotions) on fresh random data,
+// for every tile, both lhs types, both output types, ragged M, and scales in either layout; the
+// engine is named in the plan; dots it cannot run are refused with the reason.
 #include "cuda/cuda_test_util.h"
 #include "status_matchers.h"
 
@@ -43,10 +43,10 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
 }
 
 std::string Label(const OwnCase& c, const std::string& tile) {
-  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, tile %s%s",
-                   static_cast<long long>(c.m), static_cast<long long>(c.n),
-                   static_cast<long long>(c.k), DTypeName(c.lhs_type), DTypeName(c.output_type),
-                   tile.empty() ? "(plan's choice)" : tile.c_str(), c.column_major_scales ? ", column-major scales" : "");
+  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, tile %s%s", static_cast<long long>(c.m),
+                   static_cast<long long>(c.n), static_cast<long long>(c.k), DTypeName(c.lhs_type),
+                   DTypeName(c.output_type), tile.empty() ? "(plan's choice)" : tile.c_str(),
+                   c.column_major_scales ? ", column-major scales" : "");
 }
 
 // Runs `c` on the own kernel with the given tile ("": the plan's choice) and expects every
@@ -93,8 +93,8 @@ TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   uint64_t seed = 9100;
   for (const OwnCase& c : {OwnCase{.m = 200, .n = 384, .k = 640},
                            OwnCase{.m = 600, .n = 640, .k = 384, .output_type = DType::kBF16}}) {
-    for (const char* tile : {"256x128c2", "256x128", "256x64", "128x128c2", "128x128", "128x64",
-                             "128x32", "64x128", "64x64", "64x32", "64x16"}) {
+    for (const char* tile : {"256x128c2", "256x128", "256x64", "192x128", "128x128c2", "128x128",
+                             "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
       ExpectBitIdentical(c, tile, ++seed);
     }
   }
@@ -135,8 +135,37 @@ TEST(CudaOwnGemmTest, ExplainNamesTheEngineAndTheTile) {
   EXPECT_NE(plan->Explain().find("engine: fp8dot block-scaled 64x64"), std::string::npos)
       << plan->Explain();
   EXPECT_EQ(plan->info().fast_accum, 0);
-  // The default engine is still cuBLASLt.
+  // At K = 256 the default engine (auto) is cuBLASLt: the own kernel is not measured faster.
   FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec));
+  EXPECT_EQ(plan->info().engine, "cuBLASLt");
+}
+
+// GemmEngine::kAuto takes the own kernel where it measured faster (small M, long K), and only
+// for dots it can run; kCublasLt always takes cuBLASLt.
+TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItMeasuredFaster) {
+  FP8_SKIP_WITHOUT_GPU();
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 64, .n = 4096, .k = 7168}, 9601));
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
+  EXPECT_NE(plan->info().engine.find("fp8dot block-scaled"), std::string::npos)
+      << plan->info().engine;
+  CudaDotOptions cublaslt;
+  cublaslt.engine = GemmEngine::kCublasLt;
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, cublaslt));
+  EXPECT_EQ(plan->info().engine, "cuBLASLt");
+  // M = 4096: cuBLASLt is faster there.
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem large,
+                           BlockScaledProblem({.m = 4096, .n = 256, .k = 2048}, 9602));
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(large.spec));
+  EXPECT_EQ(plan->info().engine, "cuBLASLt");
+  // Same shape as the first, tensor scales: not the own kernel's dot.
+  DotProblemOptions o;
+  o.m = 64;
+  o.n = 4096;
+  o.k = 7168;
+  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+  o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem tensor_scaled, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(tensor_scaled.spec));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
 }
 

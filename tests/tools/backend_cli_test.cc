@@ -58,6 +58,22 @@ TEST(BackendCliTest, ContradictionsAndUnknownNamesAreOneLineErrors) {
       "--device-resident needs --backend cuda");
 }
 
+// --engine picks the cuda backend's GEMM: refused with any other backend, with an unknown name,
+// and by `run` (whose executor picks each GEMM's engine itself).
+TEST(BackendCliTest, EngineIsForTheCudaBackendOnly) {
+  ExpectOneLineError(RunCli(std::string(kDot) + "--backend cpu --engine own"),
+                     "--engine own picks the cuda backend's GEMM, but the backend is "
+                     "cpu-emulation");
+  ExpectOneLineError(RunCli(std::string(kDot) + "--backend cuda --engine fast"),
+                     "unknown GEMM engine 'fast' (expected auto, cublaslt or own)");
+  ExpectOneLineError(
+      RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --backend cpu --engine own"),
+      "--engine own: run's executor chooses each GEMM's engine itself (auto); --engine is for "
+      "dot, accuracy and probe");
+  CliRun run = RunCli(std::string(kDot) + "--backend cpu --engine auto");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
 TEST(BackendCliTest, IntegerOutputsOfRankThreeHaveANumpyShape) {
   const std::string module = TempPath("iota.hlo"), dir = TempPath("out");
   std::ofstream(module) << R"(HloModule iota3

@@ -13,6 +13,19 @@ void AddBackendFlags(CLI::App& command, BackendFlags& flags) {
   command.add_option("--cpu-path", flags.cpu_path,
                      "With --backend cpu (or auto without a GPU): emulation (models the "
                      "accumulation), blas (f32, fast) or reference (exact)");
+  command.add_option("--engine", flags.engine,
+                     "With the cuda backend: the GEMM engine: auto (fp8dot's own kernel where it "
+                     "measured faster, else cuBLASLt), cublaslt, or own (fp8dot's block-scaled "
+                     "kernel: 1x128 x 128x128 scales, promoted, bf16/f32 out)");
+}
+
+StatusOr<GemmEngine> ToGemmEngine(const BackendFlags& flags, Backend backend) {
+  FP8_ASSIGN_OR_RETURN(const GemmEngine engine, ParseGemmEngine(flags.engine));
+  if (engine != GemmEngine::kAuto && backend != Backend::kCuda) {
+    return InvalidArgument("--engine %s picks the cuda backend's GEMM, but the backend is %s",
+                           flags.engine.c_str(), BackendName(backend));
+  }
+  return engine;
 }
 
 StatusOr<Backend> ToBackend(const BackendFlags& flags) {
@@ -79,6 +92,7 @@ StatusOr<SplitKChoice> ParseSplitKChoice(const std::string& text) {
 StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoice& choice) {
   RunDotOptions options;
   options.accumulator_model = choice.model;
+  options.engine = choice.engine;
   FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(problem.spec));
   options.accumulator_model.split.slices = choice.split_k.SlicesFor(dot.k);
   TimedResult timed;

@@ -82,6 +82,9 @@ void AddDotFlags(CLI::App& command, DotFlags& flags) {
                      "Emulation: products per tensor-core accumulator step");
   command.add_option("--promotion-interval", flags.promotion_interval,
                      "Emulation: K-elements between FP32 promotions in promoted mode");
+  command.add_flag("--fused-promotion", flags.fused_promotion,
+                   "Emulation: block-scaled promotions as one FMA (fp8dot's own kernel) instead "
+                   "of a multiply and an add (cuBLASLt)");
   command.add_option("--accumulator-alignment", flags.accumulator_alignment,
                      "Emulation: align products by their operands' exponent sum (operands, the "
                      "H200) or by their own exponent (product)");
@@ -229,6 +232,8 @@ Status RefuseRandomShapeOptionsWithFiles(const CLI::App& command, const DotFlags
 StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags) {
   BackendChoice choice;
   FP8_ASSIGN_OR_RETURN(choice.backend, ToBackend(flags.backend));
+  FP8_ASSIGN_OR_RETURN(choice.engine, ToGemmEngine(flags.backend, choice.backend));
+  choice.model.fused_promotion = flags.fused_promotion;
   choice.model.mantissa_bits = flags.accumulator_bits;
   choice.model.group_size = flags.accumulator_group;
   choice.model.promotion_interval = flags.promotion_interval;

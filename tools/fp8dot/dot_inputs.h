@@ -35,6 +35,7 @@ struct DotFlags {
   int accumulator_group = Fp8AccumulatorModel().group_size;
   int promotion_interval = Fp8AccumulatorModel().promotion_interval;
   std::string accumulator_alignment = "operands";
+  bool fused_promotion = false;
   std::string split_k = "1";
   std::string max_memory;  // empty: DefaultMemoryLimitBytes()
 };

@@ -332,6 +332,12 @@ Status CompareWithOriginal(const std::vector<Value>& outputs, const std::vector<
 
 Status RunRunCommand(const RunCommandFlags& flags) {
   FP8_ASSIGN_OR_RETURN(const Backend backend, ToBackend(flags.backend));
+  if (flags.backend.engine != "auto") {
+    return InvalidArgument(
+        "--engine %s: run's executor chooses each GEMM's engine itself (auto); --engine is for "
+        "dot, accuracy and probe",
+        flags.backend.engine.c_str());
+  }
   if (flags.device_resident && ResolveBackend(backend) != Backend::kCuda) {
     return InvalidArgument("--device-resident needs --backend cuda");
   }

@@ -48,12 +48,18 @@ constexpr int kScaleColumns = 128;  // columns one B scale covers
 constexpr int kSharedLimit = 227 * 1024;
 constexpr int kMaxStages = 16;
 constexpr int kTileRowsPerGroup = 8;  // rasterisation: tile-rows per group
-constexpr uint32_t kProducerRegisters = 40, kMathRegisters = 232;
+// Register budgets after setmaxnreg (65536 per SM): 2 math warpgroups take 232 each, 3 take 160
+// (the producer warpgroup keeps 40, or 32: 128 x 32 + 384 x 160 = 65536).
+template <int kMathWarpgroups>
+constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 32 : 40;
+template <int kMathWarpgroups>
+constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
 
 template <int kBlockM, int kBlockN>
 struct TileShape {
-  // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup.
-  static constexpr int kSlices = kBlockM > 128 ? 2 : 1;
+  // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup (1, 2
+  // or 3 of them).
+  static constexpr int kSlices = kBlockM == 256 ? 2 : 1;
   static constexpr int kMathWarpgroups = kBlockM / kSliceRows / kSlices;
   static constexpr int kMathWarps = kMathWarpgroups * 4;
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
@@ -71,6 +77,8 @@ struct TileShape {
 
 struct KernelArgs {
   int m, n, k_blocks;
+  // The A scales are M-major (row stride 1), their K-blocks 16-byte aligned and M % 4 == 0.
+  bool lhs_scale_vectors;
   int unit_rows, unit_cols;  // units of work (a cluster's tiles: one row, kCluster columns)
   const float* lhs_scale;
   int64_t lhs_scale_row_stride, lhs_scale_block_stride;
@@ -161,7 +169,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
     hopper::PrefetchTensorMap(&lhs_map);
     hopper::PrefetchTensorMap(&rhs_map);
     for (int s = 0; s < kStages; ++s) {
-      hopper::BarrierInit(&full[s], 1 + 32);  // the copy thread and the scale warp's lanes
+      hopper::BarrierInit(&full[s], 1 + 32);  // the copy thread and the scale warp's lanes  // the
+                                              // copy thread and the scale warp's lanes
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
@@ -175,7 +184,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   const int units = args.unit_rows * args.unit_cols;
   if (warpgroup == Shape::kMathWarpgroups) {
     // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales.
-    if constexpr (Shape::kMathWarpgroups > 1) hopper::ReleaseRegisters<kProducerRegisters>();
+    if constexpr (Shape::kMathWarpgroups > 1) {
+      hopper::ReleaseRegisters<kProducerRegisters<Shape::kMathWarpgroups>>();
+    }
     if (warp_in_group > 1 || (warp_in_group == 0 && lane != 0)) return;
     const bool copies_tiles = warp_in_group == 0;
     StageRing ring;
@@ -188,8 +199,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
         uint64_t* filled = &full[ring.stage];
         hopper::BarrierWait(&empty[ring.stage], ring.phase ^ 1);
         if (copies_tiles) {
-          hopper::BarrierArriveExpectBytes(filled,
-                                           Shape::kLhsTileBytes + Shape::kRhsTileBytes);
+          hopper::BarrierArriveExpectBytes(filled, Shape::kLhsTileBytes + Shape::kRhsTileBytes);
           if constexpr (kCluster == 1) {
             hopper::TmaLoad2d(lhs_tiles + ring.stage * Shape::kLhsTileBytes, &lhs_map, filled,
                               kb * kBlockK, origin.row);
@@ -205,12 +215,26 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
                             kb * kBlockK, origin.col);
         } else {
           float* stage_scales = lhs_scales(ring.stage);
-          for (int r = lane; r < kBlockM; r += 32) {
+          const float* block_scales = args.lhs_scale + kb * args.lhs_scale_block_stride;
+          if (args.lhs_scale_vectors) {
+            // M-major scales with 16-byte aligned K-blocks: 4 rows per copy (M % 4 == 0, so a
+            // group of 4 rows is all inside M or all past it).
+            for (int r = 4 * lane; r < kBlockM; r += 4 * 32) {
+              const int row = origin.row + r;
+              if (row < args.m) {
+                hopper::CopyAsync16(stage_scales + r, block_scales + row);
+              } else {
+                stage_scales[r] = stage_scales[r + 1] = stage_scales[r + 2] = stage_scales[r + 3] =
+                    0.0f;
+              }
+            }
+          }
+          for (int r = lane; r < kBlockM && !args.lhs_scale_vectors; r += 32) {
             const int row = origin.row + r;
             if (row < args.m) {
-              hopper::CopyAsync4(stage_scales + r,
-                                 args.lhs_scale + row * args.lhs_scale_row_stride +
-                                     kb * args.lhs_scale_block_stride);
+              hopper::CopyAsync4(stage_scales + r, args.lhs_scale +
+                                                       row * args.lhs_scale_row_stride +
+                                                       kb * args.lhs_scale_block_stride);
             } else {
               stage_scales[r] = 0.0f;  // rows past M: their partial sums are zero anyway
             }
@@ -241,7 +265,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
 
   // ---- Math: slices of 64 rows. In wgmma's accumulator layout this thread holds rows r and
   // r + 8 of each slice (r below), columns 8j + 2(lane % 4) and the next, for j < N / 8.
-  if constexpr (Shape::kMathWarpgroups > 1) hopper::AcquireRegisters<kMathRegisters>();
+  if constexpr (Shape::kMathWarpgroups > 1) {
+    hopper::AcquireRegisters<kMathRegisters<Shape::kMathWarpgroups>>();
+  }
   const int first_slice_row = warpgroup * kSlices * kSliceRows;
   const int row_in_slice = warp_in_group * 16 + lane / 4;
   Out* output = static_cast<Out*>(args.output);
@@ -265,8 +291,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       for (int v = 0; v < kSlices; ++v) {
         const int slice_row = first_slice_row + v * kSliceRows;
         // Shared-memory reads before the wgmma fence.
-        const float promote0 =
-            __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice], scale_b);
+        const float promote0 = __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice], scale_b);
         const float promote1 =
             __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice + 8], scale_b);
         const uint64_t a = hopper::SwizzledK128Descriptor(
@@ -376,10 +401,10 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   // Host-side attributes, once per kernel: the shared-memory limit, and how many clusters fit
   // on the GPU at once (the persistent grid's size).
   static const StatusOr<int> resident_units = [&]() -> StatusOr<int> {
-    FP8_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  Shape::kSharedBytes),
-                             context);
+    FP8_CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             Shape::kSharedBytes),
+        context);
     if constexpr (kCluster == 1) return p.sm_count;
     cudaLaunchConfig_t config{};
     cudaLaunchAttribute cluster{};
@@ -396,9 +421,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   }();
   FP8_RETURN_IF_ERROR(resident_units.status());
 
-  FP8_ASSIGN_OR_RETURN(const CUtensorMap lhs_map,
-                       OperandMap("lhs", p.lhs, p.m, p.k, p.lhs_row_bytes, kBlockM / kCluster,
-                                  context));
+  FP8_ASSIGN_OR_RETURN(
+      const CUtensorMap lhs_map,
+      OperandMap("lhs", p.lhs, p.m, p.k, p.lhs_row_bytes, kBlockM / kCluster, context));
   FP8_ASSIGN_OR_RETURN(const CUtensorMap rhs_map,
                        OperandMap("rhs", p.rhs, p.n, p.k, p.rhs_row_bytes, kBlockN, context));
   KernelArgs args{};
@@ -409,6 +434,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.unit_rows = static_cast<int>((p.m + kBlockM - 1) / kBlockM);
   args.unit_cols = (tile_cols + kCluster - 1) / kCluster;
   args.lhs_scale = p.lhs_scale;
+  args.lhs_scale_vectors = p.lhs_scale_row_stride == 1 && p.m % 4 == 0 &&
+                           p.lhs_scale_block_stride % 4 == 0 &&
+                           reinterpret_cast<uintptr_t>(p.lhs_scale) % 16 == 0;
   args.lhs_scale_row_stride = p.lhs_scale_row_stride;
   args.lhs_scale_block_stride = p.lhs_scale_block_stride;
   args.rhs_scale = p.rhs_scale;
@@ -440,6 +468,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   X(256, 128, 2)                 \
   X(256, 128, 1)                 \
   X(256, 64, 1)                  \
+  X(192, 128, 1)                 \
   X(128, 128, 2)                 \
   X(128, 128, 1)                 \
   X(128, 64, 1)                  \
@@ -453,9 +482,9 @@ template <WgmmaLhs kLhs, typename Out>
 Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
-#define FP8DOT_LAUNCH_TILE(M, N, C)                              \
-  if (t.block_m == M && t.block_n == N && t.cluster == C) {      \
-    return Launch<M, N, C, kLhs, Out>(p, stream, context);       \
+#define FP8DOT_LAUNCH_TILE(M, N, C)                         \
+  if (t.block_m == M && t.block_n == N && t.cluster == C) { \
+    return Launch<M, N, C, kLhs, Out>(p, stream, context);  \
   }
   FP8DOT_OWN_GEMM_TILES(FP8DOT_LAUNCH_TILE)
 #undef FP8DOT_LAUNCH_TILE
@@ -489,9 +518,12 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   BlockScaledGemmTile best;
   double best_cost = INFINITY;
   for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
+    // Clusters sharing A measured slower on the H200 on every shape tried (docs/own-gemm.md):
+    // only taken when asked for.
+    if (tile.cluster > 1) continue;
     const int64_t tile_cols = (n + tile.block_n - 1) / tile.block_n;
-    const int64_t units = ((m + tile.block_m - 1) / tile.block_m) *
-                          ((tile_cols + tile.cluster - 1) / tile.cluster);
+    const int64_t units =
+        ((m + tile.block_m - 1) / tile.block_m) * ((tile_cols + tile.cluster - 1) / tile.cluster);
     const int64_t resident = std::max(1, sm_count / tile.cluster);
     const int64_t waves = (units + resident - 1) / resident;
     // Per K-block on one SM: the tensor cores do 2 * 128 * block_m * block_n flops at ~8192

@@ -63,11 +63,17 @@ __device__ inline void CopyAsync4(void* destination, const void* source) {
                : "memory");
 }
 
+// Copies 16 bytes (both addresses 16-byte aligned).
+__device__ inline void CopyAsync16(void* destination, const void* source) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(SharedAddress(destination)),
+               "l"(source)
+               : "memory");
+}
+
 // Arrives on `barrier` once this thread's earlier cp.async copies have landed (the arrival is
 // one of the barrier's expected arrivals: .noinc).
 __device__ inline void BarrierArriveWhenCopiesLand(uint64_t* barrier) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(
-                   SharedAddress(barrier))
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(SharedAddress(barrier))
                : "memory");
 }
 

@@ -39,8 +39,8 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 //              with A 1x128 and B 128x128 block scales, promoted accumulation, bf16/f32 D, no
 //              C/bias/activation/output scale/amax, no batch. Asking for it on another dot is an
 //              INVALID_ARGUMENT that says why.
-//   kAuto      the own kernel where it is eligible and measured faster on the H200 (M <= 128,
-//              K >= 2048, M * K <= 2^20, N <= 8192: docs/own-gemm.md), else cuBLASLt.
+//   kAuto      cuBLASLt, for now: on the H200 the own kernel is 0.43-0.86x cuBLASLt at M >= 4096
+//              and 0.62-1.15x at M <= 128 (docs/own-gemm.md), so auto does not pick it yet.
 enum class GemmEngine { kAuto, kCublasLt, kOwn };
 const char* GemmEngineName(GemmEngine engine);  // "auto", "cublaslt", "own"
 StatusOr<GemmEngine> ParseGemmEngine(std::string_view text);

@@ -33,10 +33,6 @@ std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
   return "";
 }
 
-bool OwnGemmMeasuredFaster(const CanonicalDot& dot) {
-  return dot.m <= 128 && dot.k >= 2048 && dot.m * dot.k <= (int64_t{1} << 20) && dot.n <= 8192;
-}
-
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count) {
   OwnGemm gemm;

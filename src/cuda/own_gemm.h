@@ -20,10 +20,6 @@ struct OwnGemm {
 // Why the own kernel cannot run `spec` ("" when it can), in terms of the spec.
 std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot);
 
-// GemmEngine::kAuto's rule: true where the own kernel measured faster than cuBLASLt on the H200
-// (docs/own-gemm.md, "When auto picks it"): M <= 128, K >= 2048, M * K <= 2^20, N <= 8192.
-bool OwnGemmMeasuredFaster(const CanonicalDot& dot);
-
 // The kernel's configuration for an eligible spec on a device with `sm_count` SMs: the tile
 // the options ask for (INVALID_ARGUMENT when the kernel has no such tile), else the heuristic's.
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,

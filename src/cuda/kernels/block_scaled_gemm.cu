@@ -169,8 +169,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
     hopper::PrefetchTensorMap(&lhs_map);
     hopper::PrefetchTensorMap(&rhs_map);
     for (int s = 0; s < kStages; ++s) {
-      hopper::BarrierInit(&full[s], 1 + 32);  // the copy thread and the scale warp's lanes  // the
-                                              // copy thread and the scale warp's lanes
+      // The copy thread and the scale warp's lanes.
+      hopper::BarrierInit(&full[s], 1 + 32);
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
@@ -456,8 +456,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   config.blockDim = dim3(Shape::kThreads);
   config.dynamicSmemBytes = Shape::kSharedBytes;
   config.stream = stream;
+  // A cluster attribute only where there is a cluster (a plain launch otherwise).
   config.attrs = &cluster;
-  config.numAttrs = 1;
+  config.numAttrs = kCluster > 1 ? 1 : 0;
   FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, lhs_map, rhs_map, args), context);
   return OkStatus();
 }

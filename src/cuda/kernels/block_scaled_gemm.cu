@@ -6,17 +6,18 @@
 //
 // Shape of the work:
 //   - persistent: one CTA per SM walks the output tiles (grouped by 8 tile-rows so that a wave's
-//     A and B blocks stay in L2);
+//     A and B blocks stay in L2); with kCluster = 2, two CTAs take neighbouring column tiles of
+//     the same rows and load A once between them (TMA multicast);
 //   - warp-specialised: the last warpgroup produces. One thread issues the bulk tensor copies of
 //     A (block_m x 128) and B (block_n x 128) into a ring of shared-memory stages; one warp copies
 //     the stage's block_m A scales and its B scale beside them (cp.async, any scale layout). The
-//     other warpgroups are the math: block_m / 64 / waves of them, each owning `waves` slices of
-//     64 rows;
-//   - per K-block of 128 (one stage) and 64-row slice, a math warpgroup runs 4 wgmma k32 steps
-//     into `partial` (the tensor core's own, limited-precision accumulation over 128 products),
-//     waits for them, and promotes: acc = fma(partial, scale_a * scale_b, acc) in FP32. After its
-//     last slice it frees the stage before promoting. The other math warpgroup's wgmma runs
-//     meanwhile, so the tensor core rarely waits for a promotion;
+//     other warpgroups are the math, one per 64-row slice of the tile (two slices each for
+//     256-row tiles);
+//   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into
+//     `partial` (the tensor core's own, limited-precision accumulation over 128 products), waits
+//     for them, and promotes: acc = fma(partial, scale_a * scale_b, acc) in FP32. After its last
+//     slice it frees the stage before promoting. The other math warpgroups' wgmma run meanwhile;
+//     measured, that keeps the tensor pipe only ~60% busy (docs/own-gemm.md);
 //   - the epilogue writes the FP32 accumulators to D (bf16 or f32) straight from registers,
 //     while the producer already loads the next tile's stages.
 //

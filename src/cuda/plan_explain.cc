@@ -34,7 +34,8 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
                       static_cast<long long>(own.rhs_scale.block)));
   Line(out,
        "accumulation: each 128-K block's wgmma partial sum promoted into f32 registers: "
-       "acc += partial * (scale_a * scale_b), rounded multiply then rounded add");
+       "acc = fma(partial, f32(scale_a * scale_b), acc), one rounding (emulated with "
+       "Fp8AccumulatorModel::fused_promotion)");
   Line(out,
        StrFormat("epilogue: D written from the registers as %s", DTypeName(plan.spec.output_type)));
   Line(out, "split-K: none (one accumulation over all of K per output)");

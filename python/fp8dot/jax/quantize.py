@@ -95,8 +95,9 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
     _ffi.register()
     if x.ndim != 2:
         raise ValueError(f"fused_quantize takes a matrix [rows, contracting], got shape {x.shape}")
-    quantizer = make_quantizer(_description(x, "x"), jnp.dtype(dtype).name, granularity, bool(row_major),
-                               bool(transposed), scale is not None, int(margin), bool(amax))
+    quantizer = make_quantizer(_description(x, "x"), jnp.dtype(dtype).name, granularity,
+                               bool(row_major), bool(transposed), scale is not None, int(margin),
+                               bool(amax))
     q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
     shapes = [(q_shape, dtype), (scale_shape, jnp.float32), (q_t_shape, dtype),
               (scale_t_shape, jnp.float32), (() if amax else None, jnp.float32)]

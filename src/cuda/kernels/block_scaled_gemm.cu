@@ -354,8 +354,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
 #endif
 }
 
-// ---- Host side
-// -----------------------------------------------------------------------------------
+// ---- Host side -----------------------------------------------------------------------------
 
 PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 encoder = [] {
@@ -395,6 +394,25 @@ StatusOr<CUtensorMap> OperandMap(const char* name, const void* data, int64_t row
   return map;
 }
 
+// A launch of `grid` CTAs of `threads` threads, in clusters of `cluster` (a plain launch when it
+// is 1). Holds the cluster attribute that config.attrs points at, hence not copyable.
+struct KernelLaunch {
+  cudaLaunchAttribute cluster_dims{};
+  cudaLaunchConfig_t config{};
+  KernelLaunch(int grid, int threads, int shared_bytes, int cluster, cudaStream_t stream) {
+    cluster_dims.id = cudaLaunchAttributeClusterDimension;
+    cluster_dims.val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    config.attrs = &cluster_dims;
+    config.numAttrs = cluster > 1 ? 1 : 0;
+  }
+  KernelLaunch(const KernelLaunch&) = delete;
+  KernelLaunch& operator=(const KernelLaunch&) = delete;
+};
+
 template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
   using Shape = TileShape<kBlockM, kBlockN>;
@@ -407,17 +425,11 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
                              Shape::kSharedBytes),
         context);
     if constexpr (kCluster == 1) return p.sm_count;
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim = {kCluster, 1, 1};
-    config.gridDim = dim3(kCluster * p.sm_count);
-    config.blockDim = dim3(Shape::kThreads);
-    config.dynamicSmemBytes = Shape::kSharedBytes;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    const KernelLaunch launch(kCluster * p.sm_count, Shape::kThreads, Shape::kSharedBytes, kCluster,
+                              nullptr);
     int clusters = 0;
-    FP8_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config), context);
+    FP8_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config),
+                             context);
     return clusters;
   }();
   FP8_RETURN_IF_ERROR(resident_units.status());
@@ -449,18 +461,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
       p.output_ld % 2 == 0 && reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(Out)) == 0;
   const int units = args.unit_rows * args.unit_cols;
   const int grid = kCluster * std::max(1, std::min(units, *resident_units));
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim = {kCluster, 1, 1};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(Shape::kThreads);
-  config.dynamicSmemBytes = Shape::kSharedBytes;
-  config.stream = stream;
-  // A cluster attribute only where there is a cluster (a plain launch otherwise).
-  config.attrs = &cluster;
-  config.numAttrs = kCluster > 1 ? 1 : 0;
-  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, lhs_map, rhs_map, args), context);
+  const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
+  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, args),
+                           context);
   return OkStatus();
 }
 

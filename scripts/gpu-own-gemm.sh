@@ -5,7 +5,8 @@
 # $OUT; a short table is printed last.
 #   carry: build/tests/cuda/cuda_test build/gpu_bench build/wheel-cp312 (OpenBLAS libraries)
 # Environment: BUILD (default build), OWN_SHAPES (default bench/deepgemm_shapes.txt),
-#   SKIP_SANITIZER=1, SKIP_SUITE=1, OWN_TEST_FILTER (default CudaOwnGemm*).
+#   SKIP_SANITIZER=1, SKIP_SUITE=1, OWN_TEST_FILTER (default CudaOwnGemm*),
+#   OWN_TILES (a comma-separated list: also time each of these tiles on OWN_SHAPES).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fp8dot-own-gemm}
@@ -25,6 +26,13 @@ echo "== gpu_bench: own kernel vs cuBLASLt, 1x128 x 128x128, DeepGEMM's shapes"
 timeout 300 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
   --configs "1x128 x 128x128 own" --csv "$OUT/own-deepgemm.csv" > "$OUT/own-deepgemm.md" 2>&1
 echo "bench rc=$?"
+OWN_TILES_CSV="$OUT/own-tiles.csv"
+if [[ -n "${OWN_TILES:-}" ]]; then
+  timeout 400 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
+    --configs "1x128 x 128x128 own" --own-tiles "$OWN_TILES" --csv "$OWN_TILES_CSV" \
+    > "$OUT/own-tiles.md" 2>&1
+  echo "tile sweep rc=$?"
+fi
 if [[ "${SKIP_SUITE:-0}" != 1 ]]; then
   timeout 300 "$BUILD/gpu_bench" bench/shapes.txt --configs "1x128 x 128x128 own" \
     --csv "$OUT/own-suite.csv" > "$OUT/own-suite.md" 2>&1

@@ -535,6 +535,8 @@ StatusOr<void*> EnqueueGemm(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cu
     p.output_ld = dot.n;
     p.tile = plan.own->tile;
     p.sm_count = plan.own->sm_count;
+    p.workspace = plan.workspace.data();
+    p.workspace_bytes = plan.workspace.size();
     FP8_RETURN_IF_ERROR(LaunchBlockScaledGemm(p, stream, plan.context));
     return b.output;
   }
@@ -651,7 +653,14 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     FP8_RETURN_IF_ERROR(
         cuda::PlanBuilder(plan, types, cuda::LtShape{.m = dot.n, .n = dot.m, .k = k})
             .BuildOwn(gemm));
+    if (gemm.workspace_bytes > 0) {
+      FP8_ASSIGN_OR_RETURN(plan.workspace, DeviceBuffer::Allocate(gemm.workspace_bytes,
+                                                                  "own GEMM split-K workspace"));
+      FP8_CUDA_RETURN_IF_ERROR(cudaMemset(plan.workspace.data(), 0, gemm.workspace_bytes),
+                               plan.context);
+    }
     info.engine = cuda::OwnGemmDescription(gemm);
+    info.k_split = {.slices = gemm.tile.k_splits, .tile = 128};
     info.native_fp8 = true;
     info.fast_accum = 0;
     info.fused_promotion = true;

@@ -38,17 +38,11 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   OwnGemm gemm;
   gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count);
   if (!options.own_tile.empty()) {
-    std::string known;
-    bool found = false;
-    for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
-      known += (known.empty() ? "" : ", ") + tile.ToString();
-      if (tile.ToString() == options.own_tile) gemm.tile = tile, found = true;
-    }
-    if (!found) {
-      return InvalidArgument("the own kernel has no tile '%s' (it has %s)",
-                             options.own_tile.c_str(), known.c_str());
-    }
+    FP8_ASSIGN_OR_RETURN(gemm.tile, ParseBlockScaledGemmTile(options.own_tile));
   }
+  // "64x128s8" on a K of 4 blocks runs (and is named) as 64x128s4.
+  gemm.tile.k_splits = EffectiveKSplits(gemm.tile, dot.k);
+  gemm.workspace_bytes = BlockScaledGemmWorkspaceBytes(gemm.tile, dot.m, dot.n, dot.k);
   gemm.lhs_scale = SourceScaleStrides(spec.lhs_scale, true);
   gemm.rhs_scale = SourceScaleStrides(spec.rhs_scale, false);
   gemm.sm_count = sm_count;

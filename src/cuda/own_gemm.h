@@ -15,13 +15,15 @@ struct OwnGemm {
   BlockScaledGemmTile tile;
   ScaleStrides lhs_scale, rhs_scale;
   int sm_count = 0;
+  size_t workspace_bytes = 0;  // split-K's, zero-filled once (the kernel leaves it so)
 };
 
 // Why the own kernel cannot run `spec` ("" when it can), in terms of the spec.
 std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot);
 
 // The kernel's configuration for an eligible spec on a device with `sm_count` SMs: the tile
-// the options ask for (INVALID_ARGUMENT when the kernel has no such tile), else the heuristic's.
+// (and split-K) the options ask for (INVALID_ARGUMENT when the kernel has no such tile), else
+// the heuristic's.
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count);
 

@@ -38,7 +38,15 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
        "Fp8AccumulatorModel::fused_promotion)");
   Line(out,
        StrFormat("epilogue: D written from the registers as %s", DTypeName(plan.spec.output_type)));
-  Line(out, "split-K: none (one accumulation over all of K per output)");
+  const std::vector<int64_t> ends = KSliceEnds(plan.info.dot.k, plan.info.k_split);
+  if (ends.size() > 1) {
+    Line(out, StrFormat("split-K: K cut into %zu runs of up to %lld K-elements, each promoted on "
+                        "its own by its own CTA; the last to finish adds them in order (f32) and "
+                        "writes D (workspace %zu bytes)",
+                        ends.size(), static_cast<long long>(ends.front()), plan.workspace.size()));
+  } else {
+    Line(out, "split-K: none (one accumulation over all of K per output)");
+  }
   return out;
 }
 

@@ -13,11 +13,15 @@
 //     the stage's block_m A scales and its B scale beside them (cp.async, any scale layout). The
 //     other warpgroups are the math, one per 64-row slice of the tile (two slices each for
 //     256-row tiles);
-//   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into
-//     `partial` (the tensor core's own, limited-precision accumulation over 128 products), waits
-//     for them, and promotes: acc = fma(partial, scale_a * scale_b, acc) in FP32. After its last
-//     slice it frees the stage before promoting. The other math warpgroups' wgmma run meanwhile;
-//     measured, that keeps the tensor pipe only ~60% busy (docs/own-gemm.md);
+//   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into a
+//     partial sum (the tensor core's own, limited-precision accumulation over 128 products) and
+//     promotes it: acc = fma(partial, scale_a * scale_b, acc) in FP32. Warpgroups of one slice
+//     (tiles of up to 128 rows) keep two partial sums in turn, so block k + 1 is on the tensor
+//     core while block k is promoted; the others (192- and 256-row tiles, short of registers)
+//     wait for each block's wgmma before promoting, while the other warpgroups' wgmma run;
+//   - split-K (tiles of up to 128 rows, for problems with fewer tiles than SMs): a unit of work
+//     is one run of a tile's K-blocks; each run leaves its FP32 sums in the workspace and counts
+//     itself in; the last run of a tile adds all runs in order and writes D;
 //   - the epilogue writes the FP32 accumulators to D (bf16 or f32) straight from registers,
 //     while the producer already loads the next tile's stages.
 //
@@ -48,7 +52,8 @@ constexpr int kSliceRows = 64;      // rows per wgmma (its M)
 constexpr int kScaleColumns = 128;  // columns one B scale covers
 constexpr int kSharedLimit = 227 * 1024;
 constexpr int kMaxStages = 16;
-constexpr int kTileRowsPerGroup = 8;  // rasterisation: tile-rows per group
+constexpr int kTileRowsPerGroup = 8;   // rasterisation: tile-rows per group
+constexpr int kMaxSplitKBlockM = 128;  // the kernel's split-K reduction fits these tiles only
 // Register budgets after setmaxnreg (65536 per SM): 2 math warpgroups take 232 each, 3 take 160
 // (the producer warpgroup keeps 40, or 32: 128 x 32 + 384 x 160 = 65536).
 template <int kMathWarpgroups>
@@ -69,15 +74,23 @@ struct TileShape {
   static constexpr int kScaleBytes = kBlockM * 4 + 16;  // A's scales, then B's (16-byte slots)
   static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
   static constexpr int kAlignmentSlack = 1024;  // 128-byte swizzled tiles start on 1024 bytes
+  static constexpr int kFlagBytes = 16;         // split-K: "this CTA adds the runs" (one int)
   static constexpr int kStages =
-      std::min(kMaxStages, (kSharedLimit - kAlignmentSlack) / (kStageBytes + 16));
-  static constexpr int kSharedBytes = kStages * (kStageBytes + 16) + kAlignmentSlack;
+      std::min(kMaxStages, (kSharedLimit - kAlignmentSlack - kFlagBytes) / (kStageBytes + 16));
+  static constexpr int kSharedBytes = kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
+  static constexpr int kMathThreads = kMathWarpgroups * kWarpgroupThreads;
   static_assert(kBlockM % (kSliceRows * kSlices) == 0 && kScaleColumns % kBlockN == 0);
   static_assert(kLhsTileBytes % 1024 == 0 && kRhsTileBytes % 1024 == 0);
 };
 
 struct KernelArgs {
   int m, n, k_blocks;
+  // Split-K: each tile's K-blocks are cut into k_splits runs of blocks_per_split (the last may
+  // be shorter, none is empty), one unit of work each. A run leaves its FP32 sums in
+  // split_partials; the tile's last run to finish adds them in run order and writes D.
+  int k_splits, blocks_per_split;
+  float* split_partials;  // [tile][run][kSlices * kRegisters / 4][math thread] float4s
+  int* split_arrivals;    // [tile]: runs finished; reset to 0 by the last (zero between launches)
   // The A scales are M-major (row stride 1), their K-blocks 16-byte aligned and M % 4 == 0.
   bool lhs_scale_vectors;
   int unit_rows, unit_cols;  // units of work (a cluster's tiles: one row, kCluster columns)
@@ -150,6 +163,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;
   constexpr int kRegisters = Wgmma::kRegisters;
+  // Two partial sums fit beside the accumulators when the warpgroup has one slice and ~40
+  // registers to spare for addresses and loop state.
+  constexpr bool kPipelined =
+      kSlices == 1 && 3 * kRegisters + 40 <= kMathRegisters<Shape::kMathWarpgroups>;
+  // Split-K's reduction needs registers too: only the tiles of up to 128 rows (those that
+  // problems with few tiles use) have them.
+  constexpr bool kSplitK = kBlockM <= kMaxSplitKBlockM;
 
   extern __shared__ uint8_t shared_unaligned[];
   uint8_t* shared = reinterpret_cast<uint8_t*>(
@@ -159,6 +179,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   float* scales = reinterpret_cast<float*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
   uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
   uint64_t* empty = full + kStages;
+  int* adds_runs = reinterpret_cast<int*>(empty + kStages);
   // Stage s's scales: A's block_m (one per tile row), then B's one.
   const auto lhs_scales = [&](int stage) { return scales + stage * Shape::kScaleBytes / 4; };
   const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + kBlockM; };
@@ -182,7 +203,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
 
   const int rank = kCluster > 1 ? static_cast<int>(hopper::ClusterRank()) : 0;
   const int first_unit = blockIdx.x / kCluster, unit_stride = gridDim.x / kCluster;
-  const int units = args.unit_rows * args.unit_cols;
+  // A unit of work is one run of K-blocks of one cluster's tiles; a tile's runs are
+  // consecutive units, so that they run side by side.
+  const int units = args.unit_rows * args.unit_cols * args.k_splits;
+  const auto blocks_of = [&](int unit) {
+    const int first = (unit % args.k_splits) * args.blocks_per_split;
+    return min(args.k_blocks - first, args.blocks_per_split);
+  };
   if (warpgroup == Shape::kMathWarpgroups) {
     // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales.
     if constexpr (Shape::kMathWarpgroups > 1) {
@@ -192,11 +219,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
     const bool copies_tiles = warp_in_group == 0;
     StageRing ring;
     for (int unit = first_unit; unit < units; unit += unit_stride) {
-      const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit, rank, args);
+      const TileOrigin origin =
+          TileAt<kBlockM, kBlockN, kCluster>(unit / args.k_splits, rank, args);
       const bool has_columns = origin.col < args.n;
       const float* rhs_scale_row =
           args.rhs_scale + (origin.col / kScaleColumns) * args.rhs_scale_row_stride;
-      for (int kb = 0; kb < args.k_blocks; ++kb) {
+      const int first_block = (unit % args.k_splits) * args.blocks_per_split;
+      for (int kb = first_block; kb < first_block + blocks_of(unit); ++kb) {
         uint64_t* filled = &full[ring.stage];
         hopper::BarrierWait(&empty[ring.stage], ring.phase ^ 1);
         if (copies_tiles) {
@@ -272,10 +301,54 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   const int first_slice_row = warpgroup * kSlices * kSliceRows;
   const int row_in_slice = warp_in_group * 16 + lane / 4;
   Out* output = static_cast<Out*>(args.output);
-  float partial[kRegisters];
+
+  // One K-block of one slice on the tensor core: the 4 wgmma k32 steps into `partial`, committed
+  // as one group. Returns the block's promotion factors (scale_a * scale_b for this thread's two
+  // rows), read from shared memory now, while the stage is certainly still filled.
+  const auto issue_block = [&](float(&partial)[kRegisters], int stage, int slice_row) {
+    const float scale_b = rhs_scale(stage)[0];
+    const float2 promote =
+        make_float2(__fmul_rn(lhs_scales(stage)[slice_row + row_in_slice], scale_b),
+                    __fmul_rn(lhs_scales(stage)[slice_row + row_in_slice + 8], scale_b));
+    const uint64_t a = hopper::SwizzledK128Descriptor(lhs_tiles + stage * Shape::kLhsTileBytes +
+                                                      slice_row * kBlockK);
+    const uint64_t b = hopper::SwizzledK128Descriptor(rhs_tiles + stage * Shape::kRhsTileBytes);
+#pragma unroll
+    for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
+    hopper::WgmmaFence();
+#pragma unroll
+    for (int step = 0; step < kBlockK / kWgmmaK; ++step) {
+      constexpr uint64_t kStepDescriptorUnits = kWgmmaK / 16;  // descriptors count 16 bytes
+      Wgmma::Run(partial, a + step * kStepDescriptorUnits, b + step * kStepDescriptorUnits,
+                 step > 0);
+    }
+    hopper::WgmmaCommitGroup();
+    return promote;
+  };
+  // The stage is free once this warpgroup's wgmma that read it have completed.
+  const auto release_stage = [&](int stage) {
+    if (lane == 0) hopper::BarrierArrive(&empty[stage]);
+    // The stage's A also came from the other CTAs: they may refill it only when this CTA is
+    // done with it too. Lane c + 1 tells CTA c.
+    if constexpr (kCluster > 1) {
+      if (lane >= 1 && lane <= kCluster && lane - 1 != rank) {
+        hopper::BarrierArriveInCta(&empty[stage], lane - 1);
+      }
+    }
+  };
+  const auto promote_block = [&](float(&acc)[kRegisters], float(&partial)[kRegisters],
+                                 float2 promote) {
+#pragma unroll
+    for (int i = 0; i < kRegisters; ++i) {
+      hopper::FenceRegister(partial[i]);
+      acc[i] = __fmaf_rn(partial[i], i % 4 < 2 ? promote.x : promote.y, acc[i]);
+    }
+  };
+
   StageRing ring;
   for (int unit = first_unit; unit < units; unit += unit_stride) {
-    const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit, rank, args);
+    const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit / args.k_splits, rank, args);
+    const int blocks = blocks_of(unit);
     float acc[kSlices][kRegisters];
 #pragma unroll
     for (int v = 0; v < kSlices; ++v) {
@@ -283,51 +356,104 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       for (int i = 0; i < kRegisters; ++i) acc[v][i] = 0.0f;
     }
 
-    for (int kb = 0; kb < args.k_blocks; ++kb) {
+    if constexpr (kPipelined) {
+      // Two partial sums in turn: block kb + 1 is on the tensor core while block kb is promoted,
+      // so the promotion costs no tensor-core time. The two buffers are named, not indexed,
+      // so that ptxas sees which registers each wgmma group owns (the loop is unrolled by two).
+      float partial0[kRegisters], partial1[kRegisters];
       hopper::BarrierWait(&full[ring.stage], ring.phase);
-      const float scale_b = rhs_scale(ring.stage)[0];
-      const uint64_t b =
-          hopper::SwizzledK128Descriptor(rhs_tiles + ring.stage * Shape::kRhsTileBytes);
-#pragma unroll
-      for (int v = 0; v < kSlices; ++v) {
-        const int slice_row = first_slice_row + v * kSliceRows;
-        // Shared-memory reads before the wgmma fence.
-        const float promote0 = __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice], scale_b);
-        const float promote1 =
-            __fmul_rn(lhs_scales(ring.stage)[slice_row + row_in_slice + 8], scale_b);
-        const uint64_t a = hopper::SwizzledK128Descriptor(
-            lhs_tiles + ring.stage * Shape::kLhsTileBytes + slice_row * kBlockK);
-#pragma unroll
-        for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
-        hopper::WgmmaFence();
-#pragma unroll
-        for (int step = 0; step < kBlockK / kWgmmaK; ++step) {
-          constexpr uint64_t kStepDescriptorUnits = kWgmmaK / 16;  // descriptors count 16 bytes
-          Wgmma::Run(partial, a + step * kStepDescriptorUnits, b + step * kStepDescriptorUnits,
-                     step > 0);
+      int pending_stage = ring.stage;
+      float2 pending = issue_block(partial0, ring.stage, first_slice_row);
+      ring.Advance(kStages);
+      for (int kb = 1;; kb += 2) {
+        if (kb < blocks) {
+          hopper::BarrierWait(&full[ring.stage], ring.phase);
+          const float2 next = issue_block(partial1, ring.stage, first_slice_row);
+          hopper::WgmmaWaitGroup<1>();
+          release_stage(pending_stage);
+          promote_block(acc[0], partial0, pending);
+          pending = next, pending_stage = ring.stage;
+          ring.Advance(kStages);
+        } else {
+          hopper::WgmmaWaitGroup<0>();
+          release_stage(pending_stage);
+          promote_block(acc[0], partial0, pending);
+          break;
         }
-        hopper::WgmmaCommitGroup();
-#pragma unroll
-        for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
-        hopper::WgmmaWaitGroup<0>();
-        // After the last slice the stage is free: release it before promoting.
-        if (v == kSlices - 1) {
-          if (lane == 0) hopper::BarrierArrive(&empty[ring.stage]);
-          // The stage's A also came from the other CTAs: they may refill it only when this CTA
-          // is done with it too. Lane c + 1 tells CTA c.
-          if constexpr (kCluster > 1) {
-            if (lane >= 1 && lane <= kCluster && lane - 1 != rank) {
-              hopper::BarrierArriveInCta(&empty[ring.stage], lane - 1);
-            }
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < kRegisters; ++i) {
-          hopper::FenceRegister(partial[i]);
-          acc[v][i] = __fmaf_rn(partial[i], i % 4 < 2 ? promote0 : promote1, acc[v][i]);
+        if (kb + 1 < blocks) {
+          hopper::BarrierWait(&full[ring.stage], ring.phase);
+          const float2 next = issue_block(partial0, ring.stage, first_slice_row);
+          hopper::WgmmaWaitGroup<1>();
+          release_stage(pending_stage);
+          promote_block(acc[0], partial1, pending);
+          pending = next, pending_stage = ring.stage;
+          ring.Advance(kStages);
+        } else {
+          hopper::WgmmaWaitGroup<0>();
+          release_stage(pending_stage);
+          promote_block(acc[0], partial1, pending);
+          break;
         }
       }
-      ring.Advance(kStages);
+    } else {
+      // Too few registers for two partial sums: each block waits for its wgmma, then promotes,
+      // while the other math warpgroups' wgmma run.
+      float partial[kRegisters];
+      for (int kb = 0; kb < blocks; ++kb) {
+        hopper::BarrierWait(&full[ring.stage], ring.phase);
+#pragma unroll
+        for (int v = 0; v < kSlices; ++v) {
+          const float2 promote = issue_block(partial, ring.stage, first_slice_row + v * kSliceRows);
+          hopper::WgmmaWaitGroup<0>();
+          if (v == kSlices - 1) release_stage(ring.stage);  // after the last slice's wgmma
+          promote_block(acc[v], partial, promote);
+        }
+        ring.Advance(kStages);
+      }
+    }
+
+    if (kSplitK && args.k_splits > 1) {
+      // Leave this run's sums; unless every other run of the tile has left its own, the tile is
+      // done here. Otherwise add the runs in order (as the emulation's KSplit does), from this
+      // run's registers and the others' slots, and write D below.
+      const int math_thread = threadIdx.x;  // the math warpgroups come first
+      const int run = unit % args.k_splits;
+      const int tile = (unit / args.k_splits) * kCluster + rank;
+      constexpr int kVectors = kSlices * kRegisters / 4;
+      const auto slot = [&](int r) {
+        return reinterpret_cast<float4*>(args.split_partials) +
+               static_cast<int64_t>(tile * args.k_splits + r) * kVectors * Shape::kMathThreads +
+               math_thread;
+      };
+#pragma unroll
+      for (int j = 0; j < kVectors; ++j) {
+        const float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
+        __stcg(slot(run) + j * Shape::kMathThreads, make_float4(a[0], a[1], a[2], a[3]));
+      }
+      __threadfence();
+      hopper::NamedBarrierSync(1, Shape::kMathThreads);
+      if (math_thread == 0) {
+        *adds_runs = atomicAdd(&args.split_arrivals[tile], 1) == args.k_splits - 1;
+        if (*adds_runs) args.split_arrivals[tile] = 0;  // every run has arrived: ready for reuse
+      }
+      hopper::NamedBarrierSync(1, Shape::kMathThreads);
+      if (!*adds_runs) continue;
+      __threadfence();
+      // The runs in order, this one's included (read back like the others: no register copy
+      // to keep), each run's loads in flight together: one L2 round trip per run.
+      for (int r = 0; r < args.k_splits; ++r) {
+        float4 next[kVectors];
+#pragma unroll
+        for (int j = 0; j < kVectors; ++j) next[j] = __ldcg(slot(r) + j * Shape::kMathThreads);
+#pragma unroll
+        for (int j = 0; j < kVectors; ++j) {
+          float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
+          a[0] = r == 0 ? next[j].x : __fadd_rn(a[0], next[j].x);
+          a[1] = r == 0 ? next[j].y : __fadd_rn(a[1], next[j].y);
+          a[2] = r == 0 ? next[j].z : __fadd_rn(a[2], next[j].z);
+          a[3] = r == 0 ? next[j].w : __fadd_rn(a[3], next[j].w);
+        }
+      }
     }
 
     const int col0 = origin.col + 2 * (lane % 4);
@@ -413,6 +539,36 @@ struct KernelLaunch {
   KernelLaunch& operator=(const KernelLaunch&) = delete;
 };
 
+// How a problem is cut into units of work for a tile (host side).
+struct WorkLayout {
+  int k_blocks, k_splits, blocks_per_split;
+  int unit_rows, unit_cols;  // in clusters of tiles
+  int block_m, block_n, cluster;
+  int64_t Tiles() const { return int64_t{unit_rows} * unit_cols * cluster; }
+  size_t ArrivalBytes() const {
+    return (static_cast<size_t>(Tiles()) * sizeof(int) + 255) / 256 * 256;
+  }
+  size_t WorkspaceBytes() const {
+    if (k_splits == 1) return 0;
+    return ArrivalBytes() + static_cast<size_t>(Tiles()) * k_splits * block_m * block_n * 4;
+  }
+};
+
+WorkLayout LayoutOf(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k) {
+  WorkLayout layout{};
+  layout.k_blocks = static_cast<int>(std::max<int64_t>(1, (k + kBlockK - 1) / kBlockK));
+  const int splits = std::clamp(tile.k_splits, 1, layout.k_blocks);
+  layout.blocks_per_split = (layout.k_blocks + splits - 1) / splits;
+  layout.k_splits = (layout.k_blocks + layout.blocks_per_split - 1) / layout.blocks_per_split;
+  const int tile_cols = static_cast<int>((n + tile.block_n - 1) / tile.block_n);
+  layout.unit_rows = static_cast<int>((m + tile.block_m - 1) / tile.block_m);
+  layout.unit_cols = (tile_cols + tile.cluster - 1) / tile.cluster;
+  layout.block_m = tile.block_m;
+  layout.block_n = tile.block_n;
+  layout.cluster = tile.cluster;
+  return layout;
+}
+
 template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
   using Shape = TileShape<kBlockM, kBlockN>;
@@ -442,10 +598,26 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   KernelArgs args{};
   args.m = static_cast<int>(p.m);
   args.n = static_cast<int>(p.n);
-  args.k_blocks = static_cast<int>((p.k + kBlockK - 1) / kBlockK);
-  const int tile_cols = static_cast<int>((p.n + kBlockN - 1) / kBlockN);
-  args.unit_rows = static_cast<int>((p.m + kBlockM - 1) / kBlockM);
-  args.unit_cols = (tile_cols + kCluster - 1) / kCluster;
+  const WorkLayout layout = LayoutOf(p.tile, p.m, p.n, p.k);
+  args.k_blocks = layout.k_blocks;
+  args.k_splits = layout.k_splits;
+  args.blocks_per_split = layout.blocks_per_split;
+  args.unit_rows = layout.unit_rows;
+  args.unit_cols = layout.unit_cols;
+  if (layout.k_splits > 1) {
+    if (kBlockM > kMaxSplitKBlockM) {
+      return InvalidArgument("own GEMM: split-K runs on tiles of up to %d rows, not %s [%s]",
+                             kMaxSplitKBlockM, p.tile.ToString().c_str(), context.c_str());
+    }
+    if (p.workspace == nullptr || p.workspace_bytes < layout.WorkspaceBytes()) {
+      return InvalidArgument("own GEMM: tile %s needs a workspace of %zu bytes, got %zu [%s]",
+                             p.tile.ToString().c_str(), layout.WorkspaceBytes(), p.workspace_bytes,
+                             context.c_str());
+    }
+    args.split_arrivals = static_cast<int*>(p.workspace);
+    args.split_partials =
+        reinterpret_cast<float*>(static_cast<char*>(p.workspace) + layout.ArrivalBytes());
+  }
   args.lhs_scale = p.lhs_scale;
   args.lhs_scale_vectors = p.lhs_scale_row_stride == 1 && p.m % 4 == 0 &&
                            p.lhs_scale_block_stride % 4 == 0 &&
@@ -459,7 +631,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.output_ld = p.output_ld;
   args.paired_stores =
       p.output_ld % 2 == 0 && reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(Out)) == 0;
-  const int units = args.unit_rows * args.unit_cols;
+  const int units = args.unit_rows * args.unit_cols * args.k_splits;
   const int grid = kCluster * std::max(1, std::min(units, *resident_units));
   const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
   FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, args),
@@ -507,7 +679,50 @@ Status LaunchForLhs(const BlockScaledGemmParams& p, cudaStream_t stream,
 
 std::string BlockScaledGemmTile::ToString() const {
   return std::to_string(block_m) + "x" + std::to_string(block_n) +
-         (cluster > 1 ? "c" + std::to_string(cluster) : "");
+         (cluster > 1 ? "c" + std::to_string(cluster) : "") +
+         (k_splits > 1 ? "s" + std::to_string(k_splits) : "");
+}
+
+StatusOr<BlockScaledGemmTile> ParseBlockScaledGemmTile(const std::string& text) {
+  constexpr int kMaxSplits = 64;
+  std::string base = text;
+  int k_splits = 1;
+  if (const size_t s = text.find('s'); s != std::string::npos) {
+    base = text.substr(0, s);
+    const std::string digits = text.substr(s + 1);
+    const bool numeric = !digits.empty() && digits.size() <= 2 &&
+                         digits.find_first_not_of("0123456789") == std::string::npos;
+    k_splits = numeric ? std::stoi(digits) : 0;
+    if (k_splits < 2 || k_splits > kMaxSplits) {
+      return InvalidArgument("own GEMM tile '%s': the split after 's' must be 2 to %d",
+                             text.c_str(), kMaxSplits);
+    }
+    if (base.find('x') != std::string::npos && std::stoi(base) > kMaxSplitKBlockM) {
+      return InvalidArgument("own GEMM tile '%s': split-K runs on tiles of up to %d rows",
+                             text.c_str(), kMaxSplitKBlockM);
+    }
+  }
+  std::string known;
+  for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
+    if (tile.ToString() == base) {
+      tile.k_splits = k_splits;
+      return tile;
+    }
+    known += (known.empty() ? "" : ", ") + tile.ToString();
+  }
+  return InvalidArgument(
+      "the own kernel has no tile '%s' (it has %s, each with an optional split-K suffix "
+      "s2..s%d)",
+      text.c_str(), known.c_str(), kMaxSplits);
+}
+
+int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k) {
+  return LayoutOf(tile, 1, 1, k).k_splits;
+}
+
+size_t BlockScaledGemmWorkspaceBytes(const BlockScaledGemmTile& tile, int64_t m, int64_t n,
+                                     int64_t k) {
+  return LayoutOf(tile, m, n, k).WorkspaceBytes();
 }
 
 std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
@@ -519,27 +734,45 @@ std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
 }
 
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count) {
-  (void)k;  // every tile walks all of K; only the tile count and per-tile cost differ
+  // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
+  // shapes; docs/own-gemm.md):
+  //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
+  //     or the time to pull its operands at ~32 bytes per clock, whichever is longer, plus
+  //     ~100 clocks of handshakes;
+  //   - all CTAs together pull operands from L2 at ~3000 bytes per clock;
+  //   - split-K adds a reduction: the runs' FP32 sums written and read once more, and ~2000
+  //     clocks of fences, the arrival count and the last run's reads.
+  constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 32, kL2BytesPerClock = 3000;
+  constexpr double kHandshakeClocks = 100, kReductionClocks = 2000;
   BlockScaledGemmTile best;
   double best_cost = INFINITY;
-  for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
-    // Clusters sharing A measured slower on the H200 on every shape tried (docs/own-gemm.md):
-    // only taken when asked for.
+  for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
+    // Clusters sharing A measured slower on the H200 on every shape tried: only taken when
+    // asked for.
     if (tile.cluster > 1) continue;
-    const int64_t tile_cols = (n + tile.block_n - 1) / tile.block_n;
-    const int64_t units =
-        ((m + tile.block_m - 1) / tile.block_m) * ((tile_cols + tile.cluster - 1) / tile.cluster);
-    const int64_t resident = std::max(1, sm_count / tile.cluster);
-    const int64_t waves = (units + resident - 1) / resident;
-    // Per K-block on one SM: the tensor cores do 2 * 128 * block_m * block_n flops at ~8192
-    // per clock; the operands are (block_m / cluster + block_n) * 128 bytes (A is shared in a
-    // cluster) at ~24 bytes per clock, each SM's share of the ~5.5 TB/s L2 bandwidth measured
-    // on the H200. A tile costs whichever is larger.
-    const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / 8192.0;
-    const double bytes = (tile.block_m / tile.cluster + tile.block_n) * kBlockK / 24.0;
-    // Each K-block also costs a fixed ~200 clocks per slice of promotion and handshakes.
-    const double cost = static_cast<double>(waves) * (std::max(mma, bytes) + 200.0);
-    if (cost < best_cost) best_cost = cost, best = tile;
+    for (const int splits : {1, 2, 3, 4, 6, 8}) {
+      if (splits > 1 && tile.block_m > kMaxSplitKBlockM) break;
+      tile.k_splits = splits;
+      const WorkLayout layout = LayoutOf(tile, m, n, k);
+      if (layout.k_splits != splits) continue;  // K too short: the same as fewer splits
+      const int64_t tiles = layout.Tiles();
+      // Split only to fill the SMs.
+      if (splits > 1 && tiles * (splits - 1) >= sm_count) continue;
+      const int64_t units = tiles * splits;
+      const int64_t waves = (units + sm_count - 1) / sm_count;
+      const double block_bytes = (tile.block_m + tile.block_n) * kBlockK;
+      const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
+      const double per_block = std::max(mma, block_bytes / kSmBytesPerClock) + kHandshakeClocks;
+      const double sm_time = static_cast<double>(waves) * layout.blocks_per_split * per_block;
+      const double l2_time =
+          static_cast<double>(units) * layout.blocks_per_split * block_bytes / kL2BytesPerClock;
+      const double reduction = splits == 1 ? 0.0
+                                           : kReductionClocks + 2.0 * static_cast<double>(units) *
+                                                                    tile.block_m * tile.block_n *
+                                                                    4 / kL2BytesPerClock;
+      const double cost = std::max(sm_time, l2_time) + reduction;
+      if (cost < best_cost) best_cost = cost, best = tile;
+    }
   }
   return best;
 }

@@ -22,20 +22,37 @@ namespace fp8dot::cuda {
 // One CTA computes block_m x block_n of D: 64 (one math warpgroup), 128 (two) or 256 (two, of
 // 2 x 64 rows each) by 16, 32, 64 or 128 columns (each divides the 128 columns one B scale
 // covers). With cluster = 2, two CTAs computing neighbouring column tiles of the same rows
-// load A once between them (each copies half into both, TMA multicast).
+// load A once between them (each copies half into both, TMA multicast). With k_splits > 1
+// (split-K, for problems with fewer tiles than SMs), each tile's K-blocks are cut into that many
+// runs, computed by different CTAs; the last to finish adds the runs' FP32 sums in order and
+// writes D (KSplit's rule, so the emulation models it), through the plan's workspace.
 struct BlockScaledGemmTile {
   int block_m = 128;
   int block_n = 128;
   int cluster = 1;
-  std::string ToString() const;  // "128x64", "256x128c2"
+  int k_splits = 1;
+  std::string ToString() const;  // "128x64", "256x128c2", "64x128s4"
 };
 
-// The tiles the kernel is instantiated for.
+// The tiles the kernel is instantiated for (k_splits 1; any k_splits runs on each).
 std::vector<BlockScaledGemmTile> BlockScaledGemmTiles();
 
-// The tile whose wave count times per-tile cost (tensor-core time or operand bytes, whichever
-// bounds it) is the least on `sm_count` SMs.
+// "64x128", "128x128c2", "64x128s4" (k_splits 4): INVALID_ARGUMENT naming the known tiles when
+// the kernel has no such tile.
+StatusOr<BlockScaledGemmTile> ParseBlockScaledGemmTile(const std::string& text);
+
+// The number of runs `tile` really cuts K into (k_splits, less when K has too few blocks for
+// that many non-empty runs of equal length).
+int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k);
+
+// The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
+// it, per wave, plus split-K's reduction) is the least on `sm_count` SMs.
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count);
+
+// Device memory a launch of `tile` on an M x N x K problem needs (0 without split-K). It must
+// be zero-filled once when allocated; the kernel leaves it so after each launch.
+size_t BlockScaledGemmWorkspaceBytes(const BlockScaledGemmTile& tile, int64_t m, int64_t n,
+                                     int64_t k);
 
 struct BlockScaledGemmParams {
   const void* lhs = nullptr;  // [M][K], rows lhs_row_bytes apart
@@ -54,7 +71,11 @@ struct BlockScaledGemmParams {
   DType output_type = DType::kBF16;
   int64_t output_ld = 0;
   BlockScaledGemmTile tile;
-  int sm_count = 0;  // CTAs of the persistent grid (at most one per tile)
+  int sm_count = 0;  // CTAs of the persistent grid (at most one per unit of work)
+  // BlockScaledGemmWorkspaceBytes(tile, m, n, k) bytes, zero-filled when allocated. Launches
+  // sharing a workspace must not overlap (like cuBLASLt's).
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
 
 // Why these operands cannot run on the kernel ("" when they can): types, alignment, sizes.

@@ -166,6 +166,12 @@ __device__ inline uint64_t SwizzledK128Descriptor(const void* tile) {
 }
 
 // Register budgets: the producer warpgroup gives registers back, the math warpgroups take them.
+// A barrier among `threads` threads of the CTA (a multiple of 32), leaving the others out.
+// Barrier 0 is __syncthreads()'s.
+__device__ inline void NamedBarrierSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 template <uint32_t kRegisters>
 __device__ inline void ReleaseRegisters() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));

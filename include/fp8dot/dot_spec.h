@@ -50,10 +50,12 @@ struct DotDimensionNumbers {
 //   kNone         no scale (1.0)            no scale
 //   kTensor       []  (or [1])              [] (or [1])
 //   kOuterVector  [M]   one per row         [N]   one per column
-//   kBlock1x128   [M, K/128]                [K/128, N]
-//   kBlock128x128 [M/128, K/128]            [K/128, N/128]
-// Block modes need the blocked dims to be multiples of 128 and promoted accumulation; the pairs
-// 1x128 x 1x128, 1x128 x 128x128 and 128x128 x 1x128 are allowed (cuBLASLt's rule).
+//   kBlock1x128   [M, ⌈K/128⌉]              [⌈K/128⌉, N]
+//   kBlock128x128 [⌈M/128⌉, ⌈K/128⌉]        [⌈K/128⌉, ⌈N/128⌉]
+// (K/128 below is short for ⌈K/128⌉.) Blocked dims need not be multiples of 128: a partial last
+// block (DeepSeek-V3's N = 2112) has a scale like any other, applied to the elements it has.
+// Block modes need promoted accumulation; the pairs 1x128 x 1x128, 1x128 x 128x128 and
+// 128x128 x 1x128 are allowed (cuBLASLt's rule).
 enum class ScaleMode { kNone, kTensor, kOuterVector, kBlock1x128, kBlock128x128 };
 const char* ScaleModeName(ScaleMode mode);  // "none", "tensor", "outer", "1x128", "128x128"
 StatusOr<ScaleMode> ParseScaleMode(std::string_view text);
@@ -116,6 +118,13 @@ StatusOr<CanonicalDot> ValidateDotSpec(const DotSpec& spec);
 
 // Expected dims of an operand's scale tensor for a mode (see the table above).
 Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot);
+
+// How many 128-element scale blocks cover `extent` elements: ⌈extent/128⌉ (the last may be
+// partial).
+inline constexpr int64_t kScaleBlockSize = 128;
+inline constexpr int64_t ScaleBlockCount(int64_t extent) {
+  return (extent + kScaleBlockSize - 1) / kScaleBlockSize;
+}
 
 // The scale mode whose shape (the table above) `scale_dims` has, for callers that pass a scale
 // tensor without naming its mode (the Python API). Modes are tried in the table's order, so a

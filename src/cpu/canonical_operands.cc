@@ -8,7 +8,6 @@
 namespace fp8dot::cpu {
 namespace {
 
-constexpr int64_t kScaleBlock = 128;
 
 std::vector<int64_t> Offsets(const HostTensor& tensor, const std::vector<int64_t>& dims_to_walk) {
   return WalkOffsets(tensor.dims(), tensor.strides(), dims_to_walk);
@@ -24,7 +23,7 @@ std::vector<float> RowMajorScale(const HostTensor* scale) {
 }  // namespace
 
 float CanonicalOperands::LhsScale(int64_t m, int64_t kb) const {
-  const int64_t k_blocks = dot.k / kScaleBlock;
+  const int64_t k_blocks = ScaleBlockCount(dot.k);
   switch (lhs_scale_mode) {
     case ScaleMode::kNone:
       return 1.0f;
@@ -35,7 +34,7 @@ float CanonicalOperands::LhsScale(int64_t m, int64_t kb) const {
     case ScaleMode::kBlock1x128:
       return lhs_scale[static_cast<size_t>(m * k_blocks + kb)];
     case ScaleMode::kBlock128x128:
-      return lhs_scale[static_cast<size_t>((m / kScaleBlock) * k_blocks + kb)];
+      return lhs_scale[static_cast<size_t>((m / kScaleBlockSize) * k_blocks + kb)];
   }
   return 1.0f;
 }
@@ -51,13 +50,13 @@ float CanonicalOperands::RhsScale(int64_t n, int64_t kb) const {
     case ScaleMode::kBlock1x128:
       return rhs_scale[static_cast<size_t>(kb * dot.n + n)];
     case ScaleMode::kBlock128x128:
-      return rhs_scale[static_cast<size_t>(kb * (dot.n / kScaleBlock) + n / kScaleBlock)];
+      return rhs_scale[static_cast<size_t>(kb * ScaleBlockCount(dot.n) + n / kScaleBlockSize)];
   }
   return 1.0f;
 }
 
 int64_t CanonicalOperands::ScaleBlockK() const {
-  return IsBlockScale(lhs_scale_mode) || IsBlockScale(rhs_scale_mode) ? kScaleBlock : dot.k;
+  return IsBlockScale(lhs_scale_mode) || IsBlockScale(rhs_scale_mode) ? kScaleBlockSize : dot.k;
 }
 
 StatusOr<CanonicalOperands> Canonicalize(const DotSpec& spec, const DotArguments& arguments) {

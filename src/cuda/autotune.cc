@@ -180,7 +180,7 @@ StatusOr<Scratch> MakeScratch(const CudaDotPlan::Impl& plan, const LtMatmulConfi
       s.d, DeviceBuffer::Allocate(static_cast<size_t>(Extent(c.batch, c.stride_d, c.n, c.ldd, c.m) *
                                                       DTypeSizeInBytes(DTypeOf(c.d_type))),
                                   "autotune D"));
-  const int64_t k_blocks = std::max<int64_t>(1, plan.info.dot.k / 128);
+  const int64_t k_blocks = ScaleBlockCount(plan.info.dot.k);
   const int64_t scale_count = std::max(c.m, c.n) * (k_blocks + 4);
   FP8_ASSIGN_OR_RETURN(s.scales, RandomBuffer(scale_count, DType::kF32, 4, 0.5f, 2.0f, "scales"));
   FP8_ASSIGN_OR_RETURN(s.scalar, RandomBuffer(4, DType::kF32, 5, 0.5f, 1.0f, "scalar"));

@@ -378,15 +378,27 @@ StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot
 }
 
 // cuBLASLt's m as it is first; native FP8 with m not a multiple of 16 may have no kernel (m=17
-// and m=1 have none on the H200; m=1000 and m=130 do): then again with m padded to 16.
+// and m=1 have none on the H200; m=1000 and m=130 do): then again with m padded to 16. Block
+// scales with partial blocks may have none either (cuBLASLt 13.1 on the H200: N = 200 with
+// K = 320 or 336; N = 2112 with K = 7168 has one): then with K zero-padded to whole 128-blocks,
+// and last with N padded to whole blocks too. Zero padding adds nothing to a block's sum.
 Status BuildGemm(CudaDotPlan::Impl& plan, const TypePlan& types) {
   const CanonicalDot& dot = plan.info.dot;
   const int64_t k = RoundUp(dot.k, kAlignmentBytes / DTypeSizeInBytes(types.lhs_type));
-  std::vector<int64_t> lt_ms = {dot.n};
-  if (types.native && dot.n % 16 != 0) lt_ms.push_back(RoundUp(dot.n, 16));
+  std::vector<LtShape> shapes = {{.m = dot.n, .n = dot.m, .k = k}};
+  if (types.native && dot.n % 16 != 0)
+    shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = k});
+  const bool block_scaled =
+      IsBlockScale(plan.spec.lhs_scale.mode) || IsBlockScale(plan.spec.rhs_scale.mode);
+  if (types.native && block_scaled &&
+      (dot.k % kScaleBlockSize != 0 || dot.n % kScaleBlockSize != 0)) {
+    const int64_t whole_k = RoundUp(dot.k, kScaleBlockSize);
+    shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = whole_k});
+    shapes.push_back({.m = RoundUp(dot.n, kScaleBlockSize), .n = dot.m, .k = whole_k});
+  }
   Status built = OkStatus();
-  for (int64_t lt_m : lt_ms) {
-    built = PlanBuilder(plan, types, LtShape{.m = lt_m, .n = dot.m, .k = k}).Build();
+  for (const LtShape& shape : shapes) {
+    built = PlanBuilder(plan, types, shape).Build();
     if (built.code() != StatusCode::kUnimplemented) break;
   }
   return built;
@@ -471,7 +483,7 @@ bool SetGatherSource(const CudaDotPlan::Impl& plan, PreparedTensor& t, const voi
     const bool block2d = spec_scale.mode == ScaleMode::kBlock128x128;
     const ScaleStrides strides = SourceScaleStrides(spec_scale, is_lhs);
     t.gather.scale = scale;
-    t.gather.scale_row_block = block2d ? kScaleBlock : 1;
+    t.gather.scale_row_block = block2d ? kScaleBlockSize : 1;
     t.gather.scale_row_stride = strides.row;
     t.gather.scale_block_stride = strides.block;
   }

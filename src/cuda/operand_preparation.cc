@@ -147,7 +147,7 @@ StatusOr<PreparedScale> PrepareScale(const OperandScale& scale, bool is_lhs, int
   PreparedScale s;
   s.mode = mode;
   const char* name = is_lhs ? "lhs" : "rhs";
-  const int64_t k_blocks = k / kScaleBlock;
+  const int64_t k_blocks = ScaleBlockCount(k);
   const ScaleStrides source = SourceScaleStrides(scale, is_lhs);
   ScaleRelayoutParams& p = s.params;
   switch (mode) {
@@ -167,7 +167,7 @@ StatusOr<PreparedScale> PrepareScale(const OperandScale& scale, bool is_lhs, int
       break;
     case ScaleMode::kBlock128x128: {
       // Wanted: (row block, kb) at rb * round_up(KB, 4) + kb (16-byte aligned rows).
-      const int64_t row_blocks = rows / kScaleBlock;
+      const int64_t row_blocks = ScaleBlockCount(rows);
       const int64_t ld = RoundUp(k_blocks, 4);
       p = {nullptr, nullptr, row_blocks, k_blocks, row_blocks, ld, source.row, source.block, ld, 1};
       break;

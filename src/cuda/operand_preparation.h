@@ -16,8 +16,6 @@ namespace fp8dot::cuda {
 
 // cuBLASLt FP8 kernels need 16-byte aligned pointers and leading dimensions.
 inline constexpr int64_t kAlignmentBytes = 16;
-// Block scales cover 128 elements along K (and 128 rows for 128x128 blocks).
-inline constexpr int64_t kScaleBlock = 128;
 
 // How one tensor (lhs, rhs, C or the bias) reaches cuBLASLt or the epilogue kernel: read in
 // place, or first gathered on the device into [batch][rows][cols_padded] (transposed, padded

@@ -10,7 +10,6 @@
 namespace fp8dot {
 namespace {
 
-constexpr int64_t kScaleBlock = 128;
 
 Status ValidateOperand(const char* name, const TensorSpec& operand) {
   for (int64_t d : operand.dims) {
@@ -92,16 +91,6 @@ Status ValidateScale(const char* name, const OperandScale& scale, bool is_lhs,
     if (ElementCount(scale.dims) == 1 && scale.dims.size() <= 1) return OkStatus();
     return InvalidArgument("%s scale (mode tensor) must be a scalar ([] or [1]), got %s", name,
                            DimsToString(scale.dims).c_str());
-  }
-  const int64_t free_size = is_lhs ? dot.m : dot.n;
-  const char* free_name = is_lhs ? "M" : "N";
-  if (IsBlockScale(scale.mode) && dot.k % kScaleBlock != 0) {
-    return InvalidArgument("%s scale mode %s needs K to be a multiple of 128, got K=%lld", name,
-                           ScaleModeName(scale.mode), static_cast<long long>(dot.k));
-  }
-  if (scale.mode == ScaleMode::kBlock128x128 && free_size % kScaleBlock != 0) {
-    return InvalidArgument("%s scale mode 128x128 needs %s to be a multiple of 128, got %s=%lld",
-                           name, free_name, free_name, static_cast<long long>(free_size));
   }
   Dims expected = ExpectedScaleDims(scale.mode, is_lhs, dot);
   if (scale.dims != expected) {
@@ -272,7 +261,7 @@ bool EpilogueHasBias(Epilogue epilogue) {
 }
 
 Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot) {
-  const int64_t k_blocks = dot.k / kScaleBlock;
+  const int64_t k_blocks = ScaleBlockCount(dot.k);
   switch (mode) {
     case ScaleMode::kNone:
     case ScaleMode::kTensor:
@@ -282,7 +271,8 @@ Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot) {
     case ScaleMode::kBlock1x128:
       return is_lhs ? Dims{dot.m, k_blocks} : Dims{k_blocks, dot.n};
     case ScaleMode::kBlock128x128:
-      return is_lhs ? Dims{dot.m / kScaleBlock, k_blocks} : Dims{k_blocks, dot.n / kScaleBlock};
+      return is_lhs ? Dims{ScaleBlockCount(dot.m), k_blocks}
+                    : Dims{k_blocks, ScaleBlockCount(dot.n)};
   }
   return {};
 }

@@ -29,6 +29,11 @@ TEST(BlasDotTest, MatchesReferenceWithinF32SummationBound) {
       {2, 256, 128, 256, DType::kF8E4M3FN, DType::kF8E4M3FN, DType::kF32, ScaleMode::kBlock128x128,
        ScaleMode::kBlock1x128},
       {0, 40, 40, 300, DType::kBF16, DType::kBF16, DType::kF32, ScaleMode::kNone, ScaleMode::kNone},
+      // Partial blocks: K, N and M end inside their last 128-block.
+      {0, 70, 200, 320, DType::kF8E4M3FN, DType::kF8E4M3FN, DType::kF32, ScaleMode::kBlock1x128,
+       ScaleMode::kBlock128x128},
+      {0, 130, 96, 200, DType::kF8E4M3FN, DType::kF8E4M3FN, DType::kF32, ScaleMode::kBlock128x128,
+       ScaleMode::kBlock1x128},
   };
   for (const Case& c : cases) {
     DotProblemOptions options;

@@ -127,6 +127,24 @@ TEST(EmulatedDotTest, BlockScalesArePromotedPerBlock) {
   EXPECT_GT(error, 0.0);
 }
 
+// A partial last block (K = 320: blocks of 128, 128 and 64; N = 200: 128 and 72 columns under
+// their B scales) is promoted at K's end with its own scale.
+TEST(EmulatedDotTest, PartialBlocksArePromotedWithTheirOwnScales) {
+  DotProblemOptions options;
+  options.m = 70;
+  options.n = 200;
+  options.k = 320;
+  options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  options.lhs_scale_mode = ScaleMode::kBlock1x128;
+  options.rhs_scale_mode = ScaleMode::kBlock128x128;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+  ASSERT_EQ(p.lhs_scale->dims(), (Dims{70, 3}));
+  ASSERT_EQ(p.rhs_scale->dims(), (Dims{3, 2}));
+  FP8_ASSERT_OK_AND_ASSIGN(const double error, EmulatedError(p));
+  EXPECT_LT(error, 3e-4);  // as for whole blocks; a misplaced scale would give errors of order 1
+  EXPECT_GT(error, 0.0);
+}
+
 // A promotion is r + f32(p * s) (cuBLASLt) or fma(p, s, r) (the own kernel):
 // Fp8AccumulatorModel::fused_promotion. Worked by hand: block 0 holds one product 1 * 1 with
 // scale_a = f32(0.3), block 1 one product 1.125 * 1 with scale_a = f32(1.3), B's scales are 1.

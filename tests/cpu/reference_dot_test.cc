@@ -79,55 +79,60 @@ TEST(ReferenceDotTest, GeneralDotGeneralMatchesNaiveLoops) {
 }
 
 // Scales of every mode against a direct evaluation of DESIGN.md's formula.
+// Also on partial blocks: M = 130, N = 200, K = 320 end inside their last 128-block.
 TEST(ReferenceDotTest, ScaleModesApplyPerElement) {
-  for (auto [lhs_mode, rhs_mode] : {std::pair{ScaleMode::kTensor, ScaleMode::kTensor},
-                                    {ScaleMode::kOuterVector, ScaleMode::kOuterVector},
-                                    {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128},
-                                    {ScaleMode::kBlock1x128, ScaleMode::kBlock128x128},
-                                    {ScaleMode::kBlock128x128, ScaleMode::kBlock1x128}}) {
-    DotProblemOptions options;
-    options.m = 128;
-    options.n = 256;
-    options.k = 384;
-    options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
-    options.lhs_scale_mode = lhs_mode;
-    options.rhs_scale_mode = rhs_mode;
-    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
-    FP8_ASSERT_OK_AND_ASSIGN(HostTensor d, ReferenceDotExact(p.spec, p.arguments()));
-    auto lhs_scale = [&](int64_t m, int64_t k) {
-      switch (lhs_mode) {
-        case ScaleMode::kTensor:
-          return p.lhs_scale->GetPhysical(0);
-        case ScaleMode::kOuterVector:
-          return p.lhs_scale->Get({m});
-        case ScaleMode::kBlock1x128:
-          return p.lhs_scale->Get({m, k / 128});
-        default:
-          return p.lhs_scale->Get({m / 128, k / 128});
-      }
-    };
-    auto rhs_scale = [&](int64_t k, int64_t n) {
-      switch (rhs_mode) {
-        case ScaleMode::kTensor:
-          return p.rhs_scale->GetPhysical(0);
-        case ScaleMode::kOuterVector:
-          return p.rhs_scale->Get({n});
-        case ScaleMode::kBlock1x128:
-          return p.rhs_scale->Get({k / 128, n});
-        default:
-          return p.rhs_scale->Get({k / 128, n / 128});
-      }
-    };
-    for (int64_t m : {0, 77, 127})
-      for (int64_t n : {0, 130, 255}) {
-        double sum = 0;
-        for (int64_t k = 0; k < 384; ++k) {
-          sum += lhs_scale(m, k) * p.lhs.Get({m, k}) * rhs_scale(k, n) * p.rhs.Get({k, n});
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape shape : {Shape{128, 256, 384}, Shape{130, 200, 320}})
+    for (auto [lhs_mode, rhs_mode] : {std::pair{ScaleMode::kTensor, ScaleMode::kTensor},
+                                      {ScaleMode::kOuterVector, ScaleMode::kOuterVector},
+                                      {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128},
+                                      {ScaleMode::kBlock1x128, ScaleMode::kBlock128x128},
+                                      {ScaleMode::kBlock128x128, ScaleMode::kBlock1x128}}) {
+      DotProblemOptions options;
+      options.m = shape.m;
+      options.n = shape.n;
+      options.k = shape.k;
+      options.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+      options.lhs_scale_mode = lhs_mode;
+      options.rhs_scale_mode = rhs_mode;
+      FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(options));
+      FP8_ASSERT_OK_AND_ASSIGN(HostTensor d, ReferenceDotExact(p.spec, p.arguments()));
+      auto lhs_scale = [&](int64_t m, int64_t k) {
+        switch (lhs_mode) {
+          case ScaleMode::kTensor:
+            return p.lhs_scale->GetPhysical(0);
+          case ScaleMode::kOuterVector:
+            return p.lhs_scale->Get({m});
+          case ScaleMode::kBlock1x128:
+            return p.lhs_scale->Get({m, k / 128});
+          default:
+            return p.lhs_scale->Get({m / 128, k / 128});
         }
-        EXPECT_NEAR(d.Get({m, n}), sum, 1e-12 * std::fabs(sum) + 1e-12)
-            << ScaleModeName(lhs_mode) << " x " << ScaleModeName(rhs_mode);
-      }
-  }
+      };
+      auto rhs_scale = [&](int64_t k, int64_t n) {
+        switch (rhs_mode) {
+          case ScaleMode::kTensor:
+            return p.rhs_scale->GetPhysical(0);
+          case ScaleMode::kOuterVector:
+            return p.rhs_scale->Get({n});
+          case ScaleMode::kBlock1x128:
+            return p.rhs_scale->Get({k / 128, n});
+          default:
+            return p.rhs_scale->Get({k / 128, n / 128});
+        }
+      };
+      for (int64_t m : {int64_t{0}, int64_t{77}, shape.m - 1})
+        for (int64_t n : {int64_t{0}, int64_t{130}, shape.n - 1}) {
+          double sum = 0;
+          for (int64_t k = 0; k < shape.k; ++k) {
+            sum += lhs_scale(m, k) * p.lhs.Get({m, k}) * rhs_scale(k, n) * p.rhs.Get({k, n});
+          }
+          EXPECT_NEAR(d.Get({m, n}), sum, 1e-12 * std::fabs(sum) + 1e-12)
+              << ScaleModeName(lhs_mode) << " x " << ScaleModeName(rhs_mode) << " M=" << shape.m;
+        }
+    }
 }
 
 TEST(ReferenceDotTest, EpiloguesBiasAlphaBetaAndActivations) {

@@ -69,6 +69,12 @@ void RunScaleCases(DType lhs_type, DType rhs_type, uint64_t seed) {
       {ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 128, 256, 384, DType::kF32},
       // 1x128 rhs scales with N padded (FP8 D, N=200).
       {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128, 64, 200, 256, DType::kF8E4M3FN},
+      // Partial blocks: DeepSeek-V3's N = 2112 (16.5 column blocks); K = 320 and 336 end 64 and
+      // 80 elements into their last block; M = 130 and 200 inside their last row block.
+      {ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 64, 2112, 7168, DType::kBF16},
+      {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128, 130, 200, 320, DType::kF32},
+      {ScaleMode::kBlock128x128, ScaleMode::kBlock1x128, 200, 256, 320, DType::kBF16},
+      {ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 70, 200, 336, DType::kF32},
   };
   for (const ScaleCase& c : cases) {
     DotProblemOptions o;

@@ -178,6 +178,12 @@ TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {
       {.m = 512, .n = 384, .k = 512, .column_major_scales = true},
       {.m = 256, .n = 256, .k = 4096, .distribution = Distribution::kPositive},
       {.m = 192, .n = 256, .k = 1024, .distribution = Distribution::kMixedMagnitude},
+      // Partial blocks: N = 2112 (DeepSeek-V3) ends 64 columns into its last B-scale block;
+      // K = 336 ends 80 elements into its last block (not a whole k32 step: the copy engine
+      // fills the rest of the step with zeros).
+      {.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16},
+      {.m = 130, .n = 200, .k = 336},
+      {.m = 300, .n = 2112, .k = 320, .lhs_type = kE5M2},
   };
   uint64_t seed = 9200;
   for (const OwnCase& c : cases) ExpectBitIdentical(c, "", ++seed);

@@ -105,14 +105,25 @@ TEST(DotSpecTest, ScaleShapesPerMode) {
 TEST(DotSpecTest, BlockScaleRules) {
   DotSpec spec = Matmul(256, 256, 320);
   spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  // Partial blocks: K = 320 is 2.5 blocks, so the scales have 3 (the last covers 64 of K).
   spec.lhs_scale = {ScaleMode::kBlock1x128, {256, 2}};
-  spec.rhs_scale = {ScaleMode::kBlock1x128, {2, 256}};
-  EXPECT_EQ(ErrorOf(spec), "lhs scale mode 1x128 needs K to be a multiple of 128, got K=320");
-  spec = Matmul(200, 256, 256);
+  spec.rhs_scale = {ScaleMode::kBlock1x128, {3, 256}};
+  EXPECT_EQ(ErrorOf(spec), "lhs scale (mode 1x128) must have shape [256,3], got [256,2]");
+  spec.lhs_scale = {ScaleMode::kBlock1x128, {256, 3}};
+  EXPECT_EQ(ErrorOf(spec), "OK");
+  // M = 200 is 1 full and 1 partial row block; N = 2112 (DeepSeek-V3) is 16.5 column blocks.
+  spec = Matmul(200, 2112, 256);
   spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   spec.lhs_scale = {ScaleMode::kBlock128x128, {1, 2}};
-  spec.rhs_scale = {ScaleMode::kBlock1x128, {2, 256}};
-  EXPECT_EQ(ErrorOf(spec), "lhs scale mode 128x128 needs M to be a multiple of 128, got M=200");
+  spec.rhs_scale = {ScaleMode::kBlock1x128, {2, 2112}};
+  EXPECT_EQ(ErrorOf(spec), "lhs scale (mode 128x128) must have shape [2,2], got [1,2]");
+  spec.lhs_scale = {ScaleMode::kBlock128x128, {2, 2}};
+  EXPECT_EQ(ErrorOf(spec), "OK");
+  spec.lhs_scale = {ScaleMode::kBlock1x128, {200, 2}};
+  spec.rhs_scale = {ScaleMode::kBlock128x128, {2, 16}};
+  EXPECT_EQ(ErrorOf(spec), "rhs scale (mode 128x128) must have shape [2,17], got [2,16]");
+  spec.rhs_scale = {ScaleMode::kBlock128x128, {2, 17}};
+  EXPECT_EQ(ErrorOf(spec), "OK");
   spec = Matmul(256, 256, 256);
   spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   spec.lhs_scale = {ScaleMode::kBlock128x128, {2, 2}};

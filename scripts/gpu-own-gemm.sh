@@ -5,7 +5,8 @@
 # $OUT; a short table is printed last.
 #   carry: build/tests/cuda/cuda_test build/gpu_bench build/wheel-cp312 (OpenBLAS libraries)
 # Environment: BUILD (default build), OWN_SHAPES (default bench/deepgemm_shapes.txt),
-#   SKIP_SANITIZER=1, SKIP_SUITE=1, OWN_TEST_FILTER (default CudaOwnGemm*),
+#   SKIP_SANITIZER=1, SKIP_SUITE=1, OWN_TEST_FILTER (default CudaOwnGemm*), SANITIZER_FILTER
+#   (the tests compute-sanitizer runs; default OWN_TEST_FILTER),
 #   OWN_TILES (a comma-separated list: also time each of these tiles on OWN_SHAPES).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +42,8 @@ fi
 if [[ "${SKIP_SANITIZER:-0}" != 1 ]]; then
   echo "== compute-sanitizer memcheck over the own GEMM tests"
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$BUILD/tests/cuda/cuda_test" --gtest_filter="${OWN_TEST_FILTER:-CudaOwnGemm*}" \
+    "$BUILD/tests/cuda/cuda_test" \
+    --gtest_filter="${SANITIZER_FILTER:-${OWN_TEST_FILTER:-CudaOwnGemm*}}" \
     > "$OUT/own-sanitizer.log" 2>&1
   echo "compute-sanitizer rc=$?"; tail -3 "$OUT/own-sanitizer.log"
 fi

@@ -39,8 +39,10 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 //              with A 1x128 and B 128x128 block scales, promoted accumulation, bf16/f32 D, no
 //              C/bias/activation/output scale/amax, no batch. Asking for it on another dot is an
 //              INVALID_ARGUMENT that says why.
-//   kAuto      cuBLASLt, for now: on the H200 the own kernel is 0.43-0.86x cuBLASLt at M >= 4096
-//              and 0.62-1.15x at M <= 128 (docs/own-gemm.md), so auto does not pick it yet.
+//   kAuto      the own kernel where it can run the dot and measured faster than cuBLASLt on
+//              the H200: M <= 64 with the plan's tile and split-K filling the GPU in one wave
+//              (1.08-1.22x there on DeepGEMM's shapes); cuBLASLt everywhere else, where the own
+//              kernel is 0.55-1.0x (docs/own-gemm.md).
 enum class GemmEngine { kAuto, kCublasLt, kOwn };
 const char* GemmEngineName(GemmEngine engine);  // "auto", "cublaslt", "own"
 StatusOr<GemmEngine> ParseGemmEngine(std::string_view text);
@@ -54,8 +56,9 @@ struct CudaDotOptions {
   // With autotuning: a text file that remembers the winner per problem across processes.
   std::string autotune_cache_path;
   GemmEngine engine = GemmEngine::kAuto;
-  // The own kernel's tile, e.g. "256x128c2" (rows x columns, c2: two CTAs share A); "" lets
-  // the plan choose. For tuning and tests; an unknown tile is an error listing the known ones.
+  // The own kernel's tile, e.g. "256x128c2" (rows x columns, c2: two CTAs share A; a suffix
+  // "s4": split-K into 4 runs); "" lets the plan choose. Used whenever the own kernel runs (kOwn,
+  // or kAuto's choice). For tuning and tests; an unknown tile is an error listing the known ones.
   std::string own_tile;
 };
 

@@ -366,11 +366,16 @@ class PlanBuilder {
   std::vector<std::string> rejections_;  // why an attempt had no cuBLASLt algorithm
 };
 
-// The engine decision: kOwn is taken, or refused with the reason. kAuto stays with cuBLASLt:
-// the own kernel is not yet faster on enough of the shapes measured (docs/own-gemm.md).
+// The engine decision: kOwn is taken, or refused with the reason; kAuto takes the own kernel
+// where it can run the dot and measured faster than cuBLASLt (OwnGemmIsFaster), else cuBLASLt.
 StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot& dot) {
-  if (plan.options.engine != GemmEngine::kOwn) return false;
+  if (plan.options.engine == GemmEngine::kCublasLt) return false;
   const std::string rejection = OwnGemmRejection(plan.spec, dot);
+  if (plan.options.engine == GemmEngine::kAuto) {
+    if (!rejection.empty()) return false;
+    FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
+    return OwnGemmIsFaster(dot, device.multiprocessor_count);
+  }
   if (!rejection.empty()) {
     return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
   }

@@ -210,20 +210,37 @@ TEST(CudaOwnGemmTest, ExplainNamesTheEngineAndTheTile) {
   EXPECT_EQ(plan->info().fast_accum, 0);
 }
 
-// GemmEngine::kAuto stays with cuBLASLt even where the own kernel could run (it is not yet
-// faster there often enough); kCublasLt is cuBLASLt; kOwn is the own kernel.
-TEST(CudaOwnGemmTest, AutoStaysWithCublasLtAndOwnIsOptIn) {
+// GemmEngine::kAuto takes the own kernel where it measured faster (M <= 64, one wave) and
+// cuBLASLt elsewhere; kCublasLt is cuBLASLt; kOwn is the own kernel.
+TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   FP8_SKIP_WITHOUT_GPU();
-  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 64, .n = 4096, .k = 7168}, 9601));
-  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
-  EXPECT_EQ(plan->info().engine, "cuBLASLt");
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem small,
+                           BlockScaledProblem({.m = 64, .n = 4096, .k = 7168}, 9601));
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(small.spec));
+  EXPECT_EQ(plan->info().engine.rfind("fp8dot block-scaled ", 0), 0u) << plan->info().engine;
   CudaDotOptions options;
   options.engine = GemmEngine::kCublasLt;
-  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, options));
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(small.spec, options));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
-  options.engine = GemmEngine::kOwn;
-  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, options));
-  EXPECT_EQ(plan->info().engine.rfind("fp8dot block-scaled ", 0), 0u) << plan->info().engine;
+  for (const OwnCase& c : {OwnCase{.m = 128, .n = 4096, .k = 7168},
+                           OwnCase{.m = 64, .n = 32768, .k = 512}}) {  // two waves of tiles
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, 9602));
+    FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec));
+    EXPECT_EQ(plan->info().engine, "cuBLASLt") << c.m << "x" << c.n << "x" << c.k;
+    options.engine = GemmEngine::kOwn;
+    FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, options));
+    EXPECT_EQ(plan->info().engine.rfind("fp8dot block-scaled ", 0), 0u) << plan->info().engine;
+    options.engine = GemmEngine::kCublasLt;
+  }
+  // A dot the own kernel cannot run (tensor scales) stays with cuBLASLt under kAuto.
+  DotProblemOptions o;
+  o.m = 64;
+  o.n = 4096;
+  o.k = 7168;
+  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem tensor_scaled, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(tensor_scaled.spec));
+  EXPECT_EQ(plan->info().engine, "cuBLASLt");
 }
 
 TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {

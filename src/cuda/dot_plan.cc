@@ -161,6 +161,9 @@ class PlanBuilder {
   // The own kernel reads the operands as cuBLASLt would (K-major, rows 16-byte aligned), applies
   // the block scales itself (in the caller's layout) and writes D in place.
   Status BuildOwn(const OwnGemm& own) {
+    plan_.gemm.reset();  // what a cuBLASLt attempt may have left
+    plan_.gemm_output = DeviceBuffer();
+    plan_.scales_in_gemm = false;
     FP8_RETURN_IF_ERROR(PrepareOperands());
     plan_.own = own;
     plan_.fused = true;
@@ -170,7 +173,7 @@ class PlanBuilder {
   }
 
  private:
-  // lhs rows = M, rhs rows = N (padded with zero rows up to cuBLASLt's m, D is then sliced
+  // lhs rows = M, rhs rows = N (padded with zero rows up to cuBLASLt's n and m, D is then sliced
   // back), both cols = K (padded to lt.k).
   Status PrepareOperands() {
     const DotDimensionNumbers& dnums = spec_.dimension_numbers;
@@ -182,6 +185,7 @@ class PlanBuilder {
     lhs.target_type = types_.lhs_type;
     lhs.conversion = types_.conversion;
     lhs.cols_padded = lt_.k;
+    lhs.rows_padded = lt_.n;
     lhs.allow_rows_contiguous = !types_.fp8;
     lhs.rows_name = "M";
     lhs.cols_name = "K";
@@ -336,14 +340,15 @@ class PlanBuilder {
                          all.c_str());
   }
 
-  // S in f32 (unfused), or the padded D (fused with N padded); none when D is written in place.
+  // S in f32 (unfused), or the padded D (fused with N or M padded); none when D is written in
+  // place.
   Status AllocateGemmOutput() {
     const int64_t d_element = plan_.fused ? DTypeSizeInBytes(spec_.output_type) : 4;
-    if (plan_.fused && plan_.n_padded == dot_.n) return OkStatus();
-    FP8_ASSIGN_OR_RETURN(plan_.gemm_output,
-                         DeviceBuffer::Allocate(
-                             static_cast<size_t>(dot_.batch * dot_.m * plan_.n_padded * d_element),
-                             plan_.fused ? "padded D" : "S (f32 GEMM output)"));
+    if (plan_.fused && plan_.n_padded == dot_.n && lt_.n == dot_.m) return OkStatus();
+    FP8_ASSIGN_OR_RETURN(
+        plan_.gemm_output,
+        DeviceBuffer::Allocate(static_cast<size_t>(dot_.batch * lt_.n * plan_.n_padded * d_element),
+                               plan_.fused ? "padded D" : "S (f32 GEMM output)"));
     return OkStatus();
   }
 
@@ -351,7 +356,7 @@ class PlanBuilder {
   // the gather or the epilogue).
   Status PrepareScales() {
     FP8_ASSIGN_OR_RETURN(plan_.lhs_scale,
-                         PrepareScale(spec_.lhs_scale, true, dot_.m, dot_.m, dot_.k));
+                         PrepareScale(spec_.lhs_scale, true, dot_.m, lt_.n, dot_.k));
     FP8_ASSIGN_OR_RETURN(plan_.rhs_scale,
                          PrepareScale(spec_.rhs_scale, false, dot_.n, lt_.m, dot_.k));
     return OkStatus();
@@ -382,27 +387,68 @@ StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot
   return true;
 }
 
-// cuBLASLt's m as it is first; native FP8 with m not a multiple of 16 may have no kernel (m=17
-// and m=1 have none on the H200; m=1000 and m=130 do): then again with m padded to 16. Block
-// scales with partial blocks may have none either (cuBLASLt 13.1 on the H200: N = 200 with
-// K = 320 or 336; N = 2112 with K = 7168 has one): then with K zero-padded to whole 128-blocks,
-// and last with N padded to whole blocks too. Zero padding adds nothing to a block's sum.
-Status BuildGemm(CudaDotPlan::Impl& plan, const TypePlan& types) {
+// The shapes cuBLASLt is asked for, in order, until one has a kernel: its m (our N) as it is,
+// then padded to 16 (native FP8 with m = 17 or 1 has none on the H200; m = 1000 and 130 do).
+// Block scales with partial blocks may have none either (cuBLASLt 13.1 on the H200: N = 200 with
+// K = 320 or 336; N = 2112 with K = 7168 has one): then K zero-padded to whole 128-blocks, and N
+// too. With 1x128 lhs scales cuBLASLt needs its n (our M) aligned (M = 130 and 70 have none):
+// then M padded to 16 as well (one GEMM without C or amax, which would see the padded rows). Zero
+// padding adds nothing to a block's sum; D is sliced back.
+std::vector<LtShape> CublasLtShapes(const CudaDotPlan::Impl& plan, const TypePlan& types) {
+  const DotSpec& spec = plan.spec;
   const CanonicalDot& dot = plan.info.dot;
   const int64_t k = RoundUp(dot.k, kAlignmentBytes / DTypeSizeInBytes(types.lhs_type));
   std::vector<LtShape> shapes = {{.m = dot.n, .n = dot.m, .k = k}};
-  if (types.native && dot.n % 16 != 0)
-    shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = k});
-  const bool block_scaled =
-      IsBlockScale(plan.spec.lhs_scale.mode) || IsBlockScale(plan.spec.rhs_scale.mode);
-  if (types.native && block_scaled &&
-      (dot.k % kScaleBlockSize != 0 || dot.n % kScaleBlockSize != 0)) {
+  if (!types.native) return shapes;
+  if (dot.n % 16 != 0) shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = k});
+  const bool block_scaled = IsBlockScale(spec.lhs_scale.mode) || IsBlockScale(spec.rhs_scale.mode);
+  if (block_scaled && (dot.k % kScaleBlockSize != 0 || dot.n % kScaleBlockSize != 0)) {
     const int64_t whole_k = RoundUp(dot.k, kScaleBlockSize);
     shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = whole_k});
     shapes.push_back({.m = RoundUp(dot.n, kScaleBlockSize), .n = dot.m, .k = whole_k});
   }
+  if (spec.lhs_scale.mode == ScaleMode::kBlock1x128 && dot.m % 16 != 0 && dot.batch == 1 &&
+      !spec.c && !spec.compute_amax) {
+    for (size_t i = 0, count = shapes.size(); i < count; ++i) {
+      shapes.push_back({.m = shapes[i].m, .n = RoundUp(dot.m, 16), .k = shapes[i].k});
+    }
+  }
+  return shapes;
+}
+
+// The own kernel's plan (OwnGemmRejection is empty for the spec): operands prepared as for
+// cuBLASLt, the split-K workspace zero-filled once, and the plan's info.
+Status BuildOwnPlan(CudaDotPlan::Impl& plan, const TypePlan& types) {
+  const CanonicalDot& dot = plan.info.dot;
+  FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
+  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm,
+                       MakeOwnGemm(plan.spec, dot, plan.options, device.multiprocessor_count));
+  const int64_t k = RoundUp(dot.k, kAlignmentBytes);
+  FP8_RETURN_IF_ERROR(
+      PlanBuilder(plan, types, LtShape{.m = dot.n, .n = dot.m, .k = k}).BuildOwn(gemm));
+  if (gemm.workspace_bytes > 0) {
+    FP8_ASSIGN_OR_RETURN(
+        plan.workspace, DeviceBuffer::Allocate(gemm.workspace_bytes, "own GEMM split-K workspace"));
+    FP8_CUDA_RETURN_IF_ERROR(cudaMemset(plan.workspace.data(), 0, gemm.workspace_bytes),
+                             plan.context);
+  }
+  CudaPlanInfo& info = plan.info;
+  info.engine = OwnGemmDescription(gemm);
+  info.k_split = {.slices = gemm.tile.k_splits, .tile = 128};
+  info.native_fp8 = true;
+  info.fast_accum = 0;
+  info.fused_promotion = true;
+  info.compute_type = "f32 registers, promoted every 128 K";
+  info.fused_epilogue = true;
+  info.k_padded = plan.lt.k;
+  info.n_padded = plan.n_padded;
+  info.algorithm = info.engine;
+  return OkStatus();
+}
+
+Status BuildGemm(CudaDotPlan::Impl& plan, const TypePlan& types) {
   Status built = OkStatus();
-  for (const LtShape& shape : shapes) {
+  for (const LtShape& shape : CublasLtShapes(plan, types)) {
     built = PlanBuilder(plan, types, shape).Build();
     if (built.code() != StatusCode::kUnimplemented) break;
   }
@@ -411,9 +457,9 @@ Status BuildGemm(CudaDotPlan::Impl& plan, const TypePlan& types) {
 
 // ---- Run, step 1: buffer checks -----------------------------------------------------------------
 
-// D goes straight into the caller's output: fused, and N not padded.
+// D goes straight into the caller's output: fused, and neither N nor M padded.
 bool OutputInPlace(const CudaDotPlan::Impl& plan) {
-  return plan.fused && plan.n_padded == plan.info.dot.n;
+  return plan.fused && plan.n_padded == plan.info.dot.n && plan.lt.n == plan.info.dot.m;
 }
 
 Status CheckPresence(const char* name, const void* pointer, bool needed,
@@ -663,34 +709,24 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   CudaPlanInfo& info = plan.info;
   FP8_ASSIGN_OR_RETURN(const bool own, cuda::ChooseOwnEngine(plan, dot));
   if (own) {
-    FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    FP8_ASSIGN_OR_RETURN(const cuda::OwnGemm gemm,
-                         cuda::MakeOwnGemm(spec, dot, options, device.multiprocessor_count));
-    const int64_t k = RoundUp(dot.k, cuda::kAlignmentBytes);
-    FP8_RETURN_IF_ERROR(
-        cuda::PlanBuilder(plan, types, cuda::LtShape{.m = dot.n, .n = dot.m, .k = k})
-            .BuildOwn(gemm));
-    if (gemm.workspace_bytes > 0) {
-      FP8_ASSIGN_OR_RETURN(plan.workspace, DeviceBuffer::Allocate(gemm.workspace_bytes,
-                                                                  "own GEMM split-K workspace"));
-      FP8_CUDA_RETURN_IF_ERROR(cudaMemset(plan.workspace.data(), 0, gemm.workspace_bytes),
-                               plan.context);
+    if (options.engine == GemmEngine::kAuto) {
+      plan.engine_reason = "auto: the own kernel measured faster than cuBLASLt on dots like this";
     }
-    info.engine = cuda::OwnGemmDescription(gemm);
-    info.k_split = {.slices = gemm.tile.k_splits, .tile = 128};
-    info.native_fp8 = true;
-    info.fast_accum = 0;
-    info.fused_promotion = true;
-    info.compute_type = "f32 registers, promoted every 128 K";
-    info.fused_epilogue = true;
-    info.k_padded = plan.lt.k;
-    info.n_padded = plan.n_padded;
-    info.algorithm = info.engine;
+    FP8_RETURN_IF_ERROR(cuda::BuildOwnPlan(plan, types));
     return std::unique_ptr<CudaDotPlan>(new CudaDotPlan(std::move(impl)));
   }
   FP8_ASSIGN_OR_RETURN(plan.workspace,
                        DeviceBuffer::Allocate(options.workspace_bytes, "cuBLASLt workspace"));
-  FP8_RETURN_IF_ERROR(cuda::BuildGemm(plan, types));
+  const Status cublaslt = cuda::BuildGemm(plan, types);
+  // kAuto: where cuBLASLt has no kernel, the own kernel may have one (it takes any M, N, K).
+  if (cublaslt.code() == StatusCode::kUnimplemented && options.engine == GemmEngine::kAuto &&
+      cuda::OwnGemmRejection(spec, dot).empty()) {
+    plan.workspace = DeviceBuffer();
+    FP8_RETURN_IF_ERROR(cuda::BuildOwnPlan(plan, types));
+    plan.engine_reason = "auto: cuBLASLt has no kernel for this dot (" + cublaslt.message() + ")";
+    return std::unique_ptr<CudaDotPlan>(new CudaDotPlan(std::move(impl)));
+  }
+  FP8_RETURN_IF_ERROR(cublaslt);
   info.engine = "cuBLASLt";
   if (types.native) {
     FP8_ASSIGN_OR_RETURN(info.fast_accum, plan.gemm->ReadFastAccum());

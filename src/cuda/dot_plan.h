@@ -42,9 +42,10 @@ struct fp8dot::CudaDotPlan::Impl {
   cuda::PreparedTensor lhs, rhs, c, bias;
   cuda::PreparedScale lhs_scale, rhs_scale;
   std::unique_ptr<cuda::LtMatmul> gemm;  // the cuBLASLt engine, or null when `own` runs
-  std::optional<cuda::OwnGemm> own;      // the own kernel engine (GemmEngine::kOwn)
+  std::optional<cuda::OwnGemm> own;      // the own kernel engine (kOwn, or kAuto's choice)
+  std::string engine_reason;             // why kAuto chose the engine it runs
   DeviceBuffer workspace;
-  DeviceBuffer gemm_output;  // S in f32 (unfused), or the padded D (fused with N padded)
+  DeviceBuffer gemm_output;  // S in f32 (unfused), or the padded D (fused with N or M padded)
   cuda::LtShape lt;          // the GEMM as cuBLASLt sees it
   int64_t n_padded = 0;      // D's leading dim (>= lt.m)
   std::string compute_note;  // when the compute type is not an exact match for the mode

@@ -14,7 +14,8 @@ std::string Header(const CudaDotPlan::Impl& plan) {
                       PrecisionName(spec.precision_config.operand_precision[0]),
                       PrecisionName(spec.precision_config.operand_precision[1]),
                       AlgorithmName(spec.precision_config.algorithm)));
-  Line(out, "engine: " + plan.info.engine);
+  Line(out, "engine: " + plan.info.engine +
+                (plan.engine_reason.empty() ? "" : " (" + plan.engine_reason + ")"));
   return out;
 }
 

@@ -75,6 +75,9 @@ void RunScaleCases(DType lhs_type, DType rhs_type, uint64_t seed) {
       {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128, 130, 200, 320, DType::kF32},
       {ScaleMode::kBlock128x128, ScaleMode::kBlock1x128, 200, 256, 320, DType::kBF16},
       {ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 70, 200, 336, DType::kF32},
+      // 1x128 lhs scales with M not a multiple of 16 (cuBLASLt then runs M padded) on whole
+      // blocks, with an FP8 D.
+      {ScaleMode::kBlock1x128, ScaleMode::kBlock1x128, 130, 256, 384, DType::kF8E4M3FN},
   };
   for (const ScaleCase& c : cases) {
     DotProblemOptions o;

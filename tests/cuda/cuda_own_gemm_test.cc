@@ -218,6 +218,8 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
                            BlockScaledProblem({.m = 64, .n = 4096, .k = 7168}, 9601));
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(small.spec));
   EXPECT_EQ(plan->info().engine.rfind("fp8dot block-scaled ", 0), 0u) << plan->info().engine;
+  EXPECT_NE(plan->Explain().find("(auto: the own kernel measured faster"), std::string::npos)
+      << plan->Explain();
   CudaDotOptions options;
   options.engine = GemmEngine::kCublasLt;
   FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(small.spec, options));

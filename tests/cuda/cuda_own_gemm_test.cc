@@ -271,7 +271,8 @@ TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(plan.status().message().find("no tile '96x128' (it has 256x128c2,"), std::string::npos)
       << plan.status().message();
-  for (const char* bad : {"64x128s1", "64x128s", "64x128s99", "64x128sx", "256x128s2"}) {
+  for (const char* bad :
+       {"64x128s1", "64x128s", "64x128s99", "64x128sx", "256x128s2", "x128s2", "s4", "64x128s2s"}) {
     options.own_tile = bad;
     plan = CudaDotPlan::Create(p.spec, options);
     EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << bad;

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "cuda/cuda_status.h"
 #include "cuda/kernels/block_scaled_gemm.h"
@@ -179,7 +180,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   float* scales = reinterpret_cast<float*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
   uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
   uint64_t* empty = full + kStages;
-  int* adds_runs = reinterpret_cast<int*>(empty + kStages);
+  int* adds_the_runs = reinterpret_cast<int*>(empty + kStages);  // split-K: this CTA is last
   // Stage s's scales: A's block_m (one per tile row), then B's one.
   const auto lhs_scales = [&](int stage) { return scales + stage * Shape::kScaleBytes / 4; };
   const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + kBlockM; };
@@ -414,8 +415,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
 
     if (kSplitK && args.k_splits > 1) {
       // Leave this run's sums; unless every other run of the tile has left its own, the tile is
-      // done here. Otherwise add the runs in order (as the emulation's KSplit does), from this
-      // run's registers and the others' slots, and write D below.
+      // done here. Otherwise add the runs in order (as the emulation's KSplit does) and write D
+      // below.
       const int math_thread = threadIdx.x;  // the math warpgroups come first
       const int run = unit % args.k_splits;
       const int tile = (unit / args.k_splits) * kCluster + rank;
@@ -433,11 +434,12 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       __threadfence();
       hopper::NamedBarrierSync(1, Shape::kMathThreads);
       if (math_thread == 0) {
-        *adds_runs = atomicAdd(&args.split_arrivals[tile], 1) == args.k_splits - 1;
-        if (*adds_runs) args.split_arrivals[tile] = 0;  // every run has arrived: ready for reuse
+        *adds_the_runs = atomicAdd(&args.split_arrivals[tile], 1) == args.k_splits - 1;
+        if (*adds_the_runs)
+          args.split_arrivals[tile] = 0;  // every run has arrived: ready for reuse
       }
       hopper::NamedBarrierSync(1, Shape::kMathThreads);
-      if (!*adds_runs) continue;
+      if (!*adds_the_runs) continue;
       __threadfence();
       // The runs in order, this one's included (read back like the others: no register copy
       // to keep), each run's loads in flight together: one L2 round trip per run.
@@ -685,35 +687,34 @@ std::string BlockScaledGemmTile::ToString() const {
 
 StatusOr<BlockScaledGemmTile> ParseBlockScaledGemmTile(const std::string& text) {
   constexpr int kMaxSplits = 64;
-  std::string base = text;
-  int k_splits = 1;
-  if (const size_t s = text.find('s'); s != std::string::npos) {
-    base = text.substr(0, s);
-    const std::string digits = text.substr(s + 1);
-    const bool numeric = !digits.empty() && digits.size() <= 2 &&
-                         digits.find_first_not_of("0123456789") == std::string::npos;
-    k_splits = numeric ? std::stoi(digits) : 0;
-    if (k_splits < 2 || k_splits > kMaxSplits) {
-      return InvalidArgument("own GEMM tile '%s': the split after 's' must be 2 to %d",
-                             text.c_str(), kMaxSplits);
-    }
-    if (base.find('x') != std::string::npos && std::stoi(base) > kMaxSplitKBlockM) {
-      return InvalidArgument("own GEMM tile '%s': split-K runs on tiles of up to %d rows",
-                             text.c_str(), kMaxSplitKBlockM);
-    }
-  }
+  const size_t suffix = text.find('s');
+  const std::string base = text.substr(0, suffix);
   std::string known;
-  for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
-    if (tile.ToString() == base) {
-      tile.k_splits = k_splits;
-      return tile;
-    }
+  std::optional<BlockScaledGemmTile> found;
+  for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
+    if (tile.ToString() == base) found = tile;
     known += (known.empty() ? "" : ", ") + tile.ToString();
   }
-  return InvalidArgument(
-      "the own kernel has no tile '%s' (it has %s, each with an optional split-K suffix "
-      "s2..s%d)",
-      text.c_str(), known.c_str(), kMaxSplits);
+  if (!found) {
+    return InvalidArgument(
+        "the own kernel has no tile '%s' (it has %s, each with an optional split-K suffix "
+        "s2..s%d)",
+        text.c_str(), known.c_str(), kMaxSplits);
+  }
+  if (suffix == std::string::npos) return *found;
+  const std::string digits = text.substr(suffix + 1);
+  const bool numeric = !digits.empty() && digits.size() <= 2 &&
+                       digits.find_first_not_of("0123456789") == std::string::npos;
+  found->k_splits = numeric ? std::stoi(digits) : 0;
+  if (found->k_splits < 2 || found->k_splits > kMaxSplits) {
+    return InvalidArgument("own GEMM tile '%s': the split after 's' must be 2 to %d", text.c_str(),
+                           kMaxSplits);
+  }
+  if (found->block_m > kMaxSplitKBlockM) {
+    return InvalidArgument("own GEMM tile '%s': split-K runs on tiles of up to %d rows",
+                           text.c_str(), kMaxSplitKBlockM);
+  }
+  return *found;
 }
 
 int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k) {

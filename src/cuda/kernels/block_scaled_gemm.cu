@@ -736,15 +736,15 @@ std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
 
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count) {
   // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
-  // shapes; docs/own-gemm.md):
+  // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
   //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
-  //     or the time to pull its operands at ~32 bytes per clock, whichever is longer, plus
-  //     ~100 clocks of handshakes;
+  //     or the time to pull its operands at ~24 bytes per clock, whichever is longer, plus
+  //     ~50 clocks of handshakes;
   //   - all CTAs together pull operands from L2 at ~3000 bytes per clock;
-  //   - split-K adds a reduction: the runs' FP32 sums written and read once more, and ~2000
-  //     clocks of fences, the arrival count and the last run's reads.
-  constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 32, kL2BytesPerClock = 3000;
-  constexpr double kHandshakeClocks = 100, kReductionClocks = 2000;
+  //   - split-K adds a reduction: the runs' FP32 sums written and read once more, and ~4000
+  //     clocks per run (the last run's fence, arrival count and one L2 round trip per run).
+  constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 24, kL2BytesPerClock = 3000;
+  constexpr double kHandshakeClocks = 50, kClocksPerRun = 4000;
   BlockScaledGemmTile best;
   double best_cost = INFINITY;
   for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
@@ -767,10 +767,10 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
       const double sm_time = static_cast<double>(waves) * layout.blocks_per_split * per_block;
       const double l2_time =
           static_cast<double>(units) * layout.blocks_per_split * block_bytes / kL2BytesPerClock;
-      const double reduction = splits == 1 ? 0.0
-                                           : kReductionClocks + 2.0 * static_cast<double>(units) *
-                                                                    tile.block_m * tile.block_n *
-                                                                    4 / kL2BytesPerClock;
+      const double reduction =
+          splits == 1 ? 0.0
+                      : kClocksPerRun * splits + 2.0 * static_cast<double>(units) * tile.block_m *
+                                                     tile.block_n * 4 / kL2BytesPerClock;
       const double cost = std::max(sm_time, l2_time) + reduction;
       if (cost < best_cost) best_cost = cost, best = tile;
     }

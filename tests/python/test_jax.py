@@ -309,6 +309,18 @@ def test_fused_quantize_under_jit_gives_fp8dot_quantizes_bytes(platform, granula
         jax.jit(lambda x: fused_quantize(x, jnp.bfloat16))(x)
 
 
+@pytest.mark.parametrize("granularity", ["1x128", "128x128"])
+def test_jnp_quantize_gives_partial_blocks_their_own_scales(granularity):
+    x = random((200, 136), 8) * 20  # neither dim a multiple of 128
+    expected = fp8dot.quantize(np.asarray(x), "float8_e4m3fn", granularity)
+    q, scale = fj.quantize(x, E4M3, granularity)
+    assert scale.shape == expected.scale.shape
+    np.testing.assert_array_equal(np.asarray(q).view(np.uint8), expected.q.view(np.uint8))
+    # XLA's CPU compiler divides by the constant fp8 max as a multiply by its reciprocal, so a
+    # scale can land one f32 ulp from fp8dot's correctly rounded amax / max.
+    np.testing.assert_allclose(np.asarray(scale), np.asarray(expected.scale), rtol=2.0**-23)
+
+
 def test_recipes_refuse_what_cannot_run():
     with pytest.raises(ValueError, match="block scales need promoted accumulation"):
         fj.Recipe.fast_everywhere(scaling="blocks")

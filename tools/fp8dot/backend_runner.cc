@@ -14,9 +14,9 @@ void AddBackendFlags(CLI::App& command, BackendFlags& flags) {
                      "With --backend cpu (or auto without a GPU): emulation (models the "
                      "accumulation), blas (f32, fast) or reference (exact)");
   command.add_option("--engine", flags.engine,
-                     "With the cuda backend: the GEMM engine: auto (cuBLASLt for now), cublaslt, "
-                     "or own (fp8dot's block-scaled kernel: 1x128 x 128x128 scales, promoted, "
-                     "bf16/f32 out; docs/own-gemm.md)");
+                     "With the cuda backend: the GEMM engine: auto (the own kernel where it "
+                     "measured faster, else cuBLASLt), cublaslt, or own (fp8dot's block-scaled "
+                     "kernel: 1x128 x 128x128 scales, promoted, bf16/f32 out; docs/own-gemm.md)");
 }
 
 StatusOr<GemmEngine> ToGemmEngine(const BackendFlags& flags, Backend backend) {

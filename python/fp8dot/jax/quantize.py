@@ -6,10 +6,11 @@ layout cuBLASLt's FP8 GEMMs read) and returns (x_q, scale) with x ≈ x_q · sca
     granularity  scale shape       use
     tensor       []                tensorwise (current) scaling
     row          [R]               rowwise: one scale per row along the contracting dim
-    1x128        [R, C/128]        DeepSeek-V3 activations and gradients
-    128x128      [R/128, C/128]    DeepSeek-V3 weights
+    1x128        [R, ⌈C/128⌉]      DeepSeek-V3 activations and gradients
+    128x128      [⌈R/128⌉, ⌈C/128⌉] DeepSeek-V3 weights
 
-Scales are amax / fp8_max (1 where the amax is 0), so no value overflows the format.
+Scales are amax / fp8_max (1 where the amax is 0), so no value overflows the format; a partial
+last block takes the amax of the elements it has.
 
 fused_quantize does the same through fp8dot's CUDA kernel (one custom call that also writes the
 transposed FP8 copy a backward GEMM needs); which one is faster depends on what XLA can fuse
@@ -61,13 +62,13 @@ def quantize(x, dtype, granularity: str = "tensor", scale=None):
         scale = _scale_from_amax(jnp.max(jnp.abs(x), axis=1), dtype)
         return _cast(x, scale[:, None], dtype), scale
     block_rows = 128 if granularity == "128x128" else 1
-    if rows % block_rows or columns % 128:
-        raise ValueError(f"{granularity} blocks need the blocked dims to be multiples of 128, got "
-                         f"shape {x.shape}")
-    blocks = x.reshape(rows // block_rows, block_rows, columns // 128, 128)
+    # Partial last blocks: zeros added to fill them change no amax and are cut off again.
+    padded_rows, padded_columns = -(-rows // block_rows) * block_rows, -(-columns // 128) * 128
+    x = jnp.pad(x, ((0, padded_rows - rows), (0, padded_columns - columns)))
+    blocks = x.reshape(padded_rows // block_rows, block_rows, padded_columns // 128, 128)
     scale = _scale_from_amax(jnp.max(jnp.abs(blocks), axis=(1, 3)), dtype)
-    x_q = _cast(blocks, scale[:, None, :, None], dtype).reshape(rows, columns)
-    return x_q, (scale if block_rows == 128 else scale.reshape(rows, columns // 128))
+    x_q = _cast(blocks, scale[:, None, :, None], dtype).reshape(padded_rows, padded_columns)
+    return x_q[:rows, :columns], scale
 
 
 def delayed_scale_update(x, dtype, scale, amax_history, amax_compute: str = "max",

@@ -17,8 +17,8 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
             module_filter: Optional[ModuleFilter] = None) -> nn.Module:
     """Replaces, in place, every nn.Linear (not subclasses such as fp8dot's own) for which
     module_filter(fully_qualified_name, module) is true with an fp8dot.torch.Linear sharing its
-    parameters. Returns the model. Layers whose dims do not suit the recipe (block scaling needs
-    multiples of 128) are reported by name rather than failing at the first step."""
+    parameters. Returns the model. Any in/out features work with every recipe (block scaling
+    gives a partial last block its own scale)."""
     recipe = recipe or Recipe.seed()
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
@@ -27,10 +27,6 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
             fqn = f"{name}.{child_name}" if name else child_name
             if module_filter is not None and not module_filter(fqn, child):
                 continue
-            if recipe.scaling == "blocks" and (child.in_features % 128 or child.out_features % 128):
-                raise ValueError(f"{fqn}: block scaling needs in/out features that are multiples "
-                                 f"of 128, got {child.in_features} -> {child.out_features}; "
-                                 "leave it out with module_filter")
             setattr(module, child_name, Linear.from_linear(child, recipe))
     return model
 

@@ -27,10 +27,9 @@ echo "== gpu_bench: own kernel vs cuBLASLt, 1x128 x 128x128, DeepGEMM's shapes"
 timeout 300 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
   --configs "1x128 x 128x128 own" --csv "$OUT/own-deepgemm.csv" > "$OUT/own-deepgemm.md" 2>&1
 echo "bench rc=$?"
-OWN_TILES_CSV="$OUT/own-tiles.csv"
 if [[ -n "${OWN_TILES:-}" ]]; then
   timeout 400 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
-    --configs "1x128 x 128x128 own" --own-tiles "$OWN_TILES" --csv "$OWN_TILES_CSV" \
+    --configs "1x128 x 128x128 own" --own-tiles "$OWN_TILES" --csv "$OUT/own-tiles.csv" \
     > "$OUT/own-tiles.md" 2>&1
   echo "tile sweep rc=$?"
 fi

@@ -41,8 +41,8 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 //              INVALID_ARGUMENT that says why.
 //   kAuto      the own kernel where it can run the dot and measured faster than cuBLASLt on
 //              the H200: M <= 64 with the plan's tile and split-K filling the GPU in one wave
-//              (1.08-1.22x there on DeepGEMM's shapes); cuBLASLt everywhere else, where the own
-//              kernel is 0.55-1.0x (docs/own-gemm.md).
+//              (1.09-1.38x there on DeepGEMM's shapes); cuBLASLt everywhere else, where the own
+//              kernel is 0.56-1.29x (docs/own-gemm.md).
 enum class GemmEngine { kAuto, kCublasLt, kOwn };
 const char* GemmEngineName(GemmEngine engine);  // "auto", "cublaslt", "own"
 StatusOr<GemmEngine> ParseGemmEngine(std::string_view text);

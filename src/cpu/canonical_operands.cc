@@ -8,7 +8,6 @@
 namespace fp8dot::cpu {
 namespace {
 
-
 std::vector<int64_t> Offsets(const HostTensor& tensor, const std::vector<int64_t>& dims_to_walk) {
   return WalkOffsets(tensor.dims(), tensor.strides(), dims_to_walk);
 }

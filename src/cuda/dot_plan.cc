@@ -398,19 +398,26 @@ std::vector<LtShape> CublasLtShapes(const CudaDotPlan::Impl& plan, const TypePla
   const DotSpec& spec = plan.spec;
   const CanonicalDot& dot = plan.info.dot;
   const int64_t k = RoundUp(dot.k, kAlignmentBytes / DTypeSizeInBytes(types.lhs_type));
-  std::vector<LtShape> shapes = {{.m = dot.n, .n = dot.m, .k = k}};
+  std::vector<LtShape> shapes;
+  const auto add = [&](int64_t m, int64_t n, int64_t shape_k) {  // once each
+    for (const LtShape& s : shapes) {
+      if (s.m == m && s.n == n && s.k == shape_k) return;
+    }
+    shapes.push_back({.m = m, .n = n, .k = shape_k});
+  };
+  add(dot.n, dot.m, k);
   if (!types.native) return shapes;
-  if (dot.n % 16 != 0) shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = k});
+  add(RoundUp(dot.n, 16), dot.m, k);
   const bool block_scaled = IsBlockScale(spec.lhs_scale.mode) || IsBlockScale(spec.rhs_scale.mode);
-  if (block_scaled && (dot.k % kScaleBlockSize != 0 || dot.n % kScaleBlockSize != 0)) {
+  if (block_scaled) {
     const int64_t whole_k = RoundUp(dot.k, kScaleBlockSize);
-    shapes.push_back({.m = RoundUp(dot.n, 16), .n = dot.m, .k = whole_k});
-    shapes.push_back({.m = RoundUp(dot.n, kScaleBlockSize), .n = dot.m, .k = whole_k});
+    add(RoundUp(dot.n, 16), dot.m, whole_k);
+    add(RoundUp(dot.n, kScaleBlockSize), dot.m, whole_k);
   }
   if (spec.lhs_scale.mode == ScaleMode::kBlock1x128 && dot.m % 16 != 0 && dot.batch == 1 &&
       !spec.c && !spec.compute_amax) {
     for (size_t i = 0, count = shapes.size(); i < count; ++i) {
-      shapes.push_back({.m = shapes[i].m, .n = RoundUp(dot.m, 16), .k = shapes[i].k});
+      add(shapes[i].m, RoundUp(dot.m, 16), shapes[i].k);
     }
   }
   return shapes;
@@ -434,7 +441,7 @@ Status BuildOwnPlan(CudaDotPlan::Impl& plan, const TypePlan& types) {
   }
   CudaPlanInfo& info = plan.info;
   info.engine = OwnGemmDescription(gemm);
-  info.k_split = {.slices = gemm.tile.k_splits, .tile = 128};
+  info.k_split = {.slices = gemm.tile.k_splits, .tile = static_cast<int>(kScaleBlockSize)};
   info.native_fp8 = true;
   info.fast_accum = 0;
   info.fused_promotion = true;

@@ -53,9 +53,7 @@ bool OwnGemmIsFaster(const CanonicalDot& dot, int sm_count) {
   constexpr int64_t kMaxRows = 64;
   if (dot.m > kMaxRows) return false;
   const BlockScaledGemmTile tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count);
-  const int64_t tiles =
-      ((dot.m + tile.block_m - 1) / tile.block_m) * ((dot.n + tile.block_n - 1) / tile.block_n);
-  return tiles * EffectiveKSplits(tile, dot.k) <= sm_count;
+  return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
 }
 
 std::string OwnGemmDescription(const OwnGemm& gemm) {

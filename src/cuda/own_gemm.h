@@ -29,7 +29,7 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 
 // Whether GemmEngine::kAuto takes the own kernel for an eligible dot: where it measured faster
 // than cuBLASLt on the H200 (docs/own-gemm.md), i.e. M <= 64 with the heuristic's tile and
-// split-K filling the GPU in one wave (1.08-1.22x on DeepGEMM's shapes of that kind).
+// split-K filling the GPU in one wave (1.09-1.38x on DeepGEMM's shapes of that kind).
 bool OwnGemmIsFaster(const CanonicalDot& dot, int sm_count);
 
 // One line for Explain() and CudaPlanInfo::engine.

@@ -10,7 +10,6 @@
 namespace fp8dot {
 namespace {
 
-
 Status ValidateOperand(const char* name, const TensorSpec& operand) {
   for (int64_t d : operand.dims) {
     if (d <= 0) {

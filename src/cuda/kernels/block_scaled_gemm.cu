@@ -721,6 +721,11 @@ int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k) {
   return LayoutOf(tile, 1, 1, k).k_splits;
 }
 
+int64_t BlockScaledGemmWorkUnits(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k) {
+  const WorkLayout layout = LayoutOf(tile, m, n, k);
+  return layout.Tiles() * layout.k_splits;
+}
+
 size_t BlockScaledGemmWorkspaceBytes(const BlockScaledGemmTile& tile, int64_t m, int64_t n,
                                      int64_t k) {
   return LayoutOf(tile, m, n, k).WorkspaceBytes();

@@ -45,6 +45,10 @@ StatusOr<BlockScaledGemmTile> ParseBlockScaledGemmTile(const std::string& text);
 // that many non-empty runs of equal length).
 int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k);
 
+// The units of work a launch of `tile` has on an M x N x K problem, one CTA's each: its tiles
+// times the runs EffectiveKSplits cuts K into.
+int64_t BlockScaledGemmWorkUnits(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k);
+
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
 // it, per wave, plus split-K's reduction) is the least on `sm_count` SMs.
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count);

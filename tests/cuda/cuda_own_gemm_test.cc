@@ -184,6 +184,11 @@ TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {
       {.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16},
       {.m = 130, .n = 200, .k = 336},
       {.m = 300, .n = 2112, .k = 320, .lhs_type = kE5M2},
+      // D's rows not 16-byte aligned (N * 2 bytes): the epilogue stores from registers, in
+      // pairs (N even) or one output at a time (N odd), instead of through the copy engine.
+      {.m = 65, .n = 100, .k = 384, .output_type = DType::kBF16},
+      {.m = 70, .n = 101, .k = 256, .output_type = DType::kBF16},
+      {.m = 257, .n = 99, .k = 512},
   };
   uint64_t seed = 9200;
   for (const OwnCase& c : cases) ExpectBitIdentical(c, "", ++seed);

@@ -62,7 +62,7 @@ constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 32 : 40;
 template <int kMathWarpgroups>
 constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
 
-template <int kBlockM, int kBlockN>
+template <int kBlockM, int kBlockN, int kOutBytes>
 struct TileShape {
   // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup (1, 2
   // or 3 of them).
@@ -74,14 +74,27 @@ struct TileShape {
   static constexpr int kRhsTileBytes = kBlockN * kBlockK;
   static constexpr int kScaleBytes = kBlockM * 4 + 16;  // A's scales, then B's (16-byte slots)
   static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
+  // The epilogue stages D in shared memory for the copy engine's stores: boxes of 64 rows by
+  // up to 128 bytes of columns (the widest swizzled box), each swizzled like the operand tiles
+  // so that the math threads' writes hit distinct banks. A warpgroup stages all its slices, or
+  // one at a time for f32 256-row tiles (whose whole output would halve the stages).
+  static constexpr int kBoxColumns = std::min(kBlockN, 128 / kOutBytes);
+  static constexpr int kBoxRowBytes = kBoxColumns * kOutBytes;
+  static constexpr int kBoxBytes = kSliceRows * kBoxRowBytes;
+  static constexpr int kStagedSliceBytes = kSliceRows * kBlockN * kOutBytes;
+  static constexpr int kStagedSlices = kSlices * kStagedSliceBytes <= 32 * 1024 ? kSlices : 1;
+  static constexpr int kOutputBytes = kMathWarpgroups * kStagedSlices * kStagedSliceBytes;
   static constexpr int kAlignmentSlack = 1024;  // 128-byte swizzled tiles start on 1024 bytes
   static constexpr int kFlagBytes = 16;         // split-K: "this CTA adds the runs" (one int)
-  static constexpr int kStages =
-      std::min(kMaxStages, (kSharedLimit - kAlignmentSlack - kFlagBytes) / (kStageBytes + 16));
-  static constexpr int kSharedBytes = kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
+  static constexpr int kStages = std::min(
+      kMaxStages,
+      (kSharedLimit - kAlignmentSlack - kOutputBytes - kFlagBytes) / (kStageBytes + 16));
+  static constexpr int kSharedBytes =
+      kOutputBytes + kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
   static constexpr int kMathThreads = kMathWarpgroups * kWarpgroupThreads;
   static_assert(kBlockM % (kSliceRows * kSlices) == 0 && kScaleColumns % kBlockN == 0);
   static_assert(kLhsTileBytes % 1024 == 0 && kRhsTileBytes % 1024 == 0);
+  static_assert(kBoxBytes % 256 == 0 && kStagedSliceBytes % 1024 == 0 && kStages >= 2);
 };
 
 struct KernelArgs {
@@ -101,7 +114,11 @@ struct KernelArgs {
   int64_t rhs_scale_row_stride, rhs_scale_block_stride;
   void* output;
   int64_t output_ld;
-  bool paired_stores;  // two adjacent outputs can be written as one aligned vector
+  // D's rows are 16-byte aligned: the epilogue stores through the copy engine (output_map).
+  // Otherwise the math threads store from registers, pairs of outputs as one vector when
+  // paired_stores says they are aligned.
+  bool tma_store;
+  bool paired_stores;
 };
 
 // A position in the ring of shared-memory stages: the stage, and the parity of its barriers'
@@ -134,6 +151,14 @@ __device__ TileOrigin TileAt(int index, int rank, const KernelArgs& args) {
           ((in_group / group_rows) * kCluster + rank) * kBlockN};
 }
 
+// threadIdx.x read afresh (the compiler cannot reuse an earlier read): for code after the main
+// loop, where keeping it live costs a register the 128-row pipelined tiles do not have.
+__device__ inline int ThreadIndex() {
+  int index;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(index));
+  return index;
+}
+
 template <typename Out>
 __device__ void StorePair(Out* destination, float first, float second, bool has_second,
                           bool paired) {
@@ -155,11 +180,13 @@ __device__ void StorePair(Out* destination, float first, float second, bool has_
 }
 
 template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
-__global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
+__global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThreads, 1)
     block_scaled_gemm_kernel(const __grid_constant__ CUtensorMap lhs_map,
-                             const __grid_constant__ CUtensorMap rhs_map, const KernelArgs args) {
+                             const __grid_constant__ CUtensorMap rhs_map,
+                             const __grid_constant__ CUtensorMap output_map,
+                             const KernelArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Shape = TileShape<kBlockM, kBlockN>;
+  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out)>;
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;
@@ -175,7 +202,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   extern __shared__ uint8_t shared_unaligned[];
   uint8_t* shared = reinterpret_cast<uint8_t*>(
       (reinterpret_cast<uintptr_t>(shared_unaligned) + 1023) & ~uintptr_t{1023});
-  uint8_t* lhs_tiles = shared;
+  uint8_t* output_staging = shared;  // [math warpgroup][staged slice][box][64 rows][box row]
+  uint8_t* lhs_tiles = output_staging + Shape::kOutputBytes;
   uint8_t* rhs_tiles = lhs_tiles + kStages * Shape::kLhsTileBytes;
   float* scales = reinterpret_cast<float*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
   uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
@@ -191,6 +219,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
   if (threadIdx.x == 0) {
     hopper::PrefetchTensorMap(&lhs_map);
     hopper::PrefetchTensorMap(&rhs_map);
+    if (args.tma_store) hopper::PrefetchTensorMap(&output_map);
     for (int s = 0; s < kStages; ++s) {
       // The copy thread and the scale warp's lanes.
       hopper::BarrierInit(&full[s], 1 + 32);
@@ -417,7 +446,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       // Leave this run's sums; unless every other run of the tile has left its own, the tile is
       // done here. Otherwise add the runs in order (as the emulation's KSplit does) and write D
       // below.
-      const int math_thread = threadIdx.x;  // the math warpgroups come first
+      const int math_thread = ThreadIndex();  // the math warpgroups come first
       const int run = unit % args.k_splits;
       const int tile = (unit / args.k_splits) * kCluster + rank;
       constexpr int kVectors = kSlices * kRegisters / 4;
@@ -458,6 +487,60 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       }
     }
 
+    if (args.tma_store) {
+      // Through the copy engine: the warpgroup writes its slices into its staging boxes, then
+      // one thread stores each box with a bulk tensor copy, which goes on while the warpgroup
+      // starts its next tile. Before a staging slot is written again, the copies that read it
+      // must have done so.
+      uint8_t* staging =
+          output_staging + warpgroup * Shape::kStagedSlices * Shape::kStagedSliceBytes;
+      const int staging_barrier = 2 + warpgroup;  // 0: __syncthreads, 1: all math threads
+      const bool stores_output = ThreadIndex() % kWarpgroupThreads == 0;  // issues the D copies
+#pragma unroll
+      for (int v = 0; v < kSlices; ++v) {
+        uint8_t* slice = staging + (v % Shape::kStagedSlices) * Shape::kStagedSliceBytes;
+        if (v % Shape::kStagedSlices == 0) {
+          if (stores_output) hopper::BulkWaitGroupRead<0>();
+          hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
+        }
+        // The copy engine's swizzle XORs a row's 16-byte chunk index with the row's place in
+        // its group of 8 (128-byte rows; of 4 or 2 for 64- or 32-byte rows), the same for rows
+        // r and r + 8. This thread's two columns are at byte 2 * (lane % 4) * sizeof(Out) of
+        // an 8-column group, so the XOR folds into one per-thread constant.
+        const int key = (row_in_slice * Shape::kBoxRowBytes >> 7) & (Shape::kBoxRowBytes / 16 - 1);
+        const int lane_bytes = 2 * (lane % 4) * static_cast<int>(sizeof(Out)) ^ key << 4;
+        uint8_t* row_start = slice + row_in_slice * Shape::kBoxRowBytes;
+#pragma unroll
+        for (int j = 0; j < kRegisters / 4; ++j) {
+          constexpr int kGroupBytes = 8 * sizeof(Out);
+          const int box = 8 * j / Shape::kBoxColumns;
+          const int group_byte = (8 * j % Shape::kBoxColumns) * static_cast<int>(sizeof(Out));
+          static_assert(kGroupBytes >= 16);
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            Out* destination = reinterpret_cast<Out*>(
+                row_start + box * Shape::kBoxBytes + half * 8 * Shape::kBoxRowBytes +
+                (group_byte ^ lane_bytes));
+            StorePair(destination, acc[v][4 * j + 2 * half], acc[v][4 * j + 2 * half + 1], true,
+                      true);
+          }
+        }
+        hopper::FenceSharedForCopyEngine();
+        hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
+        if (stores_output) {
+          const int row = origin.row + first_slice_row + v * kSliceRows;
+#pragma unroll
+          for (int box = 0; box < kBlockN / Shape::kBoxColumns; ++box) {
+            const int col = origin.col + box * Shape::kBoxColumns;
+            if (row < args.m && col < args.n) {
+              hopper::TmaStore2d(&output_map, slice + box * Shape::kBoxBytes, col, row);
+            }
+          }
+          hopper::BulkCommitGroup();
+        }
+      }
+      continue;
+    }
     const int col0 = origin.col + 2 * (lane % 4);
 #pragma unroll
     for (int v = 0; v < kSlices; ++v) {
@@ -479,6 +562,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN>::kThreads, 1)
       }
     }
   }
+  // Shared memory must outlive the copies reading it.
+  if (args.tma_store && ThreadIndex() % kWarpgroupThreads == 0) hopper::BulkWaitAll();
 #endif
 }
 
@@ -498,28 +583,53 @@ PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncoder() {
   return encoder;
 }
 
-// A 2-D map over an FP8 operand [rows][k] (rows `row_bytes` apart) whose box is one stage's
-// tile: 128 bytes of K by `box_rows` rows, 128-byte swizzled for wgmma.
-StatusOr<CUtensorMap> OperandMap(const char* name, const void* data, int64_t rows, int64_t k,
-                                 int64_t row_bytes, int box_rows, const std::string& context) {
+// A 2-D map over a row-major [rows][columns] tensor (rows `row_bytes` apart) whose box is
+// box_columns x box_rows, swizzled as the kernel's shared-memory tiles are.
+StatusOr<CUtensorMap> TensorMap2d(const char* name, const void* data, CUtensorMapDataType type,
+                                  int64_t rows, int64_t columns, int64_t row_bytes,
+                                  int box_columns, int box_rows, CUtensorMapSwizzle swizzle,
+                                  const std::string& context) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = TensorMapEncoder();
   if (encode == nullptr) {
     return Internal("own GEMM: the driver has no cuTensorMapEncodeTiled [%s]", context.c_str());
   }
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
-  const cuuint32_t box[2] = {kBlockK, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_columns),
+                             static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result =
-      encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(data), dims, strides, box,
-             element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult result = encode(&map, type, 2, const_cast<void*>(data), dims, strides, box,
+                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     return Internal("own GEMM: cuTensorMapEncodeTiled failed (%d) for %s [%s]",
                     static_cast<int>(result), name, context.c_str());
   }
   return map;
+}
+
+// An FP8 operand [rows][k]: one stage's tile is 128 bytes of K by `box_rows` rows, 128-byte
+// swizzled for wgmma.
+StatusOr<CUtensorMap> OperandMap(const char* name, const void* data, int64_t rows, int64_t k,
+                                 int64_t row_bytes, int box_rows, const std::string& context) {
+  return TensorMap2d(name, data, CU_TENSOR_MAP_DATA_TYPE_UINT8, rows, k, row_bytes, kBlockK,
+                     box_rows, CU_TENSOR_MAP_SWIZZLE_128B, context);
+}
+
+// D [m][n]: a box is one staging box of the epilogue (TileShape), swizzled by its row length.
+template <typename Shape, typename Out>
+StatusOr<CUtensorMap> OutputMap(const BlockScaledGemmParams& p, const std::string& context) {
+  constexpr CUtensorMapSwizzle kSwizzle = Shape::kBoxRowBytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                          : Shape::kBoxRowBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                      : CU_TENSOR_MAP_SWIZZLE_32B;
+  static_assert(Shape::kBoxRowBytes >= 32);
+  return TensorMap2d("output", p.output,
+                     std::is_same_v<Out, float> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                     p.m, p.n, p.output_ld * static_cast<int64_t>(sizeof(Out)),
+                     Shape::kBoxColumns, kSliceRows, kSwizzle, context);
 }
 
 // A launch of `grid` CTAs of `threads` threads, in clusters of `cluster` (a plain launch when it
@@ -573,7 +683,7 @@ WorkLayout LayoutOf(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64
 
 template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
-  using Shape = TileShape<kBlockM, kBlockN>;
+  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out)>;
   auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out>;
   // Host-side attributes, once per kernel: the shared-memory limit, and how many clusters fit
   // on the GPU at once (the persistent grid's size).
@@ -631,12 +741,18 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.rhs_scale_block_stride = p.rhs_scale_block_stride;
   args.output = p.output;
   args.output_ld = p.output_ld;
+  args.tma_store = (p.output_ld * sizeof(Out)) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(p.output) % 16 == 0;
   args.paired_stores =
       p.output_ld % 2 == 0 && reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(Out)) == 0;
+  CUtensorMap output_map{};
+  if (args.tma_store) {
+    FP8_ASSIGN_OR_RETURN(output_map, (OutputMap<Shape, Out>(p, context)));
+  }
   const int units = args.unit_rows * args.unit_cols * args.k_splits;
   const int grid = kCluster * std::max(1, std::min(units, *resident_units));
   const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
-  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, args),
+  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, output_map, args),
                            context);
   return OkStatus();
 }

@@ -108,6 +108,37 @@ __device__ inline void TmaLoad2dMulticast(void* destination, const CUtensorMap* 
       : "memory");
 }
 
+// Copies a box of shared memory to the tensor at element coordinates (inner, outer) of a 2-D
+// tensor map, as part of this thread's current bulk group. Elements past the tensor's edges are
+// not written, so ragged tiles need no masking.
+__device__ inline void TmaStore2d(const CUtensorMap* map, const void* source, int32_t inner,
+                                  int32_t outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(SharedAddress(source)), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+// Closes this thread's bulk group of stores.
+__device__ inline void BulkCommitGroup() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// Waits until at most kPendingGroups of this thread's bulk groups still read shared memory (their
+// source may then be overwritten; the writes to global memory may still be under way).
+template <int kPendingGroups>
+__device__ inline void BulkWaitGroupRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(kPendingGroups) : "memory");
+}
+
+// Waits until this thread's bulk groups have completed, global writes included.
+__device__ inline void BulkWaitAll() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+// Makes this thread's ordinary shared-memory writes visible to the copy engine (the async
+// proxy), before a bulk copy reads them.
+__device__ inline void FenceSharedForCopyEngine() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
 // ---- Clusters -----------------------------------------------------------------------------------
 
 __device__ inline uint32_t ClusterRank() {

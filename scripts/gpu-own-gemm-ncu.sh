@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine: Nsight Compute on the own GEMM kernel and cuBLASLt's kernel for the same
+# block-scaled GEMMs, to see what bounds each (tensor pipe, L2, shared memory, stalls). One launch
+# of each kernel per shape and tile, after gpu_bench's warm-up. Logs go to $OUT.
+#   carry: build/gpu_bench build/wheel-cp312 (OpenBLAS libraries)
+# Environment: NCU_SHAPES (lines "M N K", default two M = 4096 shapes), NCU_TILES (comma-separated
+#   own tiles, default 256x128), BUILD (default build).
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fp8dot-own-ncu}
+BUILD=${BUILD:-build}
+mkdir -p "$OUT" /tmp/fp8dot-libs
+tar xJf build/wheel-cp312/openblas-libs.tar.xz -C /tmp/fp8dot-libs
+export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib:$PWD/$BUILD:${LD_LIBRARY_PATH:-}
+NCU_TILES=${NCU_TILES:-256x128}
+printf '%s\n' "${NCU_SHAPES:-4096 7168 16384
+4096 7168 2048}" > "$OUT/shapes.txt"
+METRICS=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+METRICS+=,lts__t_bytes.sum.per_second,lts__t_sector_hit_rate.pct,dram__bytes.sum.per_second
+METRICS+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed
+METRICS+=,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum
+METRICS+=,sm__cycles_elapsed.avg.per_second
+profile() {  # name, kernel regex, gpu_bench arguments...
+  local name=$1 regex=$2; shift 2
+  timeout 200 ncu --clock-control none --kernel-name "regex:$regex" --launch-skip 3 \
+    --launch-count 1 --metrics "$METRICS" --section WarpStateStats --section SpeedOfLight \
+    "$BUILD/gpu_bench" "$@" > "$OUT/ncu-$name.log" 2>&1
+  echo "ncu $name rc=$?"
+}
+i=0
+while read -r m n k; do
+  i=$((i + 1))
+  echo "$m $n $k" > "$OUT/shape$i.txt"
+  for t in ${NCU_TILES//,/ }; do
+    profile "${m}x${n}x${k}-own-$t" block_scaled "$OUT/shape$i.txt" --configs "1x128 x 128x128 own" \
+      --own-tiles "$t"
+  done
+  profile "${m}x${n}x${k}-cublaslt" '^(?!.*(block_scaled|fill|relayout|gather|quantize)).*' \
+    "$OUT/shape$i.txt" --configs "1x128 x 128x128"
+done < "$OUT/shapes.txt"
+for f in "$OUT"/ncu-*.log; do
+  echo "== $(basename "$f")"
+  grep -E "^  [^ ].*\(|gmma_cycles|lts__t_bytes|hit_rate|dram__bytes|wavefronts|gpu__time|sm__throughput|cycles_elapsed|Warp Cycles Per Issued|Stall|==ERR|==WARN" "$f" | head -30
+done

@@ -74,11 +74,28 @@ struct Scratch {
   DeviceBuffer c, d, scales, scalar, bias;
 };
 
-int TimedRuns(const LtMatmulConfig& c) {
-  const double nominal_ms = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) *
-                            static_cast<double>(c.n) * static_cast<double>(c.k) / 1e12;
+int TimedRuns(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  const double nominal_ms = 2.0 * static_cast<double>(batch) * static_cast<double>(m) *
+                            static_cast<double>(n) * static_cast<double>(k) / 1e12;
   return static_cast<int>(
       std::clamp(std::ceil(kReplayMs / nominal_ms), double{kMinTimedRuns}, double{kMaxTimedRuns}));
+}
+
+// Median ms per call of a graph of `calls` calls: warm-up replays, then kRepeats timed ones.
+StatusOr<double> MedianMsPerCall(const CapturedGraph& graph, int calls, cudaStream_t stream,
+                                 const EventPair& events, const std::string& context) {
+  for (int w = 0; w < kWarmupReplays; ++w) FP8_RETURN_IF_ERROR(graph.Replay(stream, context));
+  std::vector<double> repeats;
+  for (int r = 0; r < kRepeats; ++r) {
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), stream), context);
+    FP8_RETURN_IF_ERROR(graph.Replay(stream, context));
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), stream), context);
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), context);
+    float ms = 0;
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()), context);
+    repeats.push_back(ms / calls);
+  }
+  return Median(repeats);
 }
 
 // How many copies of A and B to rotate through (streaming_copies.h), for this device's L2.
@@ -222,26 +239,15 @@ class CandidateTimer {
     };
     StatusOr<CapturedGraph> graph = CapturedGraph::Capture(stream, timed_runs_, run, plan_.context);
     if (!graph.ok()) return -1.0;  // a candidate that cannot run is simply not a candidate
-    for (int w = 0; w < kWarmupReplays; ++w) {
-      FP8_RETURN_IF_ERROR(graph->Replay(stream, plan_.context));
-    }
-    std::vector<double> repeats;
-    for (int r = 0; r < kRepeats; ++r) {
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_->start(), stream), plan_.context);
-      FP8_RETURN_IF_ERROR(graph->Replay(stream, plan_.context));
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_->stop(), stream), plan_.context);
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events_->stop()), plan_.context);
-      float ms = 0;
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events_->start(), events_->stop()),
-                               plan_.context);
-      repeats.push_back(ms / timed_runs_);
-    }
-    return Median(repeats);
+    return MedianMsPerCall(*graph, timed_runs_, stream, *events_, plan_.context);
   }
 
  private:
   CandidateTimer(CudaDotPlan::Impl& plan, Scratch scratch)
-      : plan_(plan), scratch_(std::move(scratch)), timed_runs_(TimedRuns(plan.gemm->config())) {}
+      : plan_(plan),
+        scratch_(std::move(scratch)),
+        timed_runs_(TimedRuns(plan.gemm->config().batch, plan.gemm->config().m,
+                              plan.gemm->config().n, plan.gemm->config().k)) {}
   CudaDotPlan::Impl& plan_;
   Scratch scratch_;
   int timed_runs_;
@@ -286,7 +292,128 @@ StatusOr<int> PickFastest(CandidateTimer& timer, int candidates, const std::stri
   return best;
 }
 
+// ---- Racing the engines ----------------------------------------------------------------------
+
+// Buffers for whole runs of a dot both engines take (operands, scales and D: the own kernel has
+// no C, bias or amax), the operands in as many copies as stream from HBM.
+struct RaceScratch {
+  std::vector<DeviceBuffer> lhs, rhs;
+  DeviceBuffer lhs_scale, rhs_scale, output;
+};
+
+StatusOr<RaceScratch> MakeRaceScratch(const DotSpec& spec, const CanonicalDot& dot,
+                                      const std::string& context) {
+  RaceScratch s;
+  const int64_t lhs_count = ElementCount(spec.lhs.dims);
+  const int64_t rhs_count = ElementCount(spec.rhs.dims);
+  FP8_ASSIGN_OR_RETURN(const int sets,
+                       OperandSets(lhs_count * DTypeSizeInBytes(spec.lhs.dtype) +
+                                       rhs_count * DTypeSizeInBytes(spec.rhs.dtype),
+                                   context));
+  for (int set = 0; set < sets; ++set) {
+    StatusOr<DeviceBuffer> lhs =
+        RandomBuffer(lhs_count, spec.lhs.dtype, 20 + set, -2.0f, 2.0f, "engine race lhs");
+    StatusOr<DeviceBuffer> rhs =
+        lhs.ok() ? RandomBuffer(rhs_count, spec.rhs.dtype, 200 + set, -2.0f, 2.0f,
+                                "engine race rhs")
+                 : StatusOr<DeviceBuffer>(lhs.status());
+    if (!rhs.ok()) {
+      if (set == 0) return rhs.status();
+      break;  // short of memory: race on the copies there are (partly from L2)
+    }
+    s.lhs.push_back(std::move(*lhs));
+    s.rhs.push_back(std::move(*rhs));
+  }
+  FP8_ASSIGN_OR_RETURN(s.lhs_scale, RandomBuffer(ElementCount(spec.lhs_scale.dims), DType::kF32,
+                                                 7, 0.5f, 2.0f, "engine race lhs scale"));
+  FP8_ASSIGN_OR_RETURN(s.rhs_scale, RandomBuffer(ElementCount(spec.rhs_scale.dims), DType::kF32,
+                                                 8, 0.5f, 2.0f, "engine race rhs scale"));
+  FP8_ASSIGN_OR_RETURN(
+      s.output,
+      DeviceBuffer::Allocate(
+          static_cast<size_t>(ElementCount(dot.output_dims) * DTypeSizeInBytes(spec.output_type)),
+          "engine race output"));
+  return s;
+}
+
+// Median ms per run of a whole plan (every launch it makes) on the race's data.
+StatusOr<double> TimePlan(CudaDotPlan& plan, const RaceScratch& s, int runs, cudaStream_t stream,
+                          const EventPair& events, const std::string& context) {
+  const auto run = [&](int call) {
+    const size_t set = static_cast<size_t>(call) % s.lhs.size();
+    CudaDotBuffers buffers;
+    buffers.lhs = s.lhs[set].data();
+    buffers.rhs = s.rhs[set].data();
+    buffers.lhs_scale = s.lhs_scale.as<float>();
+    buffers.rhs_scale = s.rhs_scale.as<float>();
+    buffers.output = s.output.data();
+    return plan.Run(buffers, stream);
+  };
+  FP8_ASSIGN_OR_RETURN(const CapturedGraph graph,
+                       CapturedGraph::Capture(stream, runs, run, context));
+  return MedianMsPerCall(graph, runs, stream, events, context);
+}
+
 }  // namespace
+
+StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
+                                 const CudaDotOptions& options, bool own_first,
+                                 const std::string& context) {
+  const auto plan_on = [&](GemmEngine engine) {
+    CudaDotOptions forced = options;
+    forced.engine = engine;
+    return CudaDotPlan::Create(spec, forced);
+  };
+  EngineRace race;
+  const std::string key = "engine|" + DotSpecKey(spec) + "|own_tile=" + options.own_tile;
+  if (!options.autotune_cache_path.empty()) {
+    StatusOr<std::string> remembered = LookUp(options.autotune_cache_path, key);
+    if (remembered.ok() && (*remembered == "own" || *remembered == "cuBLASLt")) {
+      race.from_cache = true;
+      race.own_won = *remembered == "own";
+      FP8_ASSIGN_OR_RETURN(race.plan,
+                           plan_on(race.own_won ? GemmEngine::kOwn : GemmEngine::kCublasLt));
+      return race;
+    }
+  }
+  FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> own, plan_on(GemmEngine::kOwn));
+  StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = plan_on(GemmEngine::kCublasLt);
+  if (cublaslt.status().code() == StatusCode::kUnimplemented) {
+    race.own_won = true;  // cuBLASLt has no kernel for it: nothing to race
+    race.plan = std::move(own);
+    return race;
+  }
+  FP8_RETURN_IF_ERROR(cublaslt.status());
+
+  FP8_ASSIGN_OR_RETURN(const RaceScratch scratch, MakeRaceScratch(spec, dot, context));
+  FP8_ASSIGN_OR_RETURN(const EventPair events, EventPair::Create(context));
+  FP8_ASSIGN_OR_RETURN(const OwnedStream stream, OwnedStream::Create(context));
+  const int runs = TimedRuns(dot.batch, dot.m, dot.n, dot.k);
+  // As in PickFastest: warm both up (the clocks ramp up under load), then alternate, the
+  // engine the static rule prefers first; the other must win by more than the noise margin.
+  CudaDotPlan& first = own_first ? *own : **cublaslt;
+  CudaDotPlan& second = own_first ? **cublaslt : *own;
+  FP8_RETURN_IF_ERROR(TimePlan(first, scratch, runs, stream.get(), events, context).status());
+  FP8_RETURN_IF_ERROR(TimePlan(second, scratch, runs, stream.get(), events, context).status());
+  double first_total = 0, second_total = 0;
+  for (int round = 0; round < kConfirmRounds; ++round) {
+    FP8_ASSIGN_OR_RETURN(const double a,
+                         TimePlan(first, scratch, runs, stream.get(), events, context));
+    FP8_ASSIGN_OR_RETURN(const double b,
+                         TimePlan(second, scratch, runs, stream.get(), events, context));
+    first_total += a;
+    second_total += b;
+  }
+  const bool second_wins = second_total < first_total * (1.0 - kNoiseMargin);
+  race.own_won = own_first != second_wins;
+  race.own_ms = (own_first ? first_total : second_total) / kConfirmRounds;
+  race.cublaslt_ms = (own_first ? second_total : first_total) / kConfirmRounds;
+  race.plan = race.own_won ? std::move(own) : std::move(*cublaslt);
+  if (!options.autotune_cache_path.empty()) {
+    Remember(options.autotune_cache_path, key, race.own_won ? "own" : "cuBLASLt");
+  }
+  return race;
+}
 
 Status Autotune(CudaDotPlan::Impl& plan) {
   LtMatmul& gemm = *plan.gemm;

@@ -714,6 +714,29 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   plan.scales_in_gather = types.scales_in_gather;
   plan.compute_note = types.compute.note;
   CudaPlanInfo& info = plan.info;
+  if (options.engine == GemmEngine::kAuto && options.autotune_candidates > 1 &&
+      cuda::OwnGemmRejection(spec, dot).empty()) {
+    // Both engines can run it and the user asked for tuning: time them rather than trust the
+    // static rule (which decides only who must be beaten).
+    FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
+    FP8_ASSIGN_OR_RETURN(
+        cuda::EngineRace race,
+        cuda::RaceEngines(spec, dot, options,
+                          cuda::OwnGemmIsFaster(dot, device.multiprocessor_count), plan.context));
+    Impl& won = *race.plan->impl_;
+    won.options.engine = GemmEngine::kAuto;
+    AutotuneSummary& summary = won.info.autotune;
+    summary.ran = summary.engines_raced = true;
+    summary.own_ms = race.own_ms;
+    summary.cublaslt_ms = race.cublaslt_ms;
+    won.engine_reason =
+        race.from_cache ? "autotune: the engine the cache file remembers for this dot"
+        : race.cublaslt_ms == 0
+            ? "autotune: cuBLASLt has no kernel for this dot"
+            : StrFormat("autotune: own %.4f ms, cuBLASLt %.4f ms a call", race.own_ms,
+                        race.cublaslt_ms);
+    return std::move(race.plan);
+  }
   FP8_ASSIGN_OR_RETURN(const bool own, cuda::ChooseOwnEngine(plan, dot));
   if (own) {
     if (options.engine == GemmEngine::kAuto) {

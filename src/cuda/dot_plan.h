@@ -57,6 +57,23 @@ namespace fp8dot::cuda {
 // updates options.autotune_cache_path.
 Status Autotune(CudaDotPlan::Impl& plan);
 
+// What racing the two engines on a dot decided (autotune.cc).
+struct EngineRace {
+  std::unique_ptr<CudaDotPlan> plan;  // the winner's, built with the engine forced
+  bool own_won = false;
+  bool from_cache = false;             // the winner came from options.autotune_cache_path
+  double own_ms = 0, cublaslt_ms = 0;  // per run, whole plans; 0 when not timed
+};
+
+// kAuto with autotuning, on a dot both engines can run: builds a plan on each engine (cuBLASLt's
+// tuned as usual), times whole runs of both in CUDA graphs on the same scratch data (operands
+// streaming from HBM), and keeps the faster. The engine the static rule prefers (`own_first`)
+// stays unless the other is faster by more than the noise margin. The winner is remembered in
+// options.autotune_cache_path, and taken from there when it is already in it.
+StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
+                                 const CudaDotOptions& options, bool own_first,
+                                 const std::string& context);
+
 // plan_explain.cc
 std::string ExplainPlan(const CudaDotPlan::Impl& plan);
 

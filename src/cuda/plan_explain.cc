@@ -154,9 +154,19 @@ namespace fp8dot {
 
 std::string AutotuneSummary::ToString() const {
   if (!ran) return "autotuning: off";
-  if (from_cache) return StrFormat("autotuning: taken from the cache file (candidate #%d)", chosen);
-  return StrFormat("autotuning: %d candidates timed, first %.4f ms, chosen #%d %.4f ms", candidates,
-                   first_ms, chosen, chosen_ms);
+  std::string text = "autotuning";
+  if (from_cache) {
+    text = StrFormat("autotuning: taken from the cache file (candidate #%d)", chosen);
+  } else if (candidates > 0) {
+    text = StrFormat("autotuning: %d candidates timed, first %.4f ms, chosen #%d %.4f ms",
+                     candidates, first_ms, chosen, chosen_ms);
+  }
+  if (engines_raced) {
+    text += own_ms > 0 ? StrFormat("; engines raced: own %.4f ms, cuBLASLt %.4f ms a call",
+                                   own_ms, cublaslt_ms)
+                       : "; engine taken from the cache file";
+  }
+  return text;
 }
 
 }  // namespace fp8dot

@@ -334,8 +334,12 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
 
   // One K-block of one slice on the tensor core: the 4 wgmma k32 steps into `partial`, committed
   // as one group. Returns the block's promotion factors (scale_a * scale_b for this thread's two
-  // rows), read from shared memory while the stage is certainly still filled.
+  // rows), read from shared memory now, while the stage is certainly still filled.
   const auto issue_block = [&](float(&partial)[kRegisters], int stage, int slice_row) {
+    const float scale_b = rhs_scale(stage)[0];
+    const float2 promote =
+        make_float2(__fmul_rn(lhs_scales(stage)[slice_row + row_in_slice], scale_b),
+                    __fmul_rn(lhs_scales(stage)[slice_row + row_in_slice + 8], scale_b));
     const uint64_t a = hopper::SwizzledK128Descriptor(lhs_tiles + stage * Shape::kLhsTileBytes +
                                                       slice_row * kBlockK);
     const uint64_t b = hopper::SwizzledK128Descriptor(rhs_tiles + stage * Shape::kRhsTileBytes);
@@ -349,11 +353,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
                  step > 0);
     }
     hopper::WgmmaCommitGroup();
-    // Read after the wgmma are issued, so that the loads' latency overlaps the tensor core's
-    // work instead of delaying it (the stage stays filled until release_stage).
-    const float scale_b = rhs_scale(stage)[0];
-    return make_float2(__fmul_rn(lhs_scales(stage)[slice_row + row_in_slice], scale_b),
-                       __fmul_rn(lhs_scales(stage)[slice_row + row_in_slice + 8], scale_b));
+    return promote;
   };
   // The stage is free once this warpgroup's wgmma that read it have completed.
   const auto release_stage = [&](int stage) {

@@ -122,6 +122,9 @@ const Config kConfigs[] = {
     // fp8dot's own kernel, against cuBLASLt given the same scales in its own layout.
     {"1x128 x 128x128 own", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
      ScaleMode::kBlock128x128, 0, kCublasLtOrder, kCublasLtOrder, GemmEngine::kOwn},
+    // The own kernel with rhs 1x128 (the weight-gradient GEMM's scales).
+    {"1x128 blocks own", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
+     ScaleMode::kBlock1x128, 0, kCublasLtOrder, {}, GemmEngine::kOwn},
     // The engine the plan picks when asked to tune: both engines raced on the dot.
     {"1x128 x 128x128 auto tuned", DType::kF8E4M3FN, DType::kF8E4M3FN, false,
      ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 8, kCublasLtOrder, kCublasLtOrder},

@@ -306,17 +306,15 @@ StatusOr<RaceScratch> MakeRaceScratch(const DotSpec& spec, const CanonicalDot& d
   RaceScratch s;
   const int64_t lhs_count = ElementCount(spec.lhs.dims);
   const int64_t rhs_count = ElementCount(spec.rhs.dims);
-  FP8_ASSIGN_OR_RETURN(const int sets,
-                       OperandSets(lhs_count * DTypeSizeInBytes(spec.lhs.dtype) +
-                                       rhs_count * DTypeSizeInBytes(spec.rhs.dtype),
-                                   context));
+  FP8_ASSIGN_OR_RETURN(const int sets, OperandSets(lhs_count * DTypeSizeInBytes(spec.lhs.dtype) +
+                                                       rhs_count * DTypeSizeInBytes(spec.rhs.dtype),
+                                                   context));
   for (int set = 0; set < sets; ++set) {
     StatusOr<DeviceBuffer> lhs =
         RandomBuffer(lhs_count, spec.lhs.dtype, 20 + set, -2.0f, 2.0f, "engine race lhs");
-    StatusOr<DeviceBuffer> rhs =
-        lhs.ok() ? RandomBuffer(rhs_count, spec.rhs.dtype, 200 + set, -2.0f, 2.0f,
-                                "engine race rhs")
-                 : StatusOr<DeviceBuffer>(lhs.status());
+    StatusOr<DeviceBuffer> rhs = lhs.ok() ? RandomBuffer(rhs_count, spec.rhs.dtype, 200 + set,
+                                                         -2.0f, 2.0f, "engine race rhs")
+                                          : StatusOr<DeviceBuffer>(lhs.status());
     if (!rhs.ok()) {
       if (set == 0) return rhs.status();
       break;  // short of memory: race on the copies there are (partly from L2)
@@ -324,15 +322,14 @@ StatusOr<RaceScratch> MakeRaceScratch(const DotSpec& spec, const CanonicalDot& d
     s.lhs.push_back(std::move(*lhs));
     s.rhs.push_back(std::move(*rhs));
   }
-  FP8_ASSIGN_OR_RETURN(s.lhs_scale, RandomBuffer(ElementCount(spec.lhs_scale.dims), DType::kF32,
-                                                 7, 0.5f, 2.0f, "engine race lhs scale"));
-  FP8_ASSIGN_OR_RETURN(s.rhs_scale, RandomBuffer(ElementCount(spec.rhs_scale.dims), DType::kF32,
-                                                 8, 0.5f, 2.0f, "engine race rhs scale"));
+  FP8_ASSIGN_OR_RETURN(s.lhs_scale, RandomBuffer(ElementCount(spec.lhs_scale.dims), DType::kF32, 7,
+                                                 0.5f, 2.0f, "engine race lhs scale"));
+  FP8_ASSIGN_OR_RETURN(s.rhs_scale, RandomBuffer(ElementCount(spec.rhs_scale.dims), DType::kF32, 8,
+                                                 0.5f, 2.0f, "engine race rhs scale"));
   FP8_ASSIGN_OR_RETURN(
-      s.output,
-      DeviceBuffer::Allocate(
-          static_cast<size_t>(ElementCount(dot.output_dims) * DTypeSizeInBytes(spec.output_type)),
-          "engine race output"));
+      s.output, DeviceBuffer::Allocate(static_cast<size_t>(ElementCount(dot.output_dims) *
+                                                           DTypeSizeInBytes(spec.output_type)),
+                                       "engine race output"));
   return s;
 }
 

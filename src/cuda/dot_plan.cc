@@ -379,7 +379,7 @@ StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot
   if (plan.options.engine == GemmEngine::kAuto) {
     if (!rejection.empty()) return false;
     FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    return OwnGemmIsFaster(dot, device.multiprocessor_count);
+    return OwnGemmIsFaster(plan.spec, dot, device.multiprocessor_count);
   }
   if (!rejection.empty()) {
     return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
@@ -600,6 +600,7 @@ StatusOr<void*> EnqueueGemm(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cu
     p.rhs_scale = b.rhs_scale;
     p.rhs_scale_row_stride = plan.own->rhs_scale.row;
     p.rhs_scale_block_stride = plan.own->rhs_scale.block;
+    p.rhs_scale_per_column = plan.own->rhs_scale_per_column;
     p.output = b.output;
     p.output_type = spec.output_type;
     p.output_ld = dot.n;
@@ -722,7 +723,8 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     FP8_ASSIGN_OR_RETURN(
         cuda::EngineRace race,
         cuda::RaceEngines(spec, dot, options,
-                          cuda::OwnGemmIsFaster(dot, device.multiprocessor_count), plan.context));
+                          cuda::OwnGemmIsFaster(spec, dot, device.multiprocessor_count),
+                          plan.context));
     Impl& won = *race.plan->impl_;
     won.options.engine = GemmEngine::kAuto;
     AutotuneSummary& summary = won.info.autotune;
@@ -730,11 +732,10 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     summary.own_ms = race.own_ms;
     summary.cublaslt_ms = race.cublaslt_ms;
     won.engine_reason =
-        race.from_cache ? "autotune: the engine the cache file remembers for this dot"
-        : race.cublaslt_ms == 0
-            ? "autotune: cuBLASLt has no kernel for this dot"
-            : StrFormat("autotune: own %.4f ms, cuBLASLt %.4f ms a call", race.own_ms,
-                        race.cublaslt_ms);
+        race.from_cache         ? "autotune: the engine the cache file remembers for this dot"
+        : race.cublaslt_ms == 0 ? "autotune: cuBLASLt has no kernel for this dot"
+                                : StrFormat("autotune: own %.4f ms, cuBLASLt %.4f ms a call",
+                                            race.own_ms, race.cublaslt_ms);
     return std::move(race.plan);
   }
   FP8_ASSIGN_OR_RETURN(const bool own, cuda::ChooseOwnEngine(plan, dot));

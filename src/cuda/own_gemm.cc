@@ -4,9 +4,10 @@ namespace fp8dot::cuda {
 
 std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
   if (spec.lhs_scale.mode != ScaleMode::kBlock1x128 ||
-      spec.rhs_scale.mode != ScaleMode::kBlock128x128) {
+      (spec.rhs_scale.mode != ScaleMode::kBlock128x128 &&
+       spec.rhs_scale.mode != ScaleMode::kBlock1x128)) {
     return StrFormat(
-        "the own kernel takes lhs 1x128 and rhs 128x128 block scales (this dot: %s "
+        "the own kernel takes lhs 1x128 and rhs 128x128 or 1x128 block scales (this dot: %s "
         "and %s)",
         ScaleModeName(spec.lhs_scale.mode), ScaleModeName(spec.rhs_scale.mode));
   }
@@ -36,9 +37,22 @@ std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count) {
   OwnGemm gemm;
-  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count);
+  gemm.rhs_scale_per_column = spec.rhs_scale.mode == ScaleMode::kBlock1x128;
+  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.rhs_scale_per_column);
   if (!options.own_tile.empty()) {
     FP8_ASSIGN_OR_RETURN(gemm.tile, ParseBlockScaledGemmTile(options.own_tile));
+    if (gemm.rhs_scale_per_column && !BlockScaledGemmTileTakesColumnScales(gemm.tile)) {
+      std::string takes;
+      for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
+        if (BlockScaledGemmTileTakesColumnScales(tile)) {
+          takes += (takes.empty() ? "" : ", ") + tile.ToString();
+        }
+      }
+      return InvalidArgument(
+          "the own kernel's tile '%s' takes rhs 128x128 scales only, not 1x128 (it has no "
+          "registers for the per-column promotion); with 1x128 it has %s",
+          options.own_tile.c_str(), takes.c_str());
+    }
   }
   // "64x128s8" on a K of 4 blocks runs (and is named) as 64x128s4.
   gemm.tile.k_splits = EffectiveKSplits(gemm.tile, dot.k);
@@ -49,10 +63,12 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   return gemm;
 }
 
-bool OwnGemmIsFaster(const CanonicalDot& dot, int sm_count) {
+bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count) {
   constexpr int64_t kMaxRows = 64;
-  if (dot.m > kMaxRows) return false;
-  const BlockScaledGemmTile tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count);
+  // Measured with rhs 128x128 scales only; rhs 1x128 is left to autotuning's race.
+  if (dot.m > kMaxRows || spec.rhs_scale.mode != ScaleMode::kBlock128x128) return false;
+  const BlockScaledGemmTile tile =
+      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, /*rhs_scale_per_column=*/false);
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
 }
 

@@ -14,6 +14,7 @@ namespace fp8dot::cuda {
 struct OwnGemm {
   BlockScaledGemmTile tile;
   ScaleStrides lhs_scale, rhs_scale;
+  bool rhs_scale_per_column = false;  // rhs 1x128 (else 128x128)
   int sm_count = 0;
   size_t workspace_bytes = 0;  // split-K's, zero-filled once (the kernel leaves it so)
 };
@@ -28,9 +29,10 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count);
 
 // Whether GemmEngine::kAuto takes the own kernel for an eligible dot: where it measured faster
-// than cuBLASLt on the H200 (docs/own-gemm.md), i.e. M <= 64 with the heuristic's tile and
-// split-K filling the GPU in one wave (1.09-1.38x on DeepGEMM's shapes of that kind).
-bool OwnGemmIsFaster(const CanonicalDot& dot, int sm_count);
+// than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 with the
+// heuristic's tile and split-K filling the GPU in one wave (1.09-1.38x on DeepGEMM's shapes of
+// that kind).
+bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 
 // One line for Explain() and CudaPlanInfo::engine.
 std::string OwnGemmDescription(const OwnGemm& gemm);

@@ -27,10 +27,12 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
                       own.tile.ToString().c_str(), own.sm_count));
   Line(out, plan.lhs.how);
   Line(out, plan.rhs.how);
-  Line(out, StrFormat("scales: lhs 1x128 (row stride %lld, block stride %lld), rhs 128x128 (row "
+  Line(out, StrFormat("scales: lhs 1x128 (row stride %lld, block stride %lld), rhs %s (%s "
                       "stride %lld, block stride %lld), read in place",
                       static_cast<long long>(own.lhs_scale.row),
                       static_cast<long long>(own.lhs_scale.block),
+                      ScaleModeName(plan.spec.rhs_scale.mode),
+                      plan.spec.rhs_scale.mode == ScaleMode::kBlock1x128 ? "column" : "row",
                       static_cast<long long>(own.rhs_scale.row),
                       static_cast<long long>(own.rhs_scale.block)));
   Line(out,
@@ -162,8 +164,8 @@ std::string AutotuneSummary::ToString() const {
                      candidates, first_ms, chosen, chosen_ms);
   }
   if (engines_raced) {
-    text += own_ms > 0 ? StrFormat("; engines raced: own %.4f ms, cuBLASLt %.4f ms a call",
-                                   own_ms, cublaslt_ms)
+    text += own_ms > 0 ? StrFormat("; engines raced: own %.4f ms, cuBLASLt %.4f ms a call", own_ms,
+                                   cublaslt_ms)
                        : "; engine taken from the cache file";
   }
   return text;

@@ -17,6 +17,8 @@ struct OwnCase {
   DType output_type = DType::kF32;
   bool column_major_scales = false;  // lhs scale M-major, rhs scale K-block-minor
   Distribution distribution = Distribution::kSymmetric;
+  // rhs 1x128 (one scale per column and K-block: the wgrad GEMM's recipe) instead of 128x128.
+  bool rhs_column_scales = false;
 };
 
 StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
@@ -28,7 +30,7 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
   o.rhs_type = kE4M3;
   o.output_type = c.output_type;
   o.lhs_scale_mode = ScaleMode::kBlock1x128;
-  o.rhs_scale_mode = ScaleMode::kBlock128x128;
+  o.rhs_scale_mode = c.rhs_column_scales ? ScaleMode::kBlock1x128 : ScaleMode::kBlock128x128;
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   o.distribution = c.distribution;
   o.seed = seed;
@@ -43,9 +45,11 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
 }
 
 std::string Label(const OwnCase& c, const std::string& tile) {
-  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, tile %s%s", static_cast<long long>(c.m),
-                   static_cast<long long>(c.n), static_cast<long long>(c.k), DTypeName(c.lhs_type),
-                   DTypeName(c.output_type), tile.empty() ? "(plan's choice)" : tile.c_str(),
+  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, rhs %s, tile %s%s",
+                   static_cast<long long>(c.m), static_cast<long long>(c.n),
+                   static_cast<long long>(c.k), DTypeName(c.lhs_type), DTypeName(c.output_type),
+                   c.rhs_column_scales ? "1x128" : "128x128",
+                   tile.empty() ? "(plan's choice)" : tile.c_str(),
                    c.column_major_scales ? ", column-major scales" : "");
 }
 
@@ -255,6 +259,61 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
 }
 
+// rhs 1x128 (the weight-gradient GEMM's scales: one per column and K-block), which the kernel
+// promotes with a scale product per element: every tile that takes it, both output types, the
+// scales' vector and element-wise copies (N % 4, column-major scales), ragged M and N, a partial
+// K-block and split-K, all bit-identical to the emulation (the same fused promotion).
+TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  uint64_t seed = 9800;
+  for (const char* tile : {"256x64", "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
+    ExpectBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_column_scales = true}, tile, ++seed);
+    ExpectBitIdentical(
+        {.m = 300, .n = 200, .k = 384, .output_type = DType::kBF16, .rhs_column_scales = true},
+        tile, ++seed);
+  }
+  const OwnCase cases[] = {
+      {.m = 70, .n = 99, .k = 336, .output_type = DType::kBF16, .rhs_column_scales = true},
+      {.m = 129, .n = 260, .k = 1024, .column_major_scales = true, .rhs_column_scales = true},
+      {.m = 64,
+       .n = 4096,
+       .k = 7168,
+       .lhs_type = kE5M2,
+       .output_type = DType::kBF16,
+       .rhs_column_scales = true},
+      {.m = 256,
+       .n = 512,
+       .k = 2048,
+       .distribution = Distribution::kMixedMagnitude,
+       .rhs_column_scales = true},
+  };
+  for (const OwnCase& c : cases) ExpectBitIdentical(c, "", ++seed);
+  ExpectBitIdentical({.m = 64, .n = 256, .k = 1280, .rhs_column_scales = true}, "64x64s4", ++seed);
+}
+
+// The tiles without registers for the per-column promotion refuse rhs 1x128, naming the tiles
+// that take it; kAuto (without autotuning) leaves rhs 1x128 to cuBLASLt, whose speed it has not
+// been measured against.
+TEST(CudaOwnGemmTest, ColumnScalesOnTilesWithoutRoomAreRefused) {
+  FP8_SKIP_WITHOUT_GPU();
+  FP8_ASSERT_OK_AND_ASSIGN(
+      DotProblem p,
+      BlockScaledProblem({.m = 64, .n = 256, .k = 256, .rhs_column_scales = true}, 9901));
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  for (const char* tile : {"128x128", "256x128c2", "192x128"}) {
+    options.own_tile = tile;
+    StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec, options);
+    ASSERT_FALSE(plan.ok()) << tile;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << tile;
+    EXPECT_NE(plan.status().message().find("takes rhs 128x128 scales only"), std::string::npos)
+        << plan.status().message();
+    EXPECT_NE(plan.status().message().find("64x128"), std::string::npos) << plan.status().message();
+  }
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
+  EXPECT_EQ(plan->info().engine, "cuBLASLt");
+}
+
 // With autotuning, kAuto times whole plans on both engines (CUDA graphs, the same scratch data)
 // and keeps the faster: on the H200 the own kernel at 64x2112x7168 (1.38x cuBLASLt in
 // bench/results) and cuBLASLt at 4096x4096x7168 (the own kernel 0.89x), both far outside the
@@ -271,9 +330,9 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
     OwnCase shape;
     bool own_wins_on_h200;
   };
-  for (const Race& race : {Race{{.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16}, true},
-                           Race{{.m = 4096, .n = 4096, .k = 7168, .output_type = DType::kBF16},
-                                false}}) {
+  for (const Race& race :
+       {Race{{.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16}, true},
+        Race{{.m = 4096, .n = 4096, .k = 7168, .output_type = DType::kBF16}, false}}) {
     const std::string label = Label(race.shape, "");
     FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(race.shape, 9701));
     FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
@@ -286,8 +345,8 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
     const double winner = own ? summary.own_ms : summary.cublaslt_ms;
     const double loser = own ? summary.cublaslt_ms : summary.own_ms;
     EXPECT_LE(winner, loser * 1.02) << label << ": the slower engine was kept";
-    EXPECT_EQ(own, race.own_wins_on_h200) << label << ": own " << summary.own_ms
-                                          << " ms, cuBLASLt " << summary.cublaslt_ms << " ms";
+    EXPECT_EQ(own, race.own_wins_on_h200)
+        << label << ": own " << summary.own_ms << " ms, cuBLASLt " << summary.cublaslt_ms << " ms";
     EXPECT_NE(plan->Explain().find("(autotune: own "), std::string::npos) << plan->Explain();
 
     FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> again,

@@ -62,7 +62,13 @@ constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 32 : 40;
 template <int kMathWarpgroups>
 constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
 
-template <int kBlockM, int kBlockN, int kOutBytes>
+// B 1x128's promotion multiplies in a scale per column: a few registers more than the tiles with
+// 128 columns and more than 64 rows have left (ptxas spills there), so those run B 128x128 only.
+constexpr bool TakesColumnScales(int block_m, int block_n) {
+  return block_n < kScaleColumns || block_m == kSliceRows;
+}
+
+template <int kBlockM, int kBlockN, int kOutBytes, bool kColumnScales>
 struct TileShape {
   // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup (1, 2
   // or 3 of them).
@@ -72,7 +78,8 @@ struct TileShape {
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
   static constexpr int kLhsTileBytes = kBlockM * kBlockK;
   static constexpr int kRhsTileBytes = kBlockN * kBlockK;
-  static constexpr int kScaleBytes = kBlockM * 4 + 16;  // A's scales, then B's (16-byte slots)
+  // A's scales, then B's: one per tile (a 16-byte slot), or one per column (B 1x128).
+  static constexpr int kScaleBytes = kBlockM * 4 + (kColumnScales ? kBlockN * 4 : 16);
   static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
   // The epilogue stages D in shared memory for the copy engine's stores: boxes of 64 rows by
   // up to 128 bytes of columns (the widest swizzled box), each swizzled like the operand tiles
@@ -86,9 +93,9 @@ struct TileShape {
   static constexpr int kOutputBytes = kMathWarpgroups * kStagedSlices * kStagedSliceBytes;
   static constexpr int kAlignmentSlack = 1024;  // 128-byte swizzled tiles start on 1024 bytes
   static constexpr int kFlagBytes = 16;         // split-K: "this CTA adds the runs" (one int)
-  static constexpr int kStages = std::min(
-      kMaxStages,
-      (kSharedLimit - kAlignmentSlack - kOutputBytes - kFlagBytes) / (kStageBytes + 16));
+  static constexpr int kStages =
+      std::min(kMaxStages,
+               (kSharedLimit - kAlignmentSlack - kOutputBytes - kFlagBytes) / (kStageBytes + 16));
   static constexpr int kSharedBytes =
       kOutputBytes + kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
   static constexpr int kMathThreads = kMathWarpgroups * kWarpgroupThreads;
@@ -107,6 +114,9 @@ struct KernelArgs {
   int* split_arrivals;    // [tile]: runs finished; reset to 0 by the last (zero between launches)
   // The A scales are M-major (row stride 1), their K-blocks 16-byte aligned and M % 4 == 0.
   bool lhs_scale_vectors;
+  // B 1x128: its scales are N-major (column stride 1), their K-blocks 16-byte aligned and
+  // N % 4 == 0.
+  bool rhs_scale_vectors;
   int unit_rows, unit_cols;  // units of work (a cluster's tiles: one row, kCluster columns)
   const float* lhs_scale;
   int64_t lhs_scale_row_stride, lhs_scale_block_stride;
@@ -179,14 +189,15 @@ __device__ void StorePair(Out* destination, float first, float second, bool has_
   }
 }
 
-template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
-__global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThreads, 1)
+template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, bool kColumnScales>
+__global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColumnScales>::kThreads,
+                                  1)
     block_scaled_gemm_kernel(const __grid_constant__ CUtensorMap lhs_map,
                              const __grid_constant__ CUtensorMap rhs_map,
                              const __grid_constant__ CUtensorMap output_map,
                              const KernelArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out)>;
+  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kColumnScales>;
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;
@@ -209,7 +220,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
   uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
   uint64_t* empty = full + kStages;
   int* adds_the_runs = reinterpret_cast<int*>(empty + kStages);  // split-K: this CTA is last
-  // Stage s's scales: A's block_m (one per tile row), then B's one.
+  // Stage s's scales: A's block_m (one per tile row), then B's one (or block_n: B 1x128).
   const auto lhs_scales = [&](int stage) { return scales + stage * Shape::kScaleBytes / 4; };
   const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + kBlockM; };
 
@@ -221,8 +232,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
     hopper::PrefetchTensorMap(&rhs_map);
     if (args.tma_store) hopper::PrefetchTensorMap(&output_map);
     for (int s = 0; s < kStages; ++s) {
-      // The copy thread and the scale warp's lanes.
-      hopper::BarrierInit(&full[s], 1 + 32);
+      // The copy thread and the scale warps' lanes.
+      hopper::BarrierInit(&full[s], 1 + (kColumnScales ? 2 : 1) * 32);
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
@@ -241,11 +252,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
     return min(args.k_blocks - first, args.blocks_per_split);
   };
   if (warpgroup == Shape::kMathWarpgroups) {
-    // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales.
+    // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales (A's, and B's
+    // one per tile), warp 2 B's per-column scales (B 1x128; a warp of its own, as the
+    // producer's few registers do not hold both loops).
     if constexpr (Shape::kMathWarpgroups > 1) {
       hopper::ReleaseRegisters<kProducerRegisters<Shape::kMathWarpgroups>>();
     }
-    if (warp_in_group > 1 || (warp_in_group == 0 && lane != 0)) return;
+    if (warp_in_group > (kColumnScales ? 2 : 1) || (warp_in_group == 0 && lane != 0)) return;
     const bool copies_tiles = warp_in_group == 0;
     StageRing ring;
     for (int unit = first_unit; unit < units; unit += unit_stride) {
@@ -273,6 +286,29 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
           }
           hopper::TmaLoad2d(rhs_tiles + ring.stage * Shape::kRhsTileBytes, &rhs_map, filled,
                             kb * kBlockK, origin.col);
+        } else if (kColumnScales && warp_in_group == 2) {
+          // One B scale per column, the same way as A's rows (columns past N: zeros).
+          float* stage_columns = rhs_scale(ring.stage);
+          const float* block_columns = args.rhs_scale + kb * args.rhs_scale_block_stride;
+          for (int c = 4 * lane; c < kBlockN && args.rhs_scale_vectors; c += 4 * 32) {
+            const int col = origin.col + c;
+            if (col < args.n) {
+              hopper::CopyAsync16(stage_columns + c, block_columns + col);
+            } else {
+              stage_columns[c] = stage_columns[c + 1] = stage_columns[c + 2] =
+                  stage_columns[c + 3] = 0.0f;
+            }
+          }
+          for (int c = lane; c < kBlockN && !args.rhs_scale_vectors; c += 32) {
+            const int col = origin.col + c;
+            if (col < args.n) {
+              hopper::CopyAsync4(stage_columns + c,
+                                 block_columns + col * args.rhs_scale_row_stride);
+            } else {
+              stage_columns[c] = 0.0f;
+            }
+          }
+          hopper::BarrierArriveWhenCopiesLand(filled);
         } else {
           float* stage_scales = lhs_scales(ring.stage);
           const float* block_scales = args.lhs_scale + kb * args.lhs_scale_block_stride;
@@ -299,7 +335,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
               stage_scales[r] = 0.0f;  // rows past M: their partial sums are zero anyway
             }
           }
-          if (lane == 0 && has_columns) {
+          if (kColumnScales) {
+            // B 1x128: warp 2 copies its scales.
+          } else if (lane == 0 && has_columns) {
             hopper::CopyAsync4(rhs_scale(ring.stage),
                                rhs_scale_row + kb * args.rhs_scale_block_stride);
           } else if (lane == 0) {
@@ -333,13 +371,17 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
   Out* output = static_cast<Out*>(args.output);
 
   // One K-block of one slice on the tensor core: the 4 wgmma k32 steps into `partial`, committed
-  // as one group. Returns the block's promotion factors (scale_a * scale_b for this thread's two
-  // rows), read from shared memory now, while the stage is certainly still filled.
+  // as one group. Returns the block's promotion factors for this thread's two rows, read from
+  // shared memory now, while the stage is certainly still filled: scale_a * scale_b, or scale_a
+  // alone with B 1x128 (promote_block multiplies in each column's scale_b).
   const auto issue_block = [&](float(&partial)[kRegisters], int stage, int slice_row) {
-    const float scale_b = rhs_scale(stage)[0];
+    const float scale_b = kColumnScales ? 1.0f : rhs_scale(stage)[0];
     const float2 promote =
-        make_float2(__fmul_rn(lhs_scales(stage)[slice_row + row_in_slice], scale_b),
-                    __fmul_rn(lhs_scales(stage)[slice_row + row_in_slice + 8], scale_b));
+        kColumnScales
+            ? make_float2(lhs_scales(stage)[slice_row + row_in_slice],
+                          lhs_scales(stage)[slice_row + row_in_slice + 8])
+            : make_float2(__fmul_rn(lhs_scales(stage)[slice_row + row_in_slice], scale_b),
+                          __fmul_rn(lhs_scales(stage)[slice_row + row_in_slice + 8], scale_b));
     const uint64_t a = hopper::SwizzledK128Descriptor(lhs_tiles + stage * Shape::kLhsTileBytes +
                                                       slice_row * kBlockK);
     const uint64_t b = hopper::SwizzledK128Descriptor(rhs_tiles + stage * Shape::kRhsTileBytes);
@@ -367,12 +409,37 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
     }
   };
   const auto promote_block = [&](float(&acc)[kRegisters], float(&partial)[kRegisters],
-                                 float2 promote) {
+                                 float2 promote, int stage) {
+    if constexpr (kColumnScales) {
+      // This thread's columns 8j + 2(lane % 4) and the next: their B scales side by side.
+      const float* column_scales = rhs_scale(stage) + 2 * (lane % 4);
 #pragma unroll
-    for (int i = 0; i < kRegisters; ++i) {
-      hopper::FenceRegister(partial[i]);
-      acc[i] = __fmaf_rn(partial[i], i % 4 < 2 ? promote.x : promote.y, acc[i]);
+      for (int j = 0; j < kRegisters / 4; ++j) {
+        const float2 scale_b = *reinterpret_cast<const float2*>(column_scales + 8 * j);
+#pragma unroll
+        for (int i = 4 * j; i < 4 * j + 4; ++i) {
+          hopper::FenceRegister(partial[i]);
+          const float factor =
+              __fmul_rn(i % 4 < 2 ? promote.x : promote.y, i % 2 == 0 ? scale_b.x : scale_b.y);
+          acc[i] = __fmaf_rn(partial[i], factor, acc[i]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kRegisters; ++i) {
+        hopper::FenceRegister(partial[i]);
+        acc[i] = __fmaf_rn(partial[i], i % 4 < 2 ? promote.x : promote.y, acc[i]);
+      }
     }
+  };
+  // A block's wgmma have completed: free its stage and promote its partial sum. B 1x128's scales
+  // are read from the stage, so it is freed after the promotion; otherwise before, so that the
+  // producer can refill it meanwhile.
+  const auto finish_block = [&](float(&acc)[kRegisters], float(&partial)[kRegisters],
+                                float2 promote, int stage, bool release) {
+    if (!kColumnScales && release) release_stage(stage);
+    promote_block(acc, partial, promote, stage);
+    if (kColumnScales && release) release_stage(stage);
   };
 
   StageRing ring;
@@ -400,28 +467,24 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
           hopper::BarrierWait(&full[ring.stage], ring.phase);
           const float2 next = issue_block(partial1, ring.stage, first_slice_row);
           hopper::WgmmaWaitGroup<1>();
-          release_stage(pending_stage);
-          promote_block(acc[0], partial0, pending);
+          finish_block(acc[0], partial0, pending, pending_stage, true);
           pending = next, pending_stage = ring.stage;
           ring.Advance(kStages);
         } else {
           hopper::WgmmaWaitGroup<0>();
-          release_stage(pending_stage);
-          promote_block(acc[0], partial0, pending);
+          finish_block(acc[0], partial0, pending, pending_stage, true);
           break;
         }
         if (kb + 1 < blocks) {
           hopper::BarrierWait(&full[ring.stage], ring.phase);
           const float2 next = issue_block(partial0, ring.stage, first_slice_row);
           hopper::WgmmaWaitGroup<1>();
-          release_stage(pending_stage);
-          promote_block(acc[0], partial1, pending);
+          finish_block(acc[0], partial1, pending, pending_stage, true);
           pending = next, pending_stage = ring.stage;
           ring.Advance(kStages);
         } else {
           hopper::WgmmaWaitGroup<0>();
-          release_stage(pending_stage);
-          promote_block(acc[0], partial1, pending);
+          finish_block(acc[0], partial1, pending, pending_stage, true);
           break;
         }
       }
@@ -435,8 +498,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
         for (int v = 0; v < kSlices; ++v) {
           const float2 promote = issue_block(partial, ring.stage, first_slice_row + v * kSliceRows);
           hopper::WgmmaWaitGroup<0>();
-          if (v == kSlices - 1) release_stage(ring.stage);  // after the last slice's wgmma
-          promote_block(acc[v], partial, promote);
+          // The stage is free after the last slice's wgmma.
+          finish_block(acc[v], partial, promote, ring.stage, v == kSlices - 1);
         }
         ring.Advance(kStages);
       }
@@ -518,9 +581,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out)>::kThr
           static_assert(kGroupBytes >= 16);
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
-            Out* destination = reinterpret_cast<Out*>(
-                row_start + box * Shape::kBoxBytes + half * 8 * Shape::kBoxRowBytes +
-                (group_byte ^ lane_bytes));
+            Out* destination =
+                reinterpret_cast<Out*>(row_start + box * Shape::kBoxBytes +
+                                       half * 8 * Shape::kBoxRowBytes + (group_byte ^ lane_bytes));
             StorePair(destination, acc[v][4 * j + 2 * half], acc[v][4 * j + 2 * half + 1], true,
                       true);
           }
@@ -586,8 +649,8 @@ PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncoder() {
 // A 2-D map over a row-major [rows][columns] tensor (rows `row_bytes` apart) whose box is
 // box_columns x box_rows, swizzled as the kernel's shared-memory tiles are.
 StatusOr<CUtensorMap> TensorMap2d(const char* name, const void* data, CUtensorMapDataType type,
-                                  int64_t rows, int64_t columns, int64_t row_bytes,
-                                  int box_columns, int box_rows, CUtensorMapSwizzle swizzle,
+                                  int64_t rows, int64_t columns, int64_t row_bytes, int box_columns,
+                                  int box_rows, CUtensorMapSwizzle swizzle,
                                   const std::string& context) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = TensorMapEncoder();
   if (encode == nullptr) {
@@ -599,10 +662,10 @@ StatusOr<CUtensorMap> TensorMap2d(const char* name, const void* data, CUtensorMa
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_columns),
                              static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result = encode(&map, type, 2, const_cast<void*>(data), dims, strides, box,
-                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult result =
+      encode(&map, type, 2, const_cast<void*>(data), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     return Internal("own GEMM: cuTensorMapEncodeTiled failed (%d) for %s [%s]",
                     static_cast<int>(result), name, context.c_str());
@@ -628,8 +691,8 @@ StatusOr<CUtensorMap> OutputMap(const BlockScaledGemmParams& p, const std::strin
   return TensorMap2d("output", p.output,
                      std::is_same_v<Out, float> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                     p.m, p.n, p.output_ld * static_cast<int64_t>(sizeof(Out)),
-                     Shape::kBoxColumns, kSliceRows, kSwizzle, context);
+                     p.m, p.n, p.output_ld * static_cast<int64_t>(sizeof(Out)), Shape::kBoxColumns,
+                     kSliceRows, kSwizzle, context);
 }
 
 // A launch of `grid` CTAs of `threads` threads, in clusters of `cluster` (a plain launch when it
@@ -681,10 +744,10 @@ WorkLayout LayoutOf(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64
   return layout;
 }
 
-template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out>
+template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, bool kColumnScales>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
-  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out)>;
-  auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out>;
+  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kColumnScales>;
+  auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out, kColumnScales>;
   // Host-side attributes, once per kernel: the shared-memory limit, and how many clusters fit
   // on the GPU at once (the persistent grid's size).
   static const StatusOr<int> resident_units = [&]() -> StatusOr<int> {
@@ -734,6 +797,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.lhs_scale_vectors = p.lhs_scale_row_stride == 1 && p.m % 4 == 0 &&
                            p.lhs_scale_block_stride % 4 == 0 &&
                            reinterpret_cast<uintptr_t>(p.lhs_scale) % 16 == 0;
+  args.rhs_scale_vectors = p.rhs_scale_row_stride == 1 && p.n % 4 == 0 &&
+                           p.rhs_scale_block_stride % 4 == 0 &&
+                           reinterpret_cast<uintptr_t>(p.rhs_scale) % 16 == 0;
   args.lhs_scale_row_stride = p.lhs_scale_row_stride;
   args.lhs_scale_block_stride = p.lhs_scale_block_stride;
   args.rhs_scale = p.rhs_scale;
@@ -741,8 +807,8 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.rhs_scale_block_stride = p.rhs_scale_block_stride;
   args.output = p.output;
   args.output_ld = p.output_ld;
-  args.tma_store = (p.output_ld * sizeof(Out)) % 16 == 0 &&
-                   reinterpret_cast<uintptr_t>(p.output) % 16 == 0;
+  args.tma_store =
+      (p.output_ld * sizeof(Out)) % 16 == 0 && reinterpret_cast<uintptr_t>(p.output) % 16 == 0;
   args.paired_stores =
       p.output_ld % 2 == 0 && reinterpret_cast<uintptr_t>(p.output) % (2 * sizeof(Out)) == 0;
   CUtensorMap output_map{};
@@ -752,8 +818,8 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   const int units = args.unit_rows * args.unit_cols * args.k_splits;
   const int grid = kCluster * std::max(1, std::min(units, *resident_units));
   const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
-  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, output_map, args),
-                           context);
+  FP8_CUDA_RETURN_IF_ERROR(
+      cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, output_map, args), context);
   return OkStatus();
 }
 
@@ -773,24 +839,35 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   X(64, 32, 1)                   \
   X(64, 16, 1)
 
-template <WgmmaLhs kLhs, typename Out>
+template <WgmmaLhs kLhs, typename Out, bool kColumnScales>
 Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
-#define FP8DOT_LAUNCH_TILE(M, N, C)                         \
-  if (t.block_m == M && t.block_n == N && t.cluster == C) { \
-    return Launch<M, N, C, kLhs, Out>(p, stream, context);  \
+#define FP8DOT_LAUNCH_TILE(M, N, C)                                         \
+  if constexpr (!kColumnScales || TakesColumnScales(M, N)) {                \
+    if (t.block_m == M && t.block_n == N && t.cluster == C) {               \
+      return Launch<M, N, C, kLhs, Out, kColumnScales>(p, stream, context); \
+    }                                                                       \
   }
   FP8DOT_OWN_GEMM_TILES(FP8DOT_LAUNCH_TILE)
 #undef FP8DOT_LAUNCH_TILE
   return Internal("own GEMM: no kernel for tile %s [%s]", t.ToString().c_str(), context.c_str());
 }
 
+template <WgmmaLhs kLhs, typename Out>
+Status LaunchForOutput(const BlockScaledGemmParams& p, cudaStream_t stream,
+                       const std::string& context) {
+  if (p.rhs_scale_per_column) return LaunchForTile<kLhs, Out, true>(p, stream, context);
+  return LaunchForTile<kLhs, Out, false>(p, stream, context);
+}
+
 template <WgmmaLhs kLhs>
 Status LaunchForLhs(const BlockScaledGemmParams& p, cudaStream_t stream,
                     const std::string& context) {
-  if (p.output_type == DType::kBF16) return LaunchForTile<kLhs, __nv_bfloat16>(p, stream, context);
-  return LaunchForTile<kLhs, float>(p, stream, context);
+  if (p.output_type == DType::kBF16) {
+    return LaunchForOutput<kLhs, __nv_bfloat16>(p, stream, context);
+  }
+  return LaunchForOutput<kLhs, float>(p, stream, context);
 }
 
 }  // namespace
@@ -855,7 +932,12 @@ std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
   return tiles;
 }
 
-BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count) {
+bool BlockScaledGemmTileTakesColumnScales(const BlockScaledGemmTile& tile) {
+  return TakesColumnScales(tile.block_m, tile.block_n);
+}
+
+BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
+                                              bool rhs_scale_per_column) {
   // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
   // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
   //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
@@ -872,6 +954,7 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     // Clusters sharing A measured slower on the H200 on every shape tried: only taken when
     // asked for.
     if (tile.cluster > 1) continue;
+    if (rhs_scale_per_column && !BlockScaledGemmTileTakesColumnScales(tile)) continue;
     for (const int splits : {1, 2, 3, 4, 6, 8}) {
       if (splits > 1 && tile.block_m > kMaxSplitKBlockM) break;
       tile.k_splits = splits;
@@ -916,6 +999,11 @@ std::string BlockScaledGemmRejection(const BlockScaledGemmParams& p) {
   if (p.lhs_row_bytes % 16 != 0 || p.rhs_row_bytes % 16 != 0 || !aligned(p.lhs) ||
       !aligned(p.rhs)) {
     return "the own GEMM needs 16-byte aligned operand rows";
+  }
+  if (p.rhs_scale_per_column && !BlockScaledGemmTileTakesColumnScales(p.tile)) {
+    return "the own GEMM's tile " + p.tile.ToString() +
+           " takes B 128x128 scales only (with B 1x128 it has no registers for the per-column "
+           "promotion)";
   }
   return "";
 }

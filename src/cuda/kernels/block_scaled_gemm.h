@@ -1,7 +1,8 @@
 // fp8dot's own Hopper FP8 GEMM (sm_90a): D[M,N] = sum over K-blocks of 128 of
 // (A_kb . B_kb) * scale_a[m, kb] * scale_b[n / 128, kb], the DeepSeek recipe (A 1x128,
-// B 128x128), with every block's partial sum promoted into FP32 registers where the scales are
-// applied (block_scaled_gemm.cu says how, and why it is bit-identical to the CPU emulation).
+// B 128x128; or B 1x128, scale_b[n, kb], for the weight-gradient GEMM), with every block's
+// partial sum promoted into FP32 registers where the scales are applied (block_scaled_gemm.cu
+// says how, and why it is bit-identical to the CPU emulation).
 //
 // Operands are K-major (TN): lhs [M][K] and rhs [N][K], rows `ld` bytes apart (a multiple of 16,
 // as the copy engine requires), e4m3 or e5m2 lhs, e4m3 rhs. D is row-major bf16 or f32. Any M,
@@ -49,9 +50,15 @@ int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k);
 // times the runs EffectiveKSplits cuts K into.
 int64_t BlockScaledGemmWorkUnits(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k);
 
+// Whether the kernel has `tile` for B 1x128 scales (rhs_scale_per_column): all but the tiles of
+// 128 columns and more than 64 rows, which have no registers left for the per-column promotion.
+bool BlockScaledGemmTileTakesColumnScales(const BlockScaledGemmTile& tile);
+
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
-// it, per wave, plus split-K's reduction) is the least on `sm_count` SMs.
-BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count);
+// it, per wave, plus split-K's reduction) is the least on `sm_count` SMs, among the tiles for
+// B's scale kind.
+BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
+                                              bool rhs_scale_per_column);
 
 // Device memory a launch of `tile` on an M x N x K problem needs (0 without split-K). It must
 // be zero-filled once when allocated; the kernel leaves it so after each launch.
@@ -66,11 +73,13 @@ struct BlockScaledGemmParams {
   int64_t m = 0, n = 0, k = 0;
   // scale_a(m, kb) = lhs_scale[m * lhs_scale_row_stride + kb * lhs_scale_block_stride];
   // scale_b(nb, kb) = rhs_scale[nb * rhs_scale_row_stride + kb * rhs_scale_block_stride],
-  // nb = n / 128. Strides in elements.
+  // nb = n / 128 (B 128x128), or nb = n with rhs_scale_per_column (B 1x128: the wgrad GEMM's
+  // recipe). Strides in elements.
   const float* lhs_scale = nullptr;
   int64_t lhs_scale_row_stride = 0, lhs_scale_block_stride = 0;
   const float* rhs_scale = nullptr;
   int64_t rhs_scale_row_stride = 0, rhs_scale_block_stride = 0;
+  bool rhs_scale_per_column = false;
   void* output = nullptr;  // [M][N], rows output_ld elements apart
   DType output_type = DType::kBF16;
   int64_t output_ld = 0;

@@ -113,15 +113,16 @@ __device__ inline void TmaLoad2dMulticast(void* destination, const CUtensorMap* 
 // not written, so ragged tiles need no masking.
 __device__ inline void TmaStore2d(const CUtensorMap* map, const void* source, int32_t inner,
                                   int32_t outer) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
-          reinterpret_cast<uint64_t>(map)),
-      "r"(SharedAddress(source)), "r"(inner), "r"(outer)
-      : "memory");
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(SharedAddress(source)), "r"(inner), "r"(outer)
+               : "memory");
 }
 
 // Closes this thread's bulk group of stores.
-__device__ inline void BulkCommitGroup() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ inline void BulkCommitGroup() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
 
 // Waits until at most kPendingGroups of this thread's bulk groups still read shared memory (their
 // source may then be overwritten; the writes to global memory may still be under way).

@@ -36,13 +36,15 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 // Which GEMM implementation a plan runs.
 //   kCublasLt  cuBLASLt (every dot the backend supports).
 //   kOwn       fp8dot's own Hopper kernel (src/cuda/kernels/block_scaled_gemm.h): FP8 operands
-//              with A 1x128 and B 128x128 block scales, promoted accumulation, bf16/f32 D, no
-//              C/bias/activation/output scale/amax, no batch. Asking for it on another dot is an
-//              INVALID_ARGUMENT that says why.
-//   kAuto      the own kernel where it can run the dot and measured faster than cuBLASLt on
-//              the H200: M <= 64 with the plan's tile and split-K filling the GPU in one wave
-//              (1.09-1.38x there on DeepGEMM's shapes); cuBLASLt everywhere else, where the own
-//              kernel is 0.56-1.29x (docs/own-gemm.md).
+//              with A 1x128 and B 128x128 or 1x128 block scales, promoted accumulation, bf16/f32
+//              D, no C/bias/activation/output scale/amax, no batch. Asking for it on another dot
+//              is an INVALID_ARGUMENT that says why.
+//   kAuto      on a dot both engines can run: with autotuning (autotune_candidates > 1), the
+//              faster of the two, timed when the plan is made (cached in autotune_cache_path);
+//              without, the own kernel where it measured faster on the H200 (B 128x128, M <= 64
+//              with the plan's tile and split-K filling the GPU in one wave: 1.13-1.38x on
+//              DeepGEMM's shapes) and cuBLASLt elsewhere (docs/own-gemm.md). The own kernel also
+//              takes the dots cuBLASLt has no kernel for.
 enum class GemmEngine { kAuto, kCublasLt, kOwn };
 const char* GemmEngineName(GemmEngine engine);  // "auto", "cublaslt", "own"
 StatusOr<GemmEngine> ParseGemmEngine(std::string_view text);
@@ -51,7 +53,8 @@ struct CudaDotOptions {
   // cuBLASLt workspace owned by the plan (split-K and stream-K kernels use it).
   size_t workspace_bytes = size_t{32} << 20;
   // 0: take the heuristic's first algorithm. N > 0: time the heuristic's top N candidates on
-  // scratch data when the plan is made and keep the fastest (never slower than the first).
+  // scratch data when the plan is made and keep the fastest (never slower than the first); with
+  // kAuto and N > 1, also race the two engines (GemmEngine).
   int autotune_candidates = 0;
   // With autotuning: a text file that remembers the winner per problem across processes.
   std::string autotune_cache_path;

@@ -87,6 +87,7 @@ struct Config {
   std::vector<int64_t> lhs_scale_layout = {}, rhs_scale_layout = {};
   GemmEngine engine = GemmEngine::kAuto;  // CudaDotOptions::engine
   std::string own_tile = "";              // CudaDotOptions::own_tile
+  int own_promotion_interval = 0;         // CudaDotOptions::own_promotion_interval
 };
 
 // cuBLASLt's own layouts: lhs 1x128 [M, K/128] M-major; rhs 128x128 [K/128, N/128] with K/128
@@ -123,8 +124,40 @@ const Config kConfigs[] = {
     {"1x128 x 128x128 own", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
      ScaleMode::kBlock128x128, 0, kCublasLtOrder, kCublasLtOrder, GemmEngine::kOwn},
     // The own kernel with rhs 1x128 (the weight-gradient GEMM's scales).
-    {"1x128 blocks own", DType::kF8E4M3FN, DType::kF8E4M3FN, false, ScaleMode::kBlock1x128,
-     ScaleMode::kBlock1x128, 0, kCublasLtOrder, {}, GemmEngine::kOwn},
+    {"1x128 blocks own",
+     DType::kF8E4M3FN,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kBlock1x128,
+     ScaleMode::kBlock1x128,
+     0,
+     kCublasLtOrder,
+     {},
+     GemmEngine::kOwn},
+    // The own kernel with tensor scales, promoted every 128 K (cuBLASLt's interval) and every
+    // 1024 (a point between promoted and fast accumulation).
+    {"fp8 promoted own",
+     DType::kF8E4M3FN,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kTensor,
+     ScaleMode::kTensor,
+     0,
+     {},
+     {},
+     GemmEngine::kOwn},
+    {"fp8 promoted own i1024",
+     DType::kF8E4M3FN,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kTensor,
+     ScaleMode::kTensor,
+     0,
+     {},
+     {},
+     GemmEngine::kOwn,
+     "",
+     1024},
     // The engine the plan picks when asked to tune: both engines raced on the dot.
     {"1x128 x 128x128 auto tuned", DType::kF8E4M3FN, DType::kF8E4M3FN, false,
      ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 8, kCublasLtOrder, kCublasLtOrder},
@@ -471,6 +504,7 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   options.autotune_candidates = c.autotune;
   options.engine = c.engine;
   options.own_tile = c.own_tile;
+  options.own_promotion_interval = c.own_promotion_interval;
   FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(spec, options));
   const bool fp8 = c.lhs != DType::kBF16;
   // What cuBLASLt itself gets: K padded to 16 bytes, N (its m) to 16 for FP8.

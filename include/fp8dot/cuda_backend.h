@@ -63,6 +63,10 @@ struct CudaDotOptions {
   // "s4": split-K into 4 runs); "" lets the plan choose. Used whenever the own kernel runs (kOwn,
   // or kAuto's choice). For tuning and tests; an unknown tile is an error listing the known ones.
   std::string own_tile;
+  // K-elements the own kernel lets the tensor core sum between promotions into f32, with tensor
+  // or row scales: a positive multiple of 128 (fewer promotions: faster, less exact; 0 = 128,
+  // cuBLASLt's interval). Block scales promote every 128 (another value is an error).
+  int own_promotion_interval = 0;
 };
 
 // Device pointers for one run. Every tensor uses the layout its DotSpec gives (the same bytes a
@@ -108,8 +112,12 @@ struct CudaPlanInfo {
   // How the chosen algorithm cuts K (split-K): each slice accumulates on its own, the slices are
   // added in f32. The CPU emulation reproduces a plan's output given this (accumulator_model.h).
   KSplit k_split;
-  // Promotions are one FMA (Fp8AccumulatorModel::fused_promotion): the own kernel.
+  // Promotions are one FMA (Fp8AccumulatorModel::fused_promotion): the own kernel's block-scaled
+  // modes.
   bool fused_promotion = false;
+  // K-elements between promotions (Fp8AccumulatorModel::promotion_interval) when the own kernel
+  // runs the dot; 0 for cuBLASLt (whose promoted mode the model's default describes).
+  int promotion_interval = 0;
   int64_t k_padded = 0, n_padded = 0;
   AutotuneSummary autotune;
 };

@@ -38,8 +38,10 @@ Backend ResolveBackend(Backend backend);
 struct RunDotOptions {
   // cpu-emulation only: the accumulator model, its split of K included.
   Fp8AccumulatorModel accumulator_model;
-  // cuda only: which GEMM implementation runs (cuda_backend.h).
+  // cuda only: which GEMM implementation runs (cuda_backend.h), and the own kernel's promotion
+  // interval (CudaDotOptions::own_promotion_interval).
   GemmEngine engine = GemmEngine::kAuto;
+  int own_promotion_interval = 0;
 };
 
 // What ran, besides the result.

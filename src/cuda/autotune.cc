@@ -362,7 +362,8 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     return CudaDotPlan::Create(spec, forced);
   };
   EngineRace race;
-  const std::string key = "engine|" + DotSpecKey(spec) + "|own_tile=" + options.own_tile;
+  const std::string key = "engine|" + DotSpecKey(spec) + "|own_tile=" + options.own_tile +
+                          StrFormat("|interval=%d", options.own_promotion_interval);
   if (!options.autotune_cache_path.empty()) {
     StatusOr<std::string> remembered = LookUp(options.autotune_cache_path, key);
     if (remembered.ok() && (*remembered == "own" || *remembered == "cuBLASLt")) {

@@ -444,8 +444,9 @@ Status BuildOwnPlan(CudaDotPlan::Impl& plan, const TypePlan& types) {
   info.k_split = {.slices = gemm.tile.k_splits, .tile = static_cast<int>(kScaleBlockSize)};
   info.native_fp8 = true;
   info.fast_accum = 0;
-  info.fused_promotion = true;
-  info.compute_type = "f32 registers, promoted every 128 K";
+  info.fused_promotion = gemm.scaling != GemmScaling::kOuter;
+  info.promotion_interval = gemm.promotion_blocks * static_cast<int>(kScaleBlockSize);
+  info.compute_type = StrFormat("f32 registers, promoted every %d K", info.promotion_interval);
   info.fused_epilogue = true;
   info.k_padded = plan.lt.k;
   info.n_padded = plan.n_padded;
@@ -600,7 +601,8 @@ StatusOr<void*> EnqueueGemm(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cu
     p.rhs_scale = b.rhs_scale;
     p.rhs_scale_row_stride = plan.own->rhs_scale.row;
     p.rhs_scale_block_stride = plan.own->rhs_scale.block;
-    p.rhs_scale_per_column = plan.own->rhs_scale_per_column;
+    p.scaling = plan.own->scaling;
+    p.promotion_blocks = plan.own->promotion_blocks;
     p.output = b.output;
     p.output_type = spec.output_type;
     p.output_ld = dot.n;

@@ -2,14 +2,30 @@
 
 namespace fp8dot::cuda {
 
+namespace {
+
+bool IsOuterScale(ScaleMode mode) {
+  return mode == ScaleMode::kTensor || mode == ScaleMode::kOuterVector;
+}
+
+}  // namespace
+
+StatusOr<GemmScaling> OwnGemmScaling(const DotSpec& spec) {
+  const ScaleMode lhs = spec.lhs_scale.mode, rhs = spec.rhs_scale.mode;
+  if (lhs == ScaleMode::kBlock1x128 && rhs == ScaleMode::kBlock128x128) return GemmScaling::kBlocks;
+  if (lhs == ScaleMode::kBlock1x128 && rhs == ScaleMode::kBlock1x128) {
+    return GemmScaling::kColumnBlocks;
+  }
+  if (IsOuterScale(lhs) && IsOuterScale(rhs)) return GemmScaling::kOuter;
+  return InvalidArgument(
+      "the own kernel takes lhs 1x128 with rhs 128x128 or 1x128 block scales, or tensor or "
+      "row/column scales on both (this dot: %s and %s)",
+      ScaleModeName(lhs), ScaleModeName(rhs));
+}
+
 std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
-  if (spec.lhs_scale.mode != ScaleMode::kBlock1x128 ||
-      (spec.rhs_scale.mode != ScaleMode::kBlock128x128 &&
-       spec.rhs_scale.mode != ScaleMode::kBlock1x128)) {
-    return StrFormat(
-        "the own kernel takes lhs 1x128 and rhs 128x128 or 1x128 block scales (this dot: %s "
-        "and %s)",
-        ScaleModeName(spec.lhs_scale.mode), ScaleModeName(spec.rhs_scale.mode));
+  if (StatusOr<GemmScaling> scaling = OwnGemmScaling(spec); !scaling.ok()) {
+    return scaling.status().message();
   }
   if (spec.rhs.dtype != DType::kF8E4M3FN ||
       (spec.lhs.dtype != DType::kF8E4M3FN && spec.lhs.dtype != DType::kF8E5M2)) {
@@ -37,21 +53,30 @@ std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count) {
   OwnGemm gemm;
-  gemm.rhs_scale_per_column = spec.rhs_scale.mode == ScaleMode::kBlock1x128;
-  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.rhs_scale_per_column);
+  FP8_ASSIGN_OR_RETURN(gemm.scaling, OwnGemmScaling(spec));
+  const int interval = options.own_promotion_interval;
+  if (interval != 0 && (interval < 0 || interval % kScaleBlockSize != 0 ||
+                        (gemm.scaling != GemmScaling::kOuter && interval != kScaleBlockSize))) {
+    return InvalidArgument(
+        "own_promotion_interval %d: the own kernel promotes every multiple of %lld K-elements "
+        "with tensor or row scales, and every %lld with block scales",
+        interval, static_cast<long long>(kScaleBlockSize), static_cast<long long>(kScaleBlockSize));
+  }
+  gemm.promotion_blocks = interval == 0 ? 1 : static_cast<int>(interval / kScaleBlockSize);
+  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.scaling);
   if (!options.own_tile.empty()) {
     FP8_ASSIGN_OR_RETURN(gemm.tile, ParseBlockScaledGemmTile(options.own_tile));
-    if (gemm.rhs_scale_per_column && !BlockScaledGemmTileTakesColumnScales(gemm.tile)) {
+    if (!BlockScaledGemmTileTakes(gemm.tile, gemm.scaling)) {
       std::string takes;
       for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
-        if (BlockScaledGemmTileTakesColumnScales(tile)) {
+        if (BlockScaledGemmTileTakes(tile, gemm.scaling)) {
           takes += (takes.empty() ? "" : ", ") + tile.ToString();
         }
       }
       return InvalidArgument(
-          "the own kernel's tile '%s' takes rhs 128x128 scales only, not 1x128 (it has no "
-          "registers for the per-column promotion); with 1x128 it has %s",
-          options.own_tile.c_str(), takes.c_str());
+          "the own kernel has no tile '%s' for %s scales (its registers do not hold that "
+          "promotion); for them it has %s",
+          options.own_tile.c_str(), GemmScalingName(gemm.scaling), takes.c_str());
     }
   }
   // "64x128s8" on a K of 4 blocks runs (and is named) as 64x128s4.
@@ -59,16 +84,20 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   gemm.workspace_bytes = BlockScaledGemmWorkspaceBytes(gemm.tile, dot.m, dot.n, dot.k);
   gemm.lhs_scale = SourceScaleStrides(spec.lhs_scale, true);
   gemm.rhs_scale = SourceScaleStrides(spec.rhs_scale, false);
+  // One tensor scale: every row (column) reads element 0.
+  if (spec.lhs_scale.mode == ScaleMode::kTensor) gemm.lhs_scale = {0, 0};
+  if (spec.rhs_scale.mode == ScaleMode::kTensor) gemm.rhs_scale = {0, 0};
   gemm.sm_count = sm_count;
   return gemm;
 }
 
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count) {
   constexpr int64_t kMaxRows = 64;
-  // Measured with rhs 128x128 scales only; rhs 1x128 is left to autotuning's race.
-  if (dot.m > kMaxRows || spec.rhs_scale.mode != ScaleMode::kBlock128x128) return false;
+  // Measured with A 1x128 x B 128x128 only; the other scalings are left to autotuning's race.
+  const StatusOr<GemmScaling> scaling = OwnGemmScaling(spec);
+  if (dot.m > kMaxRows || !scaling.ok() || *scaling != GemmScaling::kBlocks) return false;
   const BlockScaledGemmTile tile =
-      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, /*rhs_scale_per_column=*/false);
+      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kBlocks);
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
 }
 

@@ -13,11 +13,15 @@ namespace fp8dot::cuda {
 // What a plan keeps to launch the own kernel.
 struct OwnGemm {
   BlockScaledGemmTile tile;
-  ScaleStrides lhs_scale, rhs_scale;
-  bool rhs_scale_per_column = false;  // rhs 1x128 (else 128x128)
+  ScaleStrides lhs_scale, rhs_scale;  // row stride 0: one tensor scale
+  GemmScaling scaling = GemmScaling::kBlocks;
+  int promotion_blocks = 1;  // K-blocks of 128 per promotion (kOuter; 1 with block scales)
   int sm_count = 0;
   size_t workspace_bytes = 0;  // split-K's, zero-filled once (the kernel leaves it so)
 };
+
+// How the kernel applies `spec`'s scales; INVALID_ARGUMENT naming them when it cannot.
+StatusOr<GemmScaling> OwnGemmScaling(const DotSpec& spec);
 
 // Why the own kernel cannot run `spec` ("" when it can), in terms of the spec.
 std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot);

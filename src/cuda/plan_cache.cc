@@ -21,10 +21,11 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec, const CudaDotOp
     return Unavailable("cudaGetDevice failed: no usable CUDA device");
   }
   const std::string key =
-      DotSpecKey(spec) +
-      StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%s|device=%d", options.workspace_bytes,
-                options.autotune_candidates, options.autotune_cache_path.c_str(),
-                GemmEngineName(options.engine), options.own_tile.c_str(), device);
+      DotSpecKey(spec) + StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%s|interval=%d|device=%d",
+                                   options.workspace_bytes, options.autotune_candidates,
+                                   options.autotune_cache_path.c_str(),
+                                   GemmEngineName(options.engine), options.own_tile.c_str(),
+                                   options.own_promotion_interval, device);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second.get();

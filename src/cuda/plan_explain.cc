@@ -27,20 +27,27 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
                       own.tile.ToString().c_str(), own.sm_count));
   Line(out, plan.lhs.how);
   Line(out, plan.rhs.how);
-  Line(out, StrFormat("scales: lhs 1x128 (row stride %lld, block stride %lld), rhs %s (%s "
-                      "stride %lld, block stride %lld), read in place",
-                      static_cast<long long>(own.lhs_scale.row),
-                      static_cast<long long>(own.lhs_scale.block),
-                      ScaleModeName(plan.spec.rhs_scale.mode),
-                      plan.spec.rhs_scale.mode == ScaleMode::kBlock1x128 ? "column" : "row",
-                      static_cast<long long>(own.rhs_scale.row),
-                      static_cast<long long>(own.rhs_scale.block)));
   Line(out,
-       "accumulation: each 128-K block's wgmma partial sum promoted into f32 registers: "
-       "acc = fma(partial, f32(scale_a * scale_b), acc), one rounding (emulated with "
-       "Fp8AccumulatorModel::fused_promotion)");
-  Line(out,
-       StrFormat("epilogue: D written from the registers as %s", DTypeName(plan.spec.output_type)));
+       StrFormat("scales: lhs %s (row stride %lld, block stride %lld), rhs %s (column "
+                 "stride %lld, block stride %lld), read in place (stride 0: one scale)",
+                 ScaleModeName(plan.spec.lhs_scale.mode), static_cast<long long>(own.lhs_scale.row),
+                 static_cast<long long>(own.lhs_scale.block),
+                 ScaleModeName(plan.spec.rhs_scale.mode), static_cast<long long>(own.rhs_scale.row),
+                 static_cast<long long>(own.rhs_scale.block)));
+  if (own.scaling == GemmScaling::kOuter) {
+    Line(out, StrFormat("accumulation: the wgmma partial sum of every %d K promoted into f32 "
+                        "registers (acc += partial), D = f32(acc * f32(scale_a * scale_b)) at "
+                        "the end (emulated with Fp8AccumulatorModel::promotion_interval %d)",
+                        plan.info.promotion_interval, plan.info.promotion_interval));
+  } else {
+    Line(out,
+         "accumulation: each 128-K block's wgmma partial sum promoted into f32 registers: "
+         "acc = fma(partial, f32(scale_a * scale_b), acc), one rounding (emulated with "
+         "Fp8AccumulatorModel::fused_promotion)");
+  }
+  Line(out, StrFormat("epilogue: D staged in shared memory and stored by the copy engine as %s "
+                      "(from the registers when its rows are not 16-byte aligned)",
+                      DTypeName(plan.spec.output_type)));
   const std::vector<int64_t> ends = KSliceEnds(plan.info.dot.k, plan.info.k_split);
   if (ends.size() > 1) {
     Line(out, StrFormat("split-K: K cut into %zu runs of up to %lld K-elements, each promoted on "

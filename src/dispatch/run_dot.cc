@@ -19,6 +19,7 @@ StatusOr<DotResult> RunOnCuda(const DotSpec& spec, const DotArguments& arguments
   CudaDotStats stats;
   CudaDotOptions cuda_options;
   cuda_options.engine = options.engine;
+  cuda_options.own_promotion_interval = options.own_promotion_interval;
   FP8_ASSIGN_OR_RETURN(DotResult result, CudaDot(spec, arguments, &stats, cuda_options));
   info.description = "cuda (" + stats.plan->info().engine + " on " + device.name + ", kernel time)";
   info.milliseconds = stats.milliseconds;

@@ -17,9 +17,13 @@ struct OwnCase {
   DType output_type = DType::kF32;
   bool column_major_scales = false;  // lhs scale M-major, rhs scale K-block-minor
   Distribution distribution = Distribution::kSymmetric;
-  // rhs 1x128 (one scale per column and K-block: the wgrad GEMM's recipe) instead of 128x128.
-  bool rhs_column_scales = false;
+  // lhs 1x128 with rhs 128x128 (the forward recipe) or 1x128 (the wgrad GEMM's), or tensor or
+  // row/column scales on both.
+  ScaleMode lhs_scale_mode = ScaleMode::kBlock1x128;
+  ScaleMode rhs_scale_mode = ScaleMode::kBlock128x128;
 };
+
+constexpr ScaleMode kColumnBlocks = ScaleMode::kBlock1x128;
 
 StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
   DotProblemOptions o;
@@ -29,13 +33,13 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
   o.lhs_type = c.lhs_type;
   o.rhs_type = kE4M3;
   o.output_type = c.output_type;
-  o.lhs_scale_mode = ScaleMode::kBlock1x128;
-  o.rhs_scale_mode = c.rhs_column_scales ? ScaleMode::kBlock1x128 : ScaleMode::kBlock128x128;
+  o.lhs_scale_mode = c.lhs_scale_mode;
+  o.rhs_scale_mode = c.rhs_scale_mode;
   o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   o.distribution = c.distribution;
   o.seed = seed;
   FP8_ASSIGN_OR_RETURN(DotProblem p, MakeDotProblem(o));
-  if (c.column_major_scales) {
+  if (c.column_major_scales && IsBlockScale(c.lhs_scale_mode)) {
     FP8_ASSIGN_OR_RETURN(*p.lhs_scale, testing::WithLayout(*p.lhs_scale, {0, 1}));
     FP8_ASSIGN_OR_RETURN(*p.rhs_scale, testing::WithLayout(*p.rhs_scale, {0, 1}));
     p.spec.lhs_scale.minor_to_major = {0, 1};
@@ -45,12 +49,14 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
 }
 
 std::string Label(const OwnCase& c, const std::string& tile) {
-  return StrFormat("M=%lld N=%lld K=%lld %s x e4m3 -> %s, rhs %s, tile %s%s",
-                   static_cast<long long>(c.m), static_cast<long long>(c.n),
-                   static_cast<long long>(c.k), DTypeName(c.lhs_type), DTypeName(c.output_type),
-                   c.rhs_column_scales ? "1x128" : "128x128",
-                   tile.empty() ? "(plan's choice)" : tile.c_str(),
-                   c.column_major_scales ? ", column-major scales" : "");
+  return StrFormat(
+      "M=%lld N=%lld K=%lld %s x e4m3 -> %s, scales %s, tile %s%s", static_cast<long long>(c.m),
+      static_cast<long long>(c.n), static_cast<long long>(c.k), DTypeName(c.lhs_type),
+      DTypeName(c.output_type),
+      (std::string(ScaleModeName(c.lhs_scale_mode)) + " x " + ScaleModeName(c.rhs_scale_mode))
+          .c_str(),
+      tile.empty() ? "(plan's choice)" : tile.c_str(),
+      c.column_major_scales ? ", column-major scales" : "");
 }
 
 // Runs `c` on the own kernel (options.engine kOwn, or kAuto choosing it) and expects every
@@ -60,9 +66,15 @@ void ExpectBitIdentical(const OwnCase& c, const CudaDotOptions& options, uint64_
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, seed));
   StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
   ASSERT_TRUE(run.ok()) << label << ": " << run.status().ToString();
-  ASSERT_TRUE(run->info.fused_promotion) << label;
+  // Block scales: one FMA per 128-K block; outer scales: partial sums of the asked interval.
+  const bool block_scaled = IsBlockScale(c.lhs_scale_mode);
+  ASSERT_EQ(run->info.fused_promotion, block_scaled) << label;
+  ASSERT_EQ(run->info.promotion_interval,
+            options.own_promotion_interval == 0 ? 128 : options.own_promotion_interval)
+      << label;
   Fp8AccumulatorModel model;
-  model.fused_promotion = true;
+  model.fused_promotion = block_scaled;
+  model.promotion_interval = run->info.promotion_interval;
   model.split = run->info.k_split;  // split-K: the runs the kernel adds, in its order
   FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(p.spec, p.arguments(), model));
   const int64_t total = emulated.output.element_count();
@@ -267,28 +279,33 @@ TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   uint64_t seed = 9800;
   for (const char* tile : {"256x64", "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
-    ExpectBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_column_scales = true}, tile, ++seed);
-    ExpectBitIdentical(
-        {.m = 300, .n = 200, .k = 384, .output_type = DType::kBF16, .rhs_column_scales = true},
-        tile, ++seed);
+    ExpectBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_scale_mode = kColumnBlocks}, tile,
+                       ++seed);
+    ExpectBitIdentical({.m = 300,
+                        .n = 200,
+                        .k = 384,
+                        .output_type = DType::kBF16,
+                        .rhs_scale_mode = kColumnBlocks},
+                       tile, ++seed);
   }
   const OwnCase cases[] = {
-      {.m = 70, .n = 99, .k = 336, .output_type = DType::kBF16, .rhs_column_scales = true},
-      {.m = 129, .n = 260, .k = 1024, .column_major_scales = true, .rhs_column_scales = true},
+      {.m = 70, .n = 99, .k = 336, .output_type = DType::kBF16, .rhs_scale_mode = kColumnBlocks},
+      {.m = 129, .n = 260, .k = 1024, .column_major_scales = true, .rhs_scale_mode = kColumnBlocks},
       {.m = 64,
        .n = 4096,
        .k = 7168,
        .lhs_type = kE5M2,
        .output_type = DType::kBF16,
-       .rhs_column_scales = true},
+       .rhs_scale_mode = kColumnBlocks},
       {.m = 256,
        .n = 512,
        .k = 2048,
        .distribution = Distribution::kMixedMagnitude,
-       .rhs_column_scales = true},
+       .rhs_scale_mode = kColumnBlocks},
   };
   for (const OwnCase& c : cases) ExpectBitIdentical(c, "", ++seed);
-  ExpectBitIdentical({.m = 64, .n = 256, .k = 1280, .rhs_column_scales = true}, "64x64s4", ++seed);
+  ExpectBitIdentical({.m = 64, .n = 256, .k = 1280, .rhs_scale_mode = kColumnBlocks}, "64x64s4",
+                     ++seed);
 }
 
 // The tiles without registers for the per-column promotion refuse rhs 1x128, naming the tiles
@@ -298,7 +315,7 @@ TEST(CudaOwnGemmTest, ColumnScalesOnTilesWithoutRoomAreRefused) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(
       DotProblem p,
-      BlockScaledProblem({.m = 64, .n = 256, .k = 256, .rhs_column_scales = true}, 9901));
+      BlockScaledProblem({.m = 64, .n = 256, .k = 256, .rhs_scale_mode = kColumnBlocks}, 9901));
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
   for (const char* tile : {"128x128", "256x128c2", "192x128"}) {
@@ -312,6 +329,96 @@ TEST(CudaOwnGemmTest, ColumnScalesOnTilesWithoutRoomAreRefused) {
   }
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
+}
+
+// Tensor and row/column scales on the own kernel: the tensor core sums own_promotion_interval
+// K-elements before each promotion into f32, and the scales multiply D at the end, as the
+// emulation's promoted mode with that promotion_interval. Every tile that takes it, both output
+// types, every interval from 128 to more than K, intervals that end inside a split-K run, mixed
+// tensor and row scales and a partial K-block, all bit-identical.
+TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  constexpr ScaleMode kTensor = ScaleMode::kTensor, kRow = ScaleMode::kOuterVector;
+  uint64_t seed = 10000;
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  for (const char* tile : {"128x128", "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
+    options.own_tile = tile;
+    ExpectBitIdentical(
+        {.m = 200, .n = 384, .k = 640, .lhs_scale_mode = kTensor, .rhs_scale_mode = kTensor},
+        options, ++seed);
+    ExpectBitIdentical({.m = 300,
+                        .n = 200,
+                        .k = 384,
+                        .output_type = DType::kBF16,
+                        .lhs_scale_mode = kRow,
+                        .rhs_scale_mode = kRow},
+                       options, ++seed);
+  }
+  options.own_tile = "";
+  for (const int interval : {128, 256, 384, 1024, 8192}) {
+    options.own_promotion_interval = interval;
+    ExpectBitIdentical(
+        {.m = 130, .n = 520, .k = 2048, .lhs_scale_mode = kRow, .rhs_scale_mode = kRow}, options,
+        ++seed);
+    ExpectBitIdentical({.m = 64,
+                        .n = 256,
+                        .k = 4096,
+                        .lhs_type = kE5M2,
+                        .output_type = DType::kBF16,
+                        .distribution = Distribution::kPositive,
+                        .lhs_scale_mode = kTensor,
+                        .rhs_scale_mode = kRow},
+                       options, ++seed);
+  }
+  // Split-K: runs of 3 blocks with promotions every 2 (counted from K's start, not the run's).
+  options.own_tile = "64x64s3";
+  options.own_promotion_interval = 256;
+  ExpectBitIdentical(
+      {.m = 64, .n = 256, .k = 1152, .lhs_scale_mode = kRow, .rhs_scale_mode = kTensor}, options,
+      ++seed);
+  options.own_tile = "";
+  options.own_promotion_interval = 512;
+  ExpectBitIdentical({.m = 77,
+                      .n = 136,
+                      .k = 1000,
+                      .output_type = DType::kBF16,
+                      .distribution = Distribution::kMixedMagnitude,
+                      .lhs_scale_mode = kTensor,
+                      .rhs_scale_mode = kTensor},
+                     options, ++seed);
+}
+
+// An interval that is not a multiple of 128, another interval than 128 with block scales, and a
+// tile without registers for the outer promotion are refused with the reason.
+TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
+  FP8_SKIP_WITHOUT_GPU();
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem outer,
+                           BlockScaledProblem({.m = 64,
+                                               .n = 256,
+                                               .k = 512,
+                                               .lhs_scale_mode = ScaleMode::kTensor,
+                                               .rhs_scale_mode = ScaleMode::kTensor},
+                                              10100));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem blocks,
+                           BlockScaledProblem({.m = 64, .n = 256, .k = 512}, 10101));
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  const auto expect_refused = [&](const DotProblem& p, const std::string& part) {
+    StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec, options);
+    ASSERT_FALSE(plan.ok()) << part;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(part), std::string::npos) << plan.status().message();
+  };
+  options.own_promotion_interval = 100;
+  expect_refused(outer, "multiple of 128");
+  options.own_promotion_interval = 256;
+  expect_refused(blocks, "every 128 with block scales");
+  options.own_promotion_interval = 0;
+  options.own_tile = "256x128";
+  expect_refused(outer, "for row or tensor scales");
+  options.own_tile = "192x128";
+  expect_refused(outer, "128x128");  // the message names the tiles it has
 }
 
 // With autotuning, kAuto times whole plans on both engines (CUDA graphs, the same scratch data)

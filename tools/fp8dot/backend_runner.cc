@@ -15,8 +15,9 @@ void AddBackendFlags(CLI::App& command, BackendFlags& flags) {
                      "accumulation), blas (f32, fast) or reference (exact)");
   command.add_option("--engine", flags.engine,
                      "With the cuda backend: the GEMM engine: auto (the own kernel where it "
-                     "measured faster, else cuBLASLt), cublaslt, or own (fp8dot's block-scaled "
-                     "kernel: 1x128 x 128x128 scales, promoted, bf16/f32 out; docs/own-gemm.md)");
+                     "measured faster, else cuBLASLt), cublaslt, or own (fp8dot's kernel: 1x128 x "
+                     "128x128 or 1x128 x 1x128 block scales or tensor/row scales, promoted, "
+                     "bf16/f32 out; docs/own-gemm.md)");
 }
 
 StatusOr<GemmEngine> ToGemmEngine(const BackendFlags& flags, Backend backend) {
@@ -93,6 +94,11 @@ StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoic
   RunDotOptions options;
   options.accumulator_model = choice.model;
   options.engine = choice.engine;
+  // The own kernel promotes as the emulation is told to (with tensor or row scales; block
+  // scales take 128, the flag's default).
+  if (choice.engine == GemmEngine::kOwn) {
+    options.own_promotion_interval = choice.model.promotion_interval;
+  }
   FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(problem.spec));
   options.accumulator_model.split.slices = choice.split_k.SlicesFor(dot.k);
   TimedResult timed;

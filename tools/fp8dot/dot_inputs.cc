@@ -81,7 +81,8 @@ void AddDotFlags(CLI::App& command, DotFlags& flags) {
   command.add_option("--accumulator-group", flags.accumulator_group,
                      "Emulation: products per tensor-core accumulator step");
   command.add_option("--promotion-interval", flags.promotion_interval,
-                     "Emulation: K-elements between FP32 promotions in promoted mode");
+                     "K-elements between FP32 promotions in promoted mode: the emulation's, and "
+                     "with --engine own the kernel's (a multiple of 128; tensor or row scales)");
   command.add_flag("--fused-promotion", flags.fused_promotion,
                    "Emulation: block-scaled promotions as one FMA (fp8dot's own kernel) instead "
                    "of a multiply and an add (cuBLASLt)");

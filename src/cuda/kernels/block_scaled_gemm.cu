@@ -62,13 +62,19 @@ constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 32 : 40;
 template <int kMathWarpgroups>
 constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
 
-// B 1x128's promotion multiplies in a scale per column: a few registers more than the tiles with
-// 128 columns and more than 64 rows have left (ptxas spills there), so those run B 128x128 only.
-constexpr bool TakesColumnScales(int block_m, int block_n) {
-  return block_n < kScaleColumns || block_m == kSliceRows;
+// Which tiles the kernel has for a scaling (BlockScaledGemmTileTakes says why).
+constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
+  switch (scaling) {
+    case GemmScaling::kColumnBlocks:
+      return block_n < kScaleColumns || block_m == kSliceRows;
+    case GemmScaling::kOuter:
+      return block_m <= 2 * kSliceRows;
+    default:
+      return true;
+  }
 }
 
-template <int kBlockM, int kBlockN, int kOutBytes, bool kColumnScales>
+template <int kBlockM, int kBlockN, int kOutBytes, GemmScaling kScaling>
 struct TileShape {
   // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup (1, 2
   // or 3 of them).
@@ -78,8 +84,12 @@ struct TileShape {
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
   static constexpr int kLhsTileBytes = kBlockM * kBlockK;
   static constexpr int kRhsTileBytes = kBlockN * kBlockK;
-  // A's scales, then B's: one per tile (a 16-byte slot), or one per column (B 1x128).
-  static constexpr int kScaleBytes = kBlockM * 4 + (kColumnScales ? kBlockN * 4 : 16);
+  // A's scales, then B's: one per tile (a 16-byte slot), or one per column (B 1x128); none with
+  // outer scales, which apply to D.
+  static constexpr int kScaleBytes = kScaling == GemmScaling::kOuter ? 16
+                                     : kScaling == GemmScaling::kColumnBlocks
+                                         ? kBlockM * 4 + kBlockN * 4
+                                         : kBlockM * 4 + 16;
   static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
   // The epilogue stages D in shared memory for the copy engine's stores: boxes of 64 rows by
   // up to 128 bytes of columns (the widest swizzled box), each swizzled like the operand tiles
@@ -114,6 +124,7 @@ struct KernelArgs {
   int* split_arrivals;    // [tile]: runs finished; reset to 0 by the last (zero between launches)
   // The A scales are M-major (row stride 1), their K-blocks 16-byte aligned and M % 4 == 0.
   bool lhs_scale_vectors;
+  int promotion_blocks;  // outer scales: K-blocks summed by the tensor core per promotion
   // B 1x128: its scales are N-major (column stride 1), their K-blocks 16-byte aligned and
   // N % 4 == 0.
   bool rhs_scale_vectors;
@@ -189,15 +200,18 @@ __device__ void StorePair(Out* destination, float first, float second, bool has_
   }
 }
 
-template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, bool kColumnScales>
-__global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColumnScales>::kThreads,
-                                  1)
+template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, GemmScaling kScaling>
+__global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>::kThreads, 1)
     block_scaled_gemm_kernel(const __grid_constant__ CUtensorMap lhs_map,
                              const __grid_constant__ CUtensorMap rhs_map,
                              const __grid_constant__ CUtensorMap output_map,
                              const KernelArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kColumnScales>;
+  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>;
+  constexpr bool kColumnScales = kScaling == GemmScaling::kColumnBlocks;
+  constexpr bool kOuterScales = kScaling == GemmScaling::kOuter;
+  // Producer warps that copy scales: A's (and B's one per tile), B's per column.
+  constexpr int kScaleWarps = kOuterScales ? 0 : kColumnScales ? 2 : 1;
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;
@@ -233,7 +247,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColu
     if (args.tma_store) hopper::PrefetchTensorMap(&output_map);
     for (int s = 0; s < kStages; ++s) {
       // The copy thread and the scale warps' lanes.
-      hopper::BarrierInit(&full[s], 1 + (kColumnScales ? 2 : 1) * 32);
+      hopper::BarrierInit(&full[s], 1 + kScaleWarps * 32);
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
@@ -254,11 +268,12 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColu
   if (warpgroup == Shape::kMathWarpgroups) {
     // ---- Producer warpgroup: warp 0 copies the operand tiles, warp 1 the scales (A's, and B's
     // one per tile), warp 2 B's per-column scales (B 1x128; a warp of its own, as the
-    // producer's few registers do not hold both loops).
+    // producer's few registers do not hold both loops). Outer scales are not copied: they
+    // apply to D.
     if constexpr (Shape::kMathWarpgroups > 1) {
       hopper::ReleaseRegisters<kProducerRegisters<Shape::kMathWarpgroups>>();
     }
-    if (warp_in_group > (kColumnScales ? 2 : 1) || (warp_in_group == 0 && lane != 0)) return;
+    if (warp_in_group > kScaleWarps || (warp_in_group == 0 && lane != 0)) return;
     const bool copies_tiles = warp_in_group == 0;
     StageRing ring;
     for (int unit = first_unit; unit < units; unit += unit_stride) {
@@ -374,10 +389,14 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColu
   // as one group. Returns the block's promotion factors for this thread's two rows, read from
   // shared memory now, while the stage is certainly still filled: scale_a * scale_b, or scale_a
   // alone with B 1x128 (promote_block multiplies in each column's scale_b).
-  const auto issue_block = [&](float(&partial)[kRegisters], int stage, int slice_row) {
-    const float scale_b = kColumnScales ? 1.0f : rhs_scale(stage)[0];
+  // continue_sum: add to `partial` rather than start it (outer scales: one partial sum over
+  // several blocks).
+  const auto issue_block = [&](float(&partial)[kRegisters], int stage, int slice_row,
+                               bool continue_sum = false) {
+    const float scale_b = kColumnScales || kOuterScales ? 1.0f : rhs_scale(stage)[0];
     const float2 promote =
-        kColumnScales
+        kOuterScales ? make_float2(1.0f, 1.0f)
+        : kColumnScales
             ? make_float2(lhs_scales(stage)[slice_row + row_in_slice],
                           lhs_scales(stage)[slice_row + row_in_slice + 8])
             : make_float2(__fmul_rn(lhs_scales(stage)[slice_row + row_in_slice], scale_b),
@@ -392,7 +411,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColu
     for (int step = 0; step < kBlockK / kWgmmaK; ++step) {
       constexpr uint64_t kStepDescriptorUnits = kWgmmaK / 16;  // descriptors count 16 bytes
       Wgmma::Run(partial, a + step * kStepDescriptorUnits, b + step * kStepDescriptorUnits,
-                 step > 0);
+                 step > 0 || continue_sum);
     }
     hopper::WgmmaCommitGroup();
     return promote;
@@ -453,7 +472,36 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColu
       for (int i = 0; i < kRegisters; ++i) acc[v][i] = 0.0f;
     }
 
-    if constexpr (kPipelined) {
+    if constexpr (kOuterScales) {
+      // Tensor or row scales apply to D at the end: the tensor core sums promotion_blocks
+      // K-blocks (counted from K's start, as the emulation's promotion_interval) into one
+      // partial sum, which is then added to the f32 registers. Each block's stage is freed once
+      // the next block's wgmma are issued and its own have completed.
+      float partial[kRegisters];
+      const int first_block = (unit % args.k_splits) * args.blocks_per_split;
+      int held_stage = -1;  // a stage whose wgmma may still run
+      for (int i = 0; i < blocks; ++i) {
+        const int kb = first_block + i;
+        hopper::BarrierWait(&full[ring.stage], ring.phase);
+        issue_block(partial, ring.stage, first_slice_row, i > 0 && kb % args.promotion_blocks != 0);
+        if (i == blocks - 1 || (kb + 1) % args.promotion_blocks == 0) {
+          hopper::WgmmaWaitGroup<0>();
+          if (held_stage >= 0) release_stage(held_stage);
+          release_stage(ring.stage);
+          held_stage = -1;
+#pragma unroll
+          for (int r = 0; r < kRegisters; ++r) {
+            hopper::FenceRegister(partial[r]);
+            acc[0][r] = __fadd_rn(acc[0][r], partial[r]);
+          }
+        } else {
+          hopper::WgmmaWaitGroup<1>();
+          if (held_stage >= 0) release_stage(held_stage);
+          held_stage = ring.stage;
+        }
+        ring.Advance(kStages);
+      }
+    } else if constexpr (kPipelined) {
       // Two partial sums in turn: block kb + 1 is on the tensor core while block kb is promoted,
       // so the promotion costs no tensor-core time. The two buffers are named, not indexed,
       // so that ptxas sees which registers each wgmma group owns (the loop is unrolled by two).
@@ -546,6 +594,25 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kColu
           a[1] = r == 0 ? next[j].y : __fadd_rn(a[1], next[j].y);
           a[2] = r == 0 ? next[j].z : __fadd_rn(a[2], next[j].z);
           a[3] = r == 0 ? next[j].w : __fadd_rn(a[3], next[j].w);
+        }
+      }
+    }
+
+    if constexpr (kOuterScales) {
+      // D = f32(sum * f32(scale_a * scale_b)), as the emulation scales a promoted sum. A row
+      // stride of 0 is one tensor scale.
+      const int row0 = origin.row + first_slice_row + row_in_slice;
+      const float scale_a0 = row0 < args.m ? args.lhs_scale[row0 * args.lhs_scale_row_stride] : 0;
+      const float scale_a1 =
+          row0 + 8 < args.m ? args.lhs_scale[(row0 + 8) * args.lhs_scale_row_stride] : 0;
+#pragma unroll
+      for (int j = 0; j < kRegisters / 4; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = origin.col + 8 * j + 2 * (lane % 4) + e;
+          const float scale_b = col < args.n ? args.rhs_scale[col * args.rhs_scale_row_stride] : 0;
+          acc[0][4 * j + e] = __fmul_rn(acc[0][4 * j + e], __fmul_rn(scale_a0, scale_b));
+          acc[0][4 * j + 2 + e] = __fmul_rn(acc[0][4 * j + 2 + e], __fmul_rn(scale_a1, scale_b));
         }
       }
     }
@@ -744,10 +811,10 @@ WorkLayout LayoutOf(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64
   return layout;
 }
 
-template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, bool kColumnScales>
+template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, GemmScaling kScaling>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
-  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kColumnScales>;
-  auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out, kColumnScales>;
+  using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>;
+  auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out, kScaling>;
   // Host-side attributes, once per kernel: the shared-memory limit, and how many clusters fit
   // on the GPU at once (the persistent grid's size).
   static const StatusOr<int> resident_units = [&]() -> StatusOr<int> {
@@ -800,6 +867,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.rhs_scale_vectors = p.rhs_scale_row_stride == 1 && p.n % 4 == 0 &&
                            p.rhs_scale_block_stride % 4 == 0 &&
                            reinterpret_cast<uintptr_t>(p.rhs_scale) % 16 == 0;
+  args.promotion_blocks = p.promotion_blocks;
   args.lhs_scale_row_stride = p.lhs_scale_row_stride;
   args.lhs_scale_block_stride = p.lhs_scale_block_stride;
   args.rhs_scale = p.rhs_scale;
@@ -839,15 +907,15 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   X(64, 32, 1)                   \
   X(64, 16, 1)
 
-template <WgmmaLhs kLhs, typename Out, bool kColumnScales>
+template <WgmmaLhs kLhs, typename Out, GemmScaling kScaling>
 Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
-#define FP8DOT_LAUNCH_TILE(M, N, C)                                         \
-  if constexpr (!kColumnScales || TakesColumnScales(M, N)) {                \
-    if (t.block_m == M && t.block_n == N && t.cluster == C) {               \
-      return Launch<M, N, C, kLhs, Out, kColumnScales>(p, stream, context); \
-    }                                                                       \
+#define FP8DOT_LAUNCH_TILE(M, N, C)                                    \
+  if constexpr (TakesScaling(kScaling, M, N)) {                        \
+    if (t.block_m == M && t.block_n == N && t.cluster == C) {          \
+      return Launch<M, N, C, kLhs, Out, kScaling>(p, stream, context); \
+    }                                                                  \
   }
   FP8DOT_OWN_GEMM_TILES(FP8DOT_LAUNCH_TILE)
 #undef FP8DOT_LAUNCH_TILE
@@ -857,8 +925,14 @@ Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
 template <WgmmaLhs kLhs, typename Out>
 Status LaunchForOutput(const BlockScaledGemmParams& p, cudaStream_t stream,
                        const std::string& context) {
-  if (p.rhs_scale_per_column) return LaunchForTile<kLhs, Out, true>(p, stream, context);
-  return LaunchForTile<kLhs, Out, false>(p, stream, context);
+  switch (p.scaling) {
+    case GemmScaling::kColumnBlocks:
+      return LaunchForTile<kLhs, Out, GemmScaling::kColumnBlocks>(p, stream, context);
+    case GemmScaling::kOuter:
+      return LaunchForTile<kLhs, Out, GemmScaling::kOuter>(p, stream, context);
+    default:
+      return LaunchForTile<kLhs, Out, GemmScaling::kBlocks>(p, stream, context);
+  }
 }
 
 template <WgmmaLhs kLhs>
@@ -871,6 +945,17 @@ Status LaunchForLhs(const BlockScaledGemmParams& p, cudaStream_t stream,
 }
 
 }  // namespace
+
+const char* GemmScalingName(GemmScaling scaling) {
+  switch (scaling) {
+    case GemmScaling::kColumnBlocks:
+      return "1x128 x 1x128";
+    case GemmScaling::kOuter:
+      return "row or tensor";
+    default:
+      return "1x128 x 128x128";
+  }
+}
 
 std::string BlockScaledGemmTile::ToString() const {
   return std::to_string(block_m) + "x" + std::to_string(block_n) +
@@ -932,12 +1017,12 @@ std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
   return tiles;
 }
 
-bool BlockScaledGemmTileTakesColumnScales(const BlockScaledGemmTile& tile) {
-  return TakesColumnScales(tile.block_m, tile.block_n);
+bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling) {
+  return TakesScaling(scaling, tile.block_m, tile.block_n);
 }
 
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              bool rhs_scale_per_column) {
+                                              GemmScaling scaling) {
   // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
   // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
   //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
@@ -954,7 +1039,7 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     // Clusters sharing A measured slower on the H200 on every shape tried: only taken when
     // asked for.
     if (tile.cluster > 1) continue;
-    if (rhs_scale_per_column && !BlockScaledGemmTileTakesColumnScales(tile)) continue;
+    if (!BlockScaledGemmTileTakes(tile, scaling)) continue;
     for (const int splits : {1, 2, 3, 4, 6, 8}) {
       if (splits > 1 && tile.block_m > kMaxSplitKBlockM) break;
       tile.k_splits = splits;
@@ -1000,10 +1085,14 @@ std::string BlockScaledGemmRejection(const BlockScaledGemmParams& p) {
       !aligned(p.rhs)) {
     return "the own GEMM needs 16-byte aligned operand rows";
   }
-  if (p.rhs_scale_per_column && !BlockScaledGemmTileTakesColumnScales(p.tile)) {
-    return "the own GEMM's tile " + p.tile.ToString() +
-           " takes B 128x128 scales only (with B 1x128 it has no registers for the per-column "
-           "promotion)";
+  if (!BlockScaledGemmTileTakes(p.tile, p.scaling)) {
+    return "the own GEMM has no tile " + p.tile.ToString() + " for " + GemmScalingName(p.scaling) +
+           " scales";
+  }
+  if (p.promotion_blocks < 1 || (p.scaling != GemmScaling::kOuter && p.promotion_blocks != 1)) {
+    return "the own GEMM promotes every K-block of 128 with block scales, and every 1 or more "
+           "blocks with outer scales (asked: " +
+           std::to_string(p.promotion_blocks) + ")";
   }
   return "";
 }

@@ -1,8 +1,9 @@
 // fp8dot's own Hopper FP8 GEMM (sm_90a): D[M,N] = sum over K-blocks of 128 of
 // (A_kb . B_kb) * scale_a[m, kb] * scale_b[n / 128, kb], the DeepSeek recipe (A 1x128,
 // B 128x128; or B 1x128, scale_b[n, kb], for the weight-gradient GEMM), with every block's
-// partial sum promoted into FP32 registers where the scales are applied (block_scaled_gemm.cu
-// says how, and why it is bit-identical to the CPU emulation).
+// partial sum promoted into FP32 registers where the scales are applied; or, with row or tensor
+// scales, promoted every promotion_blocks K-blocks and scaled at the end (GemmScaling).
+// block_scaled_gemm.cu says how, and why it is bit-identical to the CPU emulation.
 //
 // Operands are K-major (TN): lhs [M][K] and rhs [N][K], rows `ld` bytes apart (a multiple of 16,
 // as the copy engine requires), e4m3 or e5m2 lhs, e4m3 rhs. D is row-major bf16 or f32. Any M,
@@ -50,15 +51,31 @@ int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k);
 // times the runs EffectiveKSplits cuts K into.
 int64_t BlockScaledGemmWorkUnits(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k);
 
-// Whether the kernel has `tile` for B 1x128 scales (rhs_scale_per_column): all but the tiles of
-// 128 columns and more than 64 rows, which have no registers left for the per-column promotion.
-bool BlockScaledGemmTileTakesColumnScales(const BlockScaledGemmTile& tile);
+// How the scales apply.
+enum class GemmScaling {
+  // A 1x128, B 128x128: each 128-K block's partial sum is promoted into f32 with
+  // scale_a(m, kb) * scale_b(n / 128, kb).
+  kBlocks,
+  // A 1x128, B 1x128 (the weight-gradient GEMM): the same with scale_b(n, kb).
+  kColumnBlocks,
+  // A per row or one tensor scale, B per column or one: the tensor core sums promotion_blocks
+  // K-blocks into a partial sum, partial sums are added in f32, and D = sum * scale_a(m) *
+  // scale_b(n) at the end (promoted accumulation with a promotion interval of its own).
+  kOuter,
+};
+const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "row or tensor"
+
+// Whether the kernel has `tile` for `scaling`: with kColumnBlocks all but the tiles of 128
+// columns and more than 64 rows (no registers left for the per-column promotion); with kOuter
+// the tiles of up to 128 rows (a partial sum that outlives a block needs the registers that the
+// 192-row tile's three warpgroups and the 256-row tile's two slices do not have).
+bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling);
 
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
 // it, per wave, plus split-K's reduction) is the least on `sm_count` SMs, among the tiles for
-// B's scale kind.
+// `scaling`.
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              bool rhs_scale_per_column);
+                                              GemmScaling scaling);
 
 // Device memory a launch of `tile` on an M x N x K problem needs (0 without split-K). It must
 // be zero-filled once when allocated; the kernel leaves it so after each launch.
@@ -73,14 +90,15 @@ struct BlockScaledGemmParams {
   int64_t m = 0, n = 0, k = 0;
   // scale_a(m, kb) = lhs_scale[m * lhs_scale_row_stride + kb * lhs_scale_block_stride];
   // scale_b(nb, kb) = rhs_scale[nb * rhs_scale_row_stride + kb * rhs_scale_block_stride],
-  // nb = n / 128 (B 128x128), or nb = n with rhs_scale_per_column (B 1x128: the wgrad GEMM's
-  // recipe). Strides in elements.
+  // nb = n / 128 (kBlocks) or n (kColumnBlocks); kOuter reads kb = 0 only, and a row stride of
+  // 0 is one tensor scale. Strides in elements.
+  GemmScaling scaling = GemmScaling::kBlocks;
   const float* lhs_scale = nullptr;
   int64_t lhs_scale_row_stride = 0, lhs_scale_block_stride = 0;
   const float* rhs_scale = nullptr;
   int64_t rhs_scale_row_stride = 0, rhs_scale_block_stride = 0;
-  bool rhs_scale_per_column = false;
-  void* output = nullptr;  // [M][N], rows output_ld elements apart
+  int promotion_blocks = 1;  // kOuter: K-blocks of 128 the tensor core sums per promotion
+  void* output = nullptr;    // [M][N], rows output_ld elements apart
   DType output_type = DType::kBF16;
   int64_t output_ld = 0;
   BlockScaledGemmTile tile;

@@ -79,6 +79,16 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
           options.own_tile.c_str(), GemmScalingName(gemm.scaling), takes.c_str());
     }
   }
+  // Split-K runs are cut in 128-K blocks, so with a longer promotion interval a run could end
+  // inside an interval, which the emulation does not model: such plans do not split K.
+  if (gemm.promotion_blocks > 1 && gemm.tile.k_splits > 1) {
+    if (!options.own_tile.empty()) {
+      return InvalidArgument(
+          "the own kernel's split-K (tile '%s') needs own_promotion_interval 128, not %d",
+          options.own_tile.c_str(), interval);
+    }
+    gemm.tile.k_splits = 1;
+  }
   // "64x128s8" on a K of 4 blocks runs (and is named) as 64x128s4.
   gemm.tile.k_splits = EffectiveKSplits(gemm.tile, dot.k);
   gemm.workspace_bytes = BlockScaledGemmWorkspaceBytes(gemm.tile, dot.m, dot.n, dot.k);

@@ -323,7 +323,7 @@ TEST(CudaOwnGemmTest, ColumnScalesOnTilesWithoutRoomAreRefused) {
     StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec, options);
     ASSERT_FALSE(plan.ok()) << tile;
     EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << tile;
-    EXPECT_NE(plan.status().message().find("takes rhs 128x128 scales only"), std::string::npos)
+    EXPECT_NE(plan.status().message().find("for 1x128 x 1x128 scales"), std::string::npos)
         << plan.status().message();
     EXPECT_NE(plan.status().message().find("64x128"), std::string::npos) << plan.status().message();
   }
@@ -371,9 +371,9 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
                         .rhs_scale_mode = kRow},
                        options, ++seed);
   }
-  // Split-K: runs of 3 blocks with promotions every 2 (counted from K's start, not the run's).
+  // Split-K (promotions every 128 K: runs end on interval boundaries).
   options.own_tile = "64x64s3";
-  options.own_promotion_interval = 256;
+  options.own_promotion_interval = 128;
   ExpectBitIdentical(
       {.m = 64, .n = 256, .k = 1152, .lhs_scale_mode = kRow, .rhs_scale_mode = kTensor}, options,
       ++seed);
@@ -414,6 +414,8 @@ TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
   expect_refused(outer, "multiple of 128");
   options.own_promotion_interval = 256;
   expect_refused(blocks, "every 128 with block scales");
+  options.own_tile = "64x64s2";
+  expect_refused(outer, "split-K (tile '64x64s2') needs own_promotion_interval 128");
   options.own_promotion_interval = 0;
   options.own_tile = "256x128";
   expect_refused(outer, "for row or tensor scales");
@@ -473,11 +475,21 @@ TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
   options.engine = GemmEngine::kOwn;
   DotProblemOptions o;
   o.m = o.n = o.k = 256;
-  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
-  FP8_ASSERT_OK_AND_ASSIGN(DotProblem tensor_scaled, MakeDotProblem(o));
-  StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(tensor_scaled.spec, options);
+  o.lhs_scale_mode = ScaleMode::kBlock128x128;  // a pair cuBLASLt takes and the kernel does not
+  o.rhs_scale_mode = ScaleMode::kBlock1x128;
+  o.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem other_blocks, MakeDotProblem(o));
+  StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(other_blocks.spec, options);
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(plan.status().message().find("lhs 1x128 and rhs 128x128"), std::string::npos)
+  EXPECT_NE(plan.status().message().find("lhs 1x128 with rhs 128x128 or 1x128"), std::string::npos)
+      << plan.status().message();
+  // Tensor scales run, but only promoted.
+  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+  o.precision_config.operand_precision = {Precision::kDefault, Precision::kDefault};
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem fast, MakeDotProblem(o));
+  plan = CudaDotPlan::Create(fast.spec, options);
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("the own kernel promotes"), std::string::npos)
       << plan.status().message();
 
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 256, .n = 256, .k = 256}, 9501));

@@ -476,30 +476,34 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // Tensor or row scales apply to D at the end: the tensor core sums promotion_blocks
       // K-blocks (counted from K's start, as the emulation's promotion_interval) into one
       // partial sum, which is then added to the f32 registers. Each block's stage is freed once
-      // the next block's wgmma are issued and its own have completed.
+      // the next block's wgmma are issued and its own have completed. Every wgmma of an
+      // interval is issued on one straight path, and the partial sum is read only after the
+      // last wait: a branch between them makes ptxas serialise the wgmma (C7518).
       float partial[kRegisters];
       const int first_block = (unit % args.k_splits) * args.blocks_per_split;
-      int held_stage = -1;  // a stage whose wgmma may still run
-      for (int i = 0; i < blocks; ++i) {
+      for (int i = 0; i < blocks;) {
+        // The interval's blocks in this run: up to the next multiple of promotion_blocks.
         const int kb = first_block + i;
+        const int end = min(blocks, i + args.promotion_blocks - kb % args.promotion_blocks);
         hopper::BarrierWait(&full[ring.stage], ring.phase);
-        issue_block(partial, ring.stage, first_slice_row, i > 0 && kb % args.promotion_blocks != 0);
-        if (i == blocks - 1 || (kb + 1) % args.promotion_blocks == 0) {
-          hopper::WgmmaWaitGroup<0>();
-          if (held_stage >= 0) release_stage(held_stage);
-          release_stage(ring.stage);
-          held_stage = -1;
-#pragma unroll
-          for (int r = 0; r < kRegisters; ++r) {
-            hopper::FenceRegister(partial[r]);
-            acc[0][r] = __fadd_rn(acc[0][r], partial[r]);
-          }
-        } else {
-          hopper::WgmmaWaitGroup<1>();
-          if (held_stage >= 0) release_stage(held_stage);
-          held_stage = ring.stage;
-        }
+        issue_block(partial, ring.stage, first_slice_row, false);
+        int held_stage = ring.stage;  // its wgmma may still run
         ring.Advance(kStages);
+        for (++i; i < end; ++i) {
+          hopper::BarrierWait(&full[ring.stage], ring.phase);
+          issue_block(partial, ring.stage, first_slice_row, true);
+          hopper::WgmmaWaitGroup<1>();
+          release_stage(held_stage);
+          held_stage = ring.stage;
+          ring.Advance(kStages);
+        }
+        hopper::WgmmaWaitGroup<0>();
+        release_stage(held_stage);
+#pragma unroll
+        for (int r = 0; r < kRegisters; ++r) {
+          hopper::FenceRegister(partial[r]);
+          acc[0][r] = __fadd_rn(acc[0][r], partial[r]);
+        }
       }
     } else if constexpr (kPipelined) {
       // Two partial sums in turn: block kb + 1 is on the tensor core while block kb is promoted,

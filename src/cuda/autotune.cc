@@ -116,6 +116,35 @@ StatusOr<DeviceBuffer> RandomBuffer(int64_t count, DType type, uint64_t seed, fl
   return buffer;
 }
 
+// Copies of two operands with random values in [-2, 2]: as many as stream from HBM (fewer when
+// memory is short, at least one).
+struct OperandCopies {
+  std::vector<DeviceBuffer> first, second;
+};
+
+StatusOr<OperandCopies> StreamingOperandCopies(int64_t first_count, DType first_type,
+                                               int64_t second_count, DType second_type,
+                                               const std::string& context) {
+  FP8_ASSIGN_OR_RETURN(const int sets, OperandSets(first_count * DTypeSizeInBytes(first_type) +
+                                                       second_count * DTypeSizeInBytes(second_type),
+                                                   context));
+  OperandCopies copies;
+  for (int set = 0; set < sets; ++set) {
+    StatusOr<DeviceBuffer> first =
+        RandomBuffer(first_count, first_type, 10 + set, -2.0f, 2.0f, "scratch operand");
+    StatusOr<DeviceBuffer> second = first.ok() ? RandomBuffer(second_count, second_type, 100 + set,
+                                                              -2.0f, 2.0f, "scratch operand")
+                                               : StatusOr<DeviceBuffer>(first.status());
+    if (!second.ok()) {
+      if (set == 0) return second.status();
+      break;  // short of memory: time on the copies there are (partly from L2)
+    }
+    copies.first.push_back(std::move(*first));
+    copies.second.push_back(std::move(*second));
+  }
+  return copies;
+}
+
 DType DTypeOf(cudaDataType_t type) {
   switch (type) {
     case CUDA_R_8F_E4M3:
@@ -174,23 +203,11 @@ StatusOr<Scratch> MakeScratch(const CudaDotPlan::Impl& plan, const LtMatmulConfi
   Scratch s;
   const int64_t a_count = OperandExtent(plan.rhs, c.batch, c.m, c.k);
   const int64_t b_count = OperandExtent(plan.lhs, c.batch, c.n, c.k);
-  FP8_ASSIGN_OR_RETURN(const int sets,
-                       OperandSets(a_count * DTypeSizeInBytes(DTypeOf(c.a_type)) +
-                                       b_count * DTypeSizeInBytes(DTypeOf(c.b_type)),
-                                   plan.context));
-  for (int set = 0; set < sets; ++set) {
-    StatusOr<DeviceBuffer> a =
-        RandomBuffer(a_count, DTypeOf(c.a_type), 10 + set, -2.0f, 2.0f, "autotune A");
-    StatusOr<DeviceBuffer> b =
-        a.ok() ? RandomBuffer(b_count, DTypeOf(c.b_type), 100 + set, -2.0f, 2.0f, "autotune B")
-               : StatusOr<DeviceBuffer>(a.status());
-    if (!b.ok()) {
-      if (set == 0) return b.status();
-      break;  // short of memory: tune on the copies there are (partly from L2)
-    }
-    s.a.push_back(std::move(*a));
-    s.b.push_back(std::move(*b));
-  }
+  FP8_ASSIGN_OR_RETURN(
+      OperandCopies copies,
+      StreamingOperandCopies(a_count, DTypeOf(c.a_type), b_count, DTypeOf(c.b_type), plan.context));
+  s.a = std::move(copies.first);
+  s.b = std::move(copies.second);
   FP8_ASSIGN_OR_RETURN(s.c, RandomBuffer(Extent(c.batch, c.stride_c, c.n, c.ldc, c.m),
                                          DTypeOf(c.c_type), 3, -1.0f, 1.0f, "autotune C"));
   FP8_ASSIGN_OR_RETURN(
@@ -304,24 +321,12 @@ struct RaceScratch {
 StatusOr<RaceScratch> MakeRaceScratch(const DotSpec& spec, const CanonicalDot& dot,
                                       const std::string& context) {
   RaceScratch s;
-  const int64_t lhs_count = ElementCount(spec.lhs.dims);
-  const int64_t rhs_count = ElementCount(spec.rhs.dims);
-  FP8_ASSIGN_OR_RETURN(const int sets, OperandSets(lhs_count * DTypeSizeInBytes(spec.lhs.dtype) +
-                                                       rhs_count * DTypeSizeInBytes(spec.rhs.dtype),
-                                                   context));
-  for (int set = 0; set < sets; ++set) {
-    StatusOr<DeviceBuffer> lhs =
-        RandomBuffer(lhs_count, spec.lhs.dtype, 20 + set, -2.0f, 2.0f, "engine race lhs");
-    StatusOr<DeviceBuffer> rhs = lhs.ok() ? RandomBuffer(rhs_count, spec.rhs.dtype, 200 + set,
-                                                         -2.0f, 2.0f, "engine race rhs")
-                                          : StatusOr<DeviceBuffer>(lhs.status());
-    if (!rhs.ok()) {
-      if (set == 0) return rhs.status();
-      break;  // short of memory: race on the copies there are (partly from L2)
-    }
-    s.lhs.push_back(std::move(*lhs));
-    s.rhs.push_back(std::move(*rhs));
-  }
+  FP8_ASSIGN_OR_RETURN(
+      OperandCopies copies,
+      StreamingOperandCopies(ElementCount(spec.lhs.dims), spec.lhs.dtype,
+                             ElementCount(spec.rhs.dims), spec.rhs.dtype, context));
+  s.lhs = std::move(copies.first);
+  s.rhs = std::move(copies.second);
   FP8_ASSIGN_OR_RETURN(s.lhs_scale, RandomBuffer(ElementCount(spec.lhs_scale.dims), DType::kF32, 7,
                                                  0.5f, 2.0f, "engine race lhs scale"));
   FP8_ASSIGN_OR_RETURN(s.rhs_scale, RandomBuffer(ElementCount(spec.rhs_scale.dims), DType::kF32, 8,

@@ -1,8 +1,8 @@
 // The block-scaled FP8 GEMM kernel (block_scaled_gemm.h) and its launcher.
 //
 // Constraints: sm_90a (wgmma, setmaxnreg); K-major FP8 operands with 16-byte aligned rows (the
-// copy engine's rule); B's scales cover 128 columns, so block_n divides 128 and a tile needs one
-// B scale per K-block.
+// copy engine's rule); B 128x128's scales cover 128 columns, so block_n divides 128 and a tile
+// needs one B scale per K-block.
 //
 // Shape of the work:
 //   - persistent: one CTA per SM walks the output tiles (grouped by 8 tile-rows so that a wave's
@@ -10,24 +10,28 @@
 //     the same rows and load A once between them (TMA multicast);
 //   - warp-specialised: the last warpgroup produces. One thread issues the bulk tensor copies of
 //     A (block_m x 128) and B (block_n x 128) into a ring of shared-memory stages; one warp copies
-//     the stage's block_m A scales and its B scale beside them (cp.async, any scale layout). The
-//     other warpgroups are the math, one per 64-row slice of the tile (two slices each for
-//     256-row tiles);
+//     the stage's block_m A scales and its B scale beside them (cp.async, any scale layout), and
+//     with B 1x128 another warp B's block_n scales. The other warpgroups are the math, one per
+//     64-row slice of the tile (two slices each for 256-row tiles);
 //   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into a
 //     partial sum (the tensor core's own, limited-precision accumulation over 128 products) and
 //     promotes it: acc = fma(partial, scale_a * scale_b, acc) in FP32. Warpgroups of one slice
 //     (tiles of up to 128 rows) keep two partial sums in turn, so block k + 1 is on the tensor
 //     core while block k is promoted; the others (192- and 256-row tiles, short of registers)
 //     wait for each block's wgmma before promoting, while the other warpgroups' wgmma run;
+//   - with tensor or row scales (GemmScaling::kOuter) the tensor core sums promotion_blocks
+//     K-blocks per partial sum, partial sums are added in f32, and the scales multiply D;
 //   - split-K (tiles of up to 128 rows, for problems with fewer tiles than SMs): a unit of work
 //     is one run of a tile's K-blocks; each run leaves its FP32 sums in the workspace and counts
 //     itself in; the last run of a tile adds all runs in order and writes D;
-//   - the epilogue writes the FP32 accumulators to D (bf16 or f32) straight from registers,
-//     while the producer already loads the next tile's stages.
+//   - the epilogue stages D (bf16 or f32) in swizzled shared memory and stores it with bulk
+//     tensor copies that run on while the warpgroup starts its next tile (from registers when
+//     D's rows are not 16-byte aligned); the producer is already loading that tile's stages.
 //
-// Numerics: each promotion is one fused multiply-add with the scale product rounded to f32
-// first; the CPU emulation models exactly that (Fp8AccumulatorModel::fused_promotion), so the
-// two agree bit for bit.
+// Numerics: each block-scaled promotion is one fused multiply-add with the scale product rounded
+// to f32 first; the CPU emulation models exactly that (Fp8AccumulatorModel::fused_promotion), and
+// the outer-scaled promotion its promoted mode with promotion_interval, so the two agree bit for
+// bit.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
@@ -212,6 +216,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   constexpr bool kOuterScales = kScaling == GemmScaling::kOuter;
   // Producer warps that copy scales: A's (and B's one per tile), B's per column.
   constexpr int kScaleWarps = kOuterScales ? 0 : kColumnScales ? 2 : 1;
+  static_assert(!kOuterScales || Shape::kSlices == 1, "TakesScaling: outer scales, 1 slice");
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;

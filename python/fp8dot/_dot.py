@@ -163,9 +163,10 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
 
     Returns the output (row-major, in the inputs' framework and on their device), or
     (output, amax) with amax=True (a float on the host, a 0-d float32 tensor on the GPU). backend
-    "auto" runs host data on the CPU emulation of the resolved accumulation and GPU data with
-    cuBLASLt; "cpu-blas", "cpu-reference" and "cuda" (which copies host data through the GPU)
-    can be asked for.
+    "auto" runs host data on the CPU emulation of the resolved accumulation and GPU data on the
+    CUDA backend (cuBLASLt, or fp8dot's own kernel where the backend's auto engine picks it:
+    docs/own-gemm.md); "cpu-blas", "cpu-reference" and "cuda" (which copies host data through
+    the GPU) can be asked for.
     """
     call = PreparedCall(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, out_dtype=out_dtype,
                      precision=precision, algorithm=algorithm,

@@ -34,8 +34,8 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 
 // Whether GemmEngine::kAuto takes the own kernel for an eligible dot: where it measured faster
 // than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 with the
-// heuristic's tile and split-K filling the GPU in one wave (1.09-1.38x on DeepGEMM's shapes of
-// that kind).
+// heuristic's tile and split-K filling the GPU in one wave (1.13-1.38x on DeepGEMM's shapes of
+// that kind, bench/results/2026-12-02-h200-5409812-own-gemm-tma-store.md).
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 
 // One line for Explain() and CudaPlanInfo::engine.

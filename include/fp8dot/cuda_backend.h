@@ -93,7 +93,8 @@ struct AutotuneSummary {
   double first_ms = 0;      // per call, in a CUDA graph on operands streaming from HBM
   double chosen_ms = 0;
   // kAuto on a dot both engines can run: whole plans on each engine were timed (or the winner
-  // taken from the cache file), and the faster kept.
+  // taken from the cache file), and the faster kept. Not set where cuBLASLt had no kernel for
+  // the dot (nothing to race).
   bool engines_raced = false;
   double own_ms = 0, cublaslt_ms = 0;  // per call, as first_ms; 0 when from the cache
   // "autotuning: 8 candidates timed, first 0.1234 ms, chosen #2 0.1100 ms"

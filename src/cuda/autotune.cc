@@ -372,17 +372,17 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
   if (!options.autotune_cache_path.empty()) {
     StatusOr<std::string> remembered = LookUp(options.autotune_cache_path, key);
     if (remembered.ok() && (*remembered == "own" || *remembered == "cuBLASLt")) {
-      race.from_cache = true;
-      race.own_won = *remembered == "own";
-      FP8_ASSIGN_OR_RETURN(race.plan,
-                           plan_on(race.own_won ? GemmEngine::kOwn : GemmEngine::kCublasLt));
+      race.raced = true;
+      race.reason = "autotune: the engine the cache file remembers for this dot";
+      FP8_ASSIGN_OR_RETURN(
+          race.plan, plan_on(*remembered == "own" ? GemmEngine::kOwn : GemmEngine::kCublasLt));
       return race;
     }
   }
   FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> own, plan_on(GemmEngine::kOwn));
   StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = plan_on(GemmEngine::kCublasLt);
   if (cublaslt.status().code() == StatusCode::kUnimplemented) {
-    race.own_won = true;  // cuBLASLt has no kernel for it: nothing to race
+    race.reason = "autotune: cuBLASLt has no kernel for this dot";  // nothing to race
     race.plan = std::move(own);
     return race;
   }
@@ -408,12 +408,15 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     second_total += b;
   }
   const bool second_wins = second_total < first_total * (1.0 - kNoiseMargin);
-  race.own_won = own_first != second_wins;
+  const bool own_won = own_first != second_wins;
+  race.raced = true;
   race.own_ms = (own_first ? first_total : second_total) / kConfirmRounds;
   race.cublaslt_ms = (own_first ? second_total : first_total) / kConfirmRounds;
-  race.plan = race.own_won ? std::move(own) : std::move(*cublaslt);
+  race.reason =
+      StrFormat("autotune: own %.4f ms, cuBLASLt %.4f ms a call", race.own_ms, race.cublaslt_ms);
+  race.plan = own_won ? std::move(own) : std::move(*cublaslt);
   if (!options.autotune_cache_path.empty()) {
-    Remember(options.autotune_cache_path, key, race.own_won ? "own" : "cuBLASLt");
+    Remember(options.autotune_cache_path, key, own_won ? "own" : "cuBLASLt");
   }
   return race;
 }

@@ -730,14 +730,11 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     Impl& won = *race.plan->impl_;
     won.options.engine = GemmEngine::kAuto;
     AutotuneSummary& summary = won.info.autotune;
-    summary.ran = summary.engines_raced = true;
+    summary.ran = true;
+    summary.engines_raced = race.raced;
     summary.own_ms = race.own_ms;
     summary.cublaslt_ms = race.cublaslt_ms;
-    won.engine_reason =
-        race.from_cache         ? "autotune: the engine the cache file remembers for this dot"
-        : race.cublaslt_ms == 0 ? "autotune: cuBLASLt has no kernel for this dot"
-                                : StrFormat("autotune: own %.4f ms, cuBLASLt %.4f ms a call",
-                                            race.own_ms, race.cublaslt_ms);
+    won.engine_reason = std::move(race.reason);
     return std::move(race.plan);
   }
   FP8_ASSIGN_OR_RETURN(const bool own, cuda::ChooseOwnEngine(plan, dot));

@@ -59,9 +59,9 @@ Status Autotune(CudaDotPlan::Impl& plan);
 
 // What racing the two engines on a dot decided (autotune.cc).
 struct EngineRace {
-  std::unique_ptr<CudaDotPlan> plan;  // the winner's, built with the engine forced
-  bool own_won = false;
-  bool from_cache = false;             // the winner came from options.autotune_cache_path
+  std::unique_ptr<CudaDotPlan> plan;   // the winner's, built with the engine forced
+  std::string reason;                  // why it won, for Explain's engine line
+  bool raced = false;                  // timed now, or remembered from an earlier race
   double own_ms = 0, cublaslt_ms = 0;  // per run, whole plans; 0 when not timed
 };
 

@@ -1,11 +1,13 @@
 """fp8dot.scaled_dot, resolve_accumulation and explain on numpy arrays and torch tensors."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
 
 import fp8dot
-from conftest import DEVICES
+from conftest import DEVICES, gpu
 from tolerances import accumulation_tolerance, output_rounding, relative_frobenius
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -189,3 +191,88 @@ def test_inputs_are_read_in_place_not_copied():
     assert fp8dot.scaled_dot(a, b, backend="cpu-reference")[0, 0] == 128
     a[0, :] = 2
     assert fp8dot.scaled_dot(a, b, backend="cpu-reference")[0, 0] == 256
+
+
+# ---- torch.ops.fp8dot.scaled_mm: a C++ kernel where the package was built with torch ------------
+
+def test_torch_ops_are_native_where_the_build_had_torch():
+    """FP8DOT_EXPECT_NATIVE_TORCH_OPS=1 (set by the CMake test when it built _torch_ops) turns a
+    silent fallback to the Python op into a failure."""
+    from fp8dot.torch import ops
+
+    if os.environ.get("FP8DOT_EXPECT_NATIVE_TORCH_OPS") != "1":
+        pytest.skip(f"this build does not promise the C++ torch ops (NATIVE is {ops.NATIVE})")
+    assert ops.NATIVE
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("scales", ["tensor", "outer", "1x128 x 128x128"])
+def test_scaled_mm_op_is_scaled_dot_bit_for_bit(device, scales):
+    """The op and fp8dot.scaled_dot make one DotSpec and run it on the same backend, so their
+    outputs and amax are identical; both are within the resolved accumulation's bound of the
+    exact product, so agreeing cannot hide a wrong answer."""
+    m, n, k = 256, 128, 512
+    lhs = random_fp8((m, k), seed=21, device=device)
+    rhs = random_fp8((n, k), seed=22, device=device).t()  # a weight's transpose view
+    lhs_scale, rhs_scale = (make(m, n, k).to(device) for make in SCALE_CASES[scales])
+    bias = torch.randn(n, generator=torch.Generator().manual_seed(23)).to(torch.bfloat16)
+    bias = bias.to(device)
+    out, amax = torch.ops.fp8dot.scaled_mm(lhs, rhs, lhs_scale, rhs_scale, bias, None,
+                                           torch.bfloat16, "default", "highest", True, "auto")
+    expected, expected_amax = fp8dot.scaled_dot(
+        lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, bias=bias, out_dtype=torch.bfloat16,
+        precision=("default", "highest"), amax=True)
+    assert out.device.type == device and amax.device.type == device and amax.shape == ()
+    assert torch.equal(out, expected)
+    assert float(amax) == float(expected_amax)
+    exact = exact_product(lhs, rhs, lhs_scale, rhs_scale) + bias.double().cpu()
+    accumulation = fp8dot.resolve_accumulation(E4M3, E4M3, ("default", "highest"))
+    assert relative_frobenius(out, exact) <= (accumulation_tolerance(accumulation, k)
+                                              + output_rounding(torch.bfloat16))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scaled_mm_op_fp8_output_with_out_scale_and_no_amax(device):
+    m, n, k = 128, 64, 256
+    lhs, rhs = random_fp8((m, k), seed=24, device=device), random_fp8((k, n), seed=25, device=device)
+    out_scale = torch.tensor(0.25, device=device)
+    out, amax = torch.ops.fp8dot.scaled_mm(lhs, rhs, None, None, None, out_scale, E4M3,
+                                           "highest", "highest", False, "auto")
+    assert out.dtype == E4M3 and out.shape == (m, n) and amax.shape == (0,)
+    expected = fp8dot.scaled_dot(lhs, rhs, out_dtype=E4M3, out_scale=out_scale,
+                                 precision="highest")
+    assert torch.equal(out.view(torch.uint8), expected.view(torch.uint8))
+
+
+def _op(lhs, rhs, *, lhs_scale=None, out_scale=None, out_dtype=torch.bfloat16,
+        precision="default", backend="auto"):
+    return torch.ops.fp8dot.scaled_mm(lhs, rhs, lhs_scale, None, None, out_scale, out_dtype,
+                                      precision, precision, False, backend)
+
+
+BAD_OP_CALLS = [
+    ("k mismatch", lambda a, b: _op(a, b[:100]), "dense layout|contracting|K"),
+    ("lhs dtype", lambda a, b: _op(a.view(torch.int8), b), "int8"),
+    ("out dtype", lambda a, b: _op(a, b, out_dtype=torch.int32), "int32"),
+    ("precision", lambda a, b: _op(a, b, precision="bogus"), "bogus"),
+    ("backend", lambda a, b: _op(a, b, backend="tpu"), "tpu"),
+    ("out scale", lambda a, b: _op(a, b, out_scale=torch.ones(2)), "out_scale"),
+    ("scale dtype", lambda a, b: _op(a, b, lhs_scale=torch.ones((), dtype=torch.float16)),
+     "lhs_scale"),
+]
+
+
+@pytest.mark.parametrize("name,call,message", BAD_OP_CALLS, ids=[c[0] for c in BAD_OP_CALLS])
+def test_scaled_mm_op_bad_input_is_a_clear_exception(name, call, message):
+    """The C++ op raises RuntimeError, as torch's own operators do; the Python definition
+    ValueError; both with the library's message."""
+    a, b = random_fp8((64, 256), seed=26), random_fp8((256, 64), seed=27)
+    with pytest.raises((ValueError, RuntimeError), match=message):
+        call(a, b)
+
+
+@gpu
+def test_scaled_mm_op_refuses_tensors_on_two_devices():
+    a, b = random_fp8((64, 256), seed=28, device="cuda"), random_fp8((256, 64), seed=29)
+    with pytest.raises((ValueError, RuntimeError), match="device"):
+        _op(a, b)

@@ -2,9 +2,12 @@
 
 `torch.ops.fp8dot.scaled_mm` is one scaled FP8 matrix product (tensor, row, 1×128 and 128×128
 scales; bf16/f16/f32/FP8 outputs; bias; amax). It has a fake (meta) kernel, so torch.compile traces
-it without a graph break, and on CUDA it enqueues a cached cuBLASLt plan on the current stream
-without allocating, so a compiled step can be captured in a CUDA graph. The precision pair is an
-argument: which accumulation it means is decided in C++ (ResolveAccumulation), nowhere here.
+it without a graph break, and on CUDA it enqueues a cached plan on the current stream without
+allocating beyond its outputs, so a compiled step can be captured in a CUDA graph. The precision
+pair is an argument: which accumulation it means is decided in C++ (ResolveAccumulation), nowhere
+here. Its kernel is C++ (fp8dot/_torch_ops.so, src/torch) where the package was built with torch
+present (NATIVE is True), so a call costs no Python; otherwise the same op is defined below in
+Python, with the same schema, results and errors' messages.
 
 `torch.ops.fp8dot.quantize` is fp8dot.quantize as an op: a matrix to FP8 with its scales (every
 granularity), optionally its transpose in the same pass, and its amax; one fused CUDA kernel on
@@ -13,6 +16,8 @@ the GPU (include/fp8dot/quantize.h), the same bytes on the CPU.
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
 from typing import Optional
 
 import torch
@@ -21,6 +26,23 @@ from .._dot import PreparedCall, check_current_device, scaled_dot
 from .._arrays import describe
 from .._quantize import allocate_outputs, check_given_scale, make_quantizer
 from .._quantize import quantize as _quantize_any
+
+def _load_native_ops() -> bool:
+    """Loads fp8dot/_torch_ops.so (the C++ scaled_mm) when the build made it; it needs torch 2.10
+    or newer (PyTorch's stable ABI)."""
+    library = Path(__file__).resolve().parent.parent / "_torch_ops.so"
+    if not library.exists():
+        return False
+    try:
+        torch.ops.load_library(str(library))
+    except OSError as error:
+        warnings.warn(f"fp8dot: the C++ torch ops ({library}) do not load into torch "
+                      f"{torch.__version__} ({error}); using the Python definitions")
+        return False
+    return True
+
+
+NATIVE = _load_native_ops()
 
 # CUDA calls by their tensors' metadata -> the validated C++ Dot: a repeated call (every training
 # step) costs one dict lookup before the GEMM is enqueued. The first call of a signature goes
@@ -55,8 +77,7 @@ def _enqueue_on_gpu(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, 
     return output, amax
 
 
-@torch.library.custom_op("fp8dot::scaled_mm", mutates_args=())
-def scaled_mm(lhs: torch.Tensor, rhs: torch.Tensor, lhs_scale: Optional[torch.Tensor],
+def _scaled_mm_in_python(lhs: torch.Tensor, rhs: torch.Tensor, lhs_scale: Optional[torch.Tensor],
               rhs_scale: Optional[torch.Tensor], bias: Optional[torch.Tensor],
               out_scale: Optional[torch.Tensor], out_dtype: torch.dtype, lhs_precision: str,
               rhs_precision: str, compute_amax: bool,
@@ -80,15 +101,23 @@ def scaled_mm(lhs: torch.Tensor, rhs: torch.Tensor, lhs_scale: Optional[torch.Te
     return output, amax
 
 
-@scaled_mm.register_fake
-def _(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, lhs_precision, rhs_precision,
-      compute_amax, backend):
+def _scaled_mm_fake(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, lhs_precision,
+                    rhs_precision, compute_amax, backend):
     torch._check(lhs.dim() == 2 and rhs.dim() == 2, lambda: "scaled_mm takes matrices")
     torch._check(lhs.shape[1] == rhs.shape[0],
                  lambda: f"lhs [M,K] {tuple(lhs.shape)} and rhs [K,N] {tuple(rhs.shape)} differ in K")
     output = lhs.new_empty((lhs.shape[0], rhs.shape[1]), dtype=out_dtype)
     amax = lhs.new_empty(() if compute_amax else (0,), dtype=torch.float32)
     return output, amax
+
+
+if NATIVE:
+    scaled_mm = torch.ops.fp8dot.scaled_mm
+    torch.library.register_fake("fp8dot::scaled_mm")(_scaled_mm_fake)
+else:
+    scaled_mm = torch.library.custom_op("fp8dot::scaled_mm", _scaled_mm_in_python,
+                                        mutates_args=())
+    scaled_mm.register_fake(_scaled_mm_fake)
 
 
 # CUDA quantisations by the input's metadata and the options -> the validated C++ Quantizer.

@@ -22,6 +22,7 @@
 
 #include "bindings/dot_pointers.h"
 #include "bindings/dot_request.h"
+#include "bindings/quantize_request.h"
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_device.h"
@@ -214,29 +215,16 @@ class Quantizer {
   Quantizer(const ArrayDescription& input, const std::string& out_dtype,
             const std::string& granularity, bool row_major, bool transposed, bool given_scale,
             int margin, bool amax) {
-    const TensorSpec tensor = SpecOfArgument(input, "quantize input");
-    if (tensor.dims.size() != 2) {
-      Raise(InvalidArgument("quantize input: a matrix is needed, got shape %s",
-                            DimsToString(tensor.dims).c_str()));
-    }
-    const bool dense_rows = tensor.minor_to_major.empty() ||
-                            tensor.minor_to_major == RowMajorLayout(2) || tensor.dims[0] == 1 ||
-                            tensor.dims[1] == 1;  // one row or column: every layout is row-major
-    if (!dense_rows) {
-      Raise(InvalidArgument("quantize input: %s is not row-major (make it contiguous first)",
-                            tensor.ToString().c_str()));
-    }
-    spec_.input_type = tensor.dtype;
-    spec_.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
-    spec_.rows = tensor.dims[0];
-    spec_.cols = tensor.dims[1];
-    spec_.granularity = ValueOrThrow(ParseScaleGranularity(granularity));
-    spec_.row_major = row_major;
-    spec_.transposed = transposed;
-    spec_.given_scale = given_scale;
-    spec_.margin = margin;
-    spec_.compute_amax = amax;
-    outputs_ = ValueOrThrow(ValidateQuantizeSpec(spec_));
+    QuantizeRequest request;
+    request.input = SpecOfArgument(input, "quantize input");
+    request.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
+    request.granularity = granularity;
+    request.row_major = row_major;
+    request.transposed = transposed;
+    request.given_scale = given_scale;
+    request.margin = margin;
+    request.compute_amax = amax;
+    std::tie(spec_, outputs_) = ValueOrThrow(MakeQuantizeSpec(request));
   }
 
   // Shapes of (q, scale, qᵀ, scaleᵀ); None for what the spec does not produce.

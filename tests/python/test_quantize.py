@@ -111,11 +111,13 @@ def test_bad_input_is_a_clear_value_error(bad, match):
 # ---- the torch op ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("granularity", GRANULARITIES)
-def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granularity):
+@pytest.mark.parametrize("row_major", [True, False], ids=["q-and-q_t", "q_t-only"])
+def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granularity, row_major):
+    """Also for the outputs a call does not produce (empty tensors of the fake's dtypes)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     x = torch.randn(200, 136, dtype=torch.bfloat16)
-    args = (x, torch.float8_e4m3fn, granularity, True, True, None, 0, True)
+    args = (x, torch.float8_e4m3fn, granularity, row_major, True, None, 0, row_major)
     torch.library.opcheck(torch.ops.fp8dot.quantize.default, args,
                           test_utils=("test_faketensor", "test_autograd_registration",
                                       "test_aot_dispatch_dynamic"))
@@ -124,6 +126,30 @@ def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granulari
         fake = torch.ops.fp8dot.quantize(mode.from_tensor(x), *args[1:])
     assert [tuple(t.shape) for t in fake] == [tuple(t.shape) for t in real]
     assert [t.dtype for t in fake] == [t.dtype for t in real]
+
+
+BAD_OP_CALLS = [
+    ("granularity", lambda x: (x, torch.float8_e4m3fn, "2x128", True, False, None, 0, False),
+     "2x128"),
+    ("input dtype", lambda x: (x.to(torch.int32), torch.float8_e4m3fn, "tensor", True, False,
+                               None, 0, False), "int32"),
+    ("output dtype", lambda x: (x, torch.bfloat16, "tensor", True, False, None, 0, False),
+     "not an FP8 type"),
+    ("rank", lambda x: (x[None], torch.float8_e4m3fn, "tensor", True, False, None, 0, False),
+     "matrix"),
+    ("given scale", lambda x: (x, torch.float8_e4m3fn, "tensor", True, False, torch.ones(2), 0,
+                               False), "one float32"),
+    ("nothing asked", lambda x: (x, torch.float8_e4m3fn, "tensor", False, False, None, 0,
+                                 False), "neither"),
+]
+
+
+@pytest.mark.parametrize("name,args,match", BAD_OP_CALLS, ids=[c[0] for c in BAD_OP_CALLS])
+def test_torch_op_bad_input_is_a_clear_exception(name, args, match):
+    """The C++ op raises RuntimeError, as torch's operators do; the Python definition
+    ValueError; both with the library's message."""
+    with pytest.raises((ValueError, RuntimeError), match=match):
+        torch.ops.fp8dot.quantize(*args(torch.randn(16, 32)))
 
 
 def test_torch_quantize_equals_numpy_and_compiles_without_graph_breaks():
@@ -180,7 +206,7 @@ def test_cuda_kernel_gives_the_cpu_bytes(granularity, input_dtype):
 def test_cuda_given_scale_on_the_host_is_refused_after_a_cached_call():
     x = torch.randn(256, 256, device="cuda")
     ft.quantize(x, torch.float8_e4m3fn, scale=torch.tensor(0.5, device="cuda"))
-    with pytest.raises(ValueError, match="scale is on cpu"):
+    with pytest.raises((ValueError, RuntimeError), match="scale is on"):
         ft.quantize(x, torch.float8_e4m3fn, scale=torch.tensor(0.5))
 
 

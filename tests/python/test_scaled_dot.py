@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import fp8dot
+import fp8dot.torch  # noqa: F401  (registers torch.ops.fp8dot)
 from conftest import DEVICES, gpu
 from tolerances import accumulation_tolerance, output_rounding, relative_frobenius
 

@@ -60,7 +60,7 @@ def _gemm(lhs: Operand, rhs: Operand, config: GemmConfig, out_dtype: torch.dtype
           bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """lhs [M,K] · rhs [N,K]ᵀ with both operands contracting-last."""
     rhs_q, rhs_scale = rhs
-    output, _ = torch.ops.fp8dot.scaled_mm(
+    output, _ = torch.ops.fp8dot.scaled_mm.default(
         lhs[0], rhs_q.t(), lhs[1], _transposed_scale(rhs_scale), bias,
         None, out_dtype, config.precision[0], config.precision[1], False, backend)
     return output

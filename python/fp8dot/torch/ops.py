@@ -7,7 +7,8 @@ allocating beyond its outputs, so a compiled step can be captured in a CUDA grap
 pair is an argument: which accumulation it means is decided in C++ (ResolveAccumulation), nowhere
 here. Its kernel is C++ (fp8dot/_torch_ops.so, src/torch) where the package was built with torch
 present (NATIVE is True), so a call costs no Python; otherwise the same op is defined below in
-Python, with the same schema, results and errors' messages.
+Python, with the same schema, results and error messages. The same holds for
+`torch.ops.fp8dot.quantize`.
 
 `torch.ops.fp8dot.quantize` is fp8dot.quantize as an op: a matrix to FP8 with its scales (every
 granularity), optionally its transpose in the same pass, and its amax; one fused CUDA kernel on
@@ -111,25 +112,16 @@ def _scaled_mm_fake(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, 
     return output, amax
 
 
-if NATIVE:
-    scaled_mm = torch.ops.fp8dot.scaled_mm
-    torch.library.register_fake("fp8dot::scaled_mm")(_scaled_mm_fake)
-else:
-    scaled_mm = torch.library.custom_op("fp8dot::scaled_mm", _scaled_mm_in_python,
-                                        mutates_args=())
-    scaled_mm.register_fake(_scaled_mm_fake)
-
-
 # CUDA quantisations by the input's metadata and the options -> the validated C++ Quantizer.
 _cuda_quantizers: dict = {}
 
 
-def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
-    return like.new_empty((0,), dtype=torch.float32) if tensor is None else tensor
+def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor,
+                   dtype: torch.dtype) -> torch.Tensor:
+    return like.new_empty((0,), dtype=dtype) if tensor is None else tensor
 
 
-@torch.library.custom_op("fp8dot::quantize", mutates_args=())
-def quantize(x: torch.Tensor, out_dtype: torch.dtype, granularity: str, row_major: bool,
+def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: str, row_major: bool,
              transposed: bool, scale: Optional[torch.Tensor], margin: int,
              compute_amax: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                           torch.Tensor]:
@@ -156,15 +148,15 @@ def quantize(x: torch.Tensor, out_dtype: torch.dtype, granularity: str, row_majo
         outputs = _quantize_any(x, out_dtype, granularity, row_major=row_major,
                                 transposed=transposed, scale=scale, margin=margin,
                                 amax=compute_amax, share_scales=False)
-    return tuple(_empty_if_none(t, x) for t in outputs)
+    dtypes = (out_dtype, torch.float32, out_dtype, torch.float32, torch.float32)
+    return tuple(_empty_if_none(t, x, dtype) for t, dtype in zip(outputs, dtypes))
 
 
 def _blocks(extent):
     return (extent + 127) // 128
 
 
-@quantize.register_fake
-def _(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax):
+def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax):
     torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
     rows, cols = x.shape
     scale_shapes = {"tensor": ((), None), "row": ((rows,), (cols,)),
@@ -181,3 +173,16 @@ def _(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_a
             x.new_empty(transposed_scale_shape if transposed and transposed_scale_shape
                         else absent, dtype=torch.float32),
             x.new_empty(() if compute_amax else absent, dtype=torch.float32))
+
+
+if NATIVE:  # the C++ kernels are registered; their fake kernels are these
+    scaled_mm = torch.ops.fp8dot.scaled_mm
+    quantize = torch.ops.fp8dot.quantize
+    torch.library.register_fake("fp8dot::scaled_mm")(_scaled_mm_fake)
+    torch.library.register_fake("fp8dot::quantize")(_quantize_fake)
+else:
+    scaled_mm = torch.library.custom_op("fp8dot::scaled_mm", _scaled_mm_in_python,
+                                        mutates_args=())
+    scaled_mm.register_fake(_scaled_mm_fake)
+    quantize = torch.library.custom_op("fp8dot::quantize", _quantize_in_python, mutates_args=())
+    quantize.register_fake(_quantize_fake)

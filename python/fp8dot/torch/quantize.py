@@ -40,8 +40,8 @@ def quantize(x: torch.Tensor, dtype: torch.dtype, granularity: str = "tensor", *
              amax: bool = False) -> Quantized:
     """fp8dot.quantize for torch, as a torch.library op (compiles without a graph break)."""
     x = x.contiguous()
-    outputs = torch.ops.fp8dot.quantize(x, dtype, granularity, row_major, transposed, scale,
-                                        margin, amax)
+    outputs = torch.ops.fp8dot.quantize.default(x, dtype, granularity, row_major, transposed,
+                                                scale, margin, amax)
     # The op returns empty tensors for what it does not produce.
     present = (row_major, scale is None, transposed, transposed and granularity in ("row", "1x128"),
                amax)

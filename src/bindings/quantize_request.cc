@@ -1,0 +1,37 @@
+// Framework quantisation requests as QuantizeSpecs.
+#include "bindings/quantize_request.h"
+
+#include <utility>
+
+namespace fp8dot {
+
+StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
+    const QuantizeRequest& request) {
+  const TensorSpec& input = request.input;
+  if (input.dims.size() != 2) {
+    return InvalidArgument("quantize input: a matrix is needed, got shape %s",
+                           DimsToString(input.dims).c_str());
+  }
+  const bool dense_rows = input.minor_to_major.empty() ||
+                          input.minor_to_major == RowMajorLayout(2) || input.dims[0] == 1 ||
+                          input.dims[1] == 1;  // one row or column: every layout is row-major
+  if (!dense_rows) {
+    return InvalidArgument("quantize input: %s is not row-major (make it contiguous first)",
+                           input.ToString().c_str());
+  }
+  QuantizeSpec spec;
+  spec.input_type = input.dtype;
+  spec.output_type = request.output_type;
+  spec.rows = input.dims[0];
+  spec.cols = input.dims[1];
+  FP8_ASSIGN_OR_RETURN(spec.granularity, ParseScaleGranularity(request.granularity));
+  spec.row_major = request.row_major;
+  spec.transposed = request.transposed;
+  spec.given_scale = request.given_scale;
+  spec.margin = request.margin;
+  spec.compute_amax = request.compute_amax;
+  FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
+  return std::make_pair(spec, std::move(outputs));
+}
+
+}  // namespace fp8dot

@@ -8,5 +8,7 @@ export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl build/wheel-cp312/*.whl || exit 1
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+# The carried wheel is built with torch (--no-build-isolation): its C++ torch ops must load.
+export FP8DOT_EXPECT_NATIVE_TORCH_OPS=1
 # JAX shares the GPU with torch in one process (tests, benchmarks): no 75% preallocation.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false

@@ -13,7 +13,8 @@ layer below those:
   hlo_interpreter the interpreter and the device executor (siblings with the passes)
   c_api           the C entry point
   bindings        the framework bindings: src/bindings (requests -> DotSpecs), src/python (the
-                  nanobind module), src/jax (the XLA FFI handlers)
+                  nanobind module), src/jax (the XLA FFI handlers), src/torch (the C++ torch
+                  operators)
   tools           the CLI
 
 Every public header is assigned to a layer below (HEADER_LAYERS): a new header must be added
@@ -91,7 +92,7 @@ def layer_of_path(relative):
         return "hlo_interpreter" if parts[2].startswith(INTERPRETER_SOURCES) else "hlo"
     return {"core": "core", "dot": "dot", "cpu": "cpu", "cuda": "cuda", "dispatch": "dispatch",
             "c_api": "c_api", "bindings": "bindings", "python": "bindings",
-            "jax": "bindings"}.get(parts[1])
+            "jax": "bindings", "torch": "bindings"}.get(parts[1])
 
 
 def layer_of_include(name):
@@ -100,7 +101,7 @@ def layer_of_include(name):
         return layer_of_public_header(name) or "unknown"
     first = name.split("/")[0]
     if first in ("core", "dot", "cpu", "cuda", "dispatch", "hlo", "c_api", "bindings", "python",
-                 "jax"):
+                 "jax", "torch"):
         return layer_of_path(pathlib.PurePosixPath("src", name))
     return None
 

@@ -60,6 +60,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType
   static auto* quantizations = new CallCache<PreparedQuantize>();
   const Tensor* given_scale = PointerOf(scale);
   const Placement placement = PlacementOf(kOp, x, {{"scale", given_scale}});
+  const CudaStream stream = placement.cuda ? CurrentCudaStream(kOp, placement) : nullptr;
   SignatureWriter signature;
   signature.Tensor(&x);
   signature.Int(static_cast<int64_t>(out_dtype));
@@ -96,9 +97,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType
                                 spec.transposed ? q_t.data_ptr() : nullptr,
                                 floats(outputs.has_transposed_scale, q_t_scale),
                                 floats(spec.compute_amax, amax)};
-  const Status status = placement.cuda
-                            ? QuantizeOnCuda(spec, buffers, CurrentCudaStream(kOp, placement))
-                            : QuantizeOnCpu(spec, buffers);
+  const Status status =
+      placement.cuda ? QuantizeOnCuda(spec, buffers, stream) : QuantizeOnCpu(spec, buffers);
   if (!status.ok()) Fail(status.message());
   return {q, q_scale, q_t, q_t_scale, amax};
 }

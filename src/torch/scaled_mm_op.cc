@@ -138,6 +138,8 @@ std::tuple<Tensor, Tensor> ScaledMm(Tensor lhs, Tensor rhs, std::optional<Tensor
                                            {"bias", call.bias},
                                            {"out_scale", call.out_scale}});
   const Backend backend = BackendFor(backend_name, placement);
+  // Before a plan is made: plans are made for, and cached by, the current device.
+  const CudaStream stream = placement.cuda ? CurrentCudaStream(kOp, placement) : nullptr;
   const PreparedDot& dot = dots->Find(call.Signature(), [&] { return Prepare(call, placement); });
 
   Tensor output = EmptyTensor(dot.output_dims, dot.spec.output_type, placement);
@@ -148,7 +150,7 @@ std::tuple<Tensor, Tensor> ScaledMm(Tensor lhs, Tensor rhs, std::optional<Tensor
     const CudaDotBuffers buffers =
         CudaBuffersOf(call.Pointers(), output.data_ptr(),
                       amax_output ? static_cast<float*>(amax.data_ptr()) : nullptr);
-    const Status status = dot.plan->Run(buffers, CurrentCudaStream(kOp, placement));
+    const Status status = dot.plan->Run(buffers, stream);
     if (!status.ok()) Fail(status.message());
   } else {
     RunOnHost(dot, backend, call.Pointers(), output, amax_output);

@@ -173,6 +173,10 @@ class Dot {
   // cannot be made: inside a CUDA graph capture (an XLA command buffer).
   void PrepareCuda() { Plan(); }
 
+  // The GEMM engine the CUDA plan runs ("cuBLASLt", or the own kernel and its tile): the
+  // plan's own answer, made for this GPU.
+  std::string CudaEngine() { return Plan()->info().engine; }
+
   std::string Explain(const std::string& backend_name) {
     const Backend backend = ResolveBackend(ValueOrThrow(ParseBackend(backend_name)));
     std::string text = StrFormat(
@@ -363,6 +367,7 @@ NB_MODULE(_core, m) {
       .def("run_host", &Dot::RunHost)
       .def("run_cuda", &Dot::RunCuda)
       .def("prepare_cuda", &Dot::PrepareCuda)
+      .def("cuda_engine", &Dot::CudaEngine)
       .def("explain", &Dot::Explain, nb::arg("backend"));
 
   nb::class_<Quantizer>(m, "Quantizer")

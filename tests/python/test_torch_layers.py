@@ -9,7 +9,7 @@ from torch import nn
 
 import fp8dot
 import fp8dot.torch as ft
-from conftest import DEVICES
+from conftest import DEVICES, gpu
 from tolerances import (UNIT_ROUNDOFF, accumulation_tolerance, output_rounding,
                         quantisation_error_bound, relative_frobenius)
 from fp8dot.torch.linear import _granularity
@@ -177,6 +177,54 @@ def test_convert_swaps_the_filtered_linears_and_explain_lists_every_gemm():
     assert sum("fp8-fast" in line for line in lines) == 2
     assert sum("fp8-promoted" in line for line in lines) == 4
     assert "e5m2 × e4m3" in text
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("recipe_name", list(RECIPES))
+def test_gemm_descriptions_are_what_the_layer_hands_scaled_mm(device, recipe_name):
+    """explain() asks the C++ plan for each GEMM's engine from gemm_descriptions, so they must
+    be the exact arrays (dtype, shape, strides) the layer passes: recorded here from the op
+    calls of a forward and backward, partial blocks included."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from fp8dot.torch.linear import gemm_descriptions
+
+    class Recorder(TorchDispatchMode):
+        calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.fp8dot.scaled_mm.default:
+                self.calls.append(args[:4])
+            return func(*args, **(kwargs or {}))
+
+    recipe = RECIPES[recipe_name]
+    m, n, k = 200, 136, 384
+    layer = ft.Linear(k, n, recipe=recipe, device=device)
+    x = torch.randn(m, k, generator=generator(31)).to(device).requires_grad_()
+    with Recorder() as recorder:
+        layer(x).sum().backward()
+    describe = lambda t: (str(t.dtype), tuple(t.shape), tuple(t.stride()))
+    shapes = {"forward": (m, n, k), "dgrad": (m, k, n), "wgrad": (n, k, m)}
+    assert len(recorder.calls) == 3
+    for gemm, call in zip(("forward", "dgrad", "wgrad"), recorder.calls):
+        expected = [(dtype, tuple(shape), tuple(strides))
+                    for dtype, shape, strides in gemm_descriptions(recipe, gemm, *shapes[gemm])]
+        assert [describe(t) for t in call] == expected, gemm
+
+
+@gpu
+def test_explain_names_the_engine_the_cuda_plan_takes():
+    """DeepSeek blocks at M = 64, N = 2112, K = 7168: the auto engine takes fp8dot's own kernel
+    for the forward GEMM (include/fp8dot/cuda_backend.h: M <= 64 in one wave); explain says so,
+    from the plan, not from a guess."""
+    layer = ft.Linear(7168, 2112, bias=False, device="cuda", recipe=ft.Recipe.deepseek_blocks())
+    model = nn.Sequential(layer)
+    assert "run the model once" in ft.explain(model)
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        model(torch.randn(64, 7168, device="cuda"))
+    rows = {line.split()[1]: line for line in ft.explain(model).splitlines()[2:]}
+    assert "fp8dot block-scaled" in rows["forward"], rows["forward"]
+    for gemm in ("dgrad", "wgrad"):
+        assert "cuBLASLt" in rows[gemm] or "fp8dot block-scaled" in rows[gemm], rows[gemm]
 
 
 def test_block_recipe_refuses_fast_accumulation_and_takes_any_dims():

@@ -7,7 +7,8 @@ from typing import Callable, Optional
 
 from torch import nn
 
-from .linear import Linear
+from .._dot import make_dot
+from .linear import Linear, gemm_descriptions
 from .recipe import GEMMS, Recipe, short_dtype_name
 
 ModuleFilter = Callable[[str, nn.Module], bool]
@@ -31,9 +32,26 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
     return model
 
 
+def _engine(layer: Linear, gemm: str, shape: tuple) -> str:
+    """What runs the GEMM: the CPU backend, or on the GPU the engine the CUDA plan for it takes
+    (cuBLASLt or fp8dot's own kernel and tile: the C++ plan decides, for this GPU and shape)."""
+    recipe = layer.recipe
+    if not layer.weight.is_cuda:
+        return {"auto": "cpu-emulation", "cpu": "cpu-emulation"}.get(recipe.backend,
+                                                                     recipe.backend)
+    if layer.last_input_shape is None:
+        return "cuda (the engine depends on M: run the model once)"
+    lhs, rhs, lhs_scale, rhs_scale = gemm_descriptions(recipe, gemm, *shape)
+    dot = make_dot(lhs, rhs, None, tuple(getattr(recipe, gemm).precision), None,
+                   str(layer.last_output_dtype), lhs_scale, rhs_scale, None, None, None, None,
+                   None, 1.0, 0.0, False, False)
+    return dot.cuda_engine()
+
+
 def explain(model: nn.Module) -> str:
     """A table of every fp8dot layer's three GEMMs: shapes (from the last input seen, else with
-    M = tokens), formats, scales, precision, the resolved accumulation and the engine."""
+    M = tokens), formats, scales, precision, the resolved accumulation and the engine (on the
+    GPU, the one the CUDA plan for that GEMM takes: cuBLASLt, or fp8dot's own kernel)."""
     rows = [("layer", "gemm", "shape M×N×K", "lhs × rhs", "scales", "precision", "accumulation",
              "engine")]
     for name, module in model.named_modules():
@@ -48,14 +66,12 @@ def explain(model: nn.Module) -> str:
         n, k = module.out_features, module.in_features
         shapes = {"forward": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (n, k, tokens)}
         scales = _scale_names(recipe)
-        engine = ("cuBLASLt" if module.weight.is_cuda
-                  else {"auto": "cpu-emulation", "cpu": "cpu-emulation"}.get(recipe.backend,
-                                                                               recipe.backend))
         for gemm in GEMMS:
             config = getattr(recipe, gemm)
             rows.append((name, gemm, "×".join(str(d) for d in shapes[gemm]),
                          f"{short_dtype_name(config.lhs_dtype)} × {short_dtype_name(config.rhs_dtype)}", scales[gemm],
-                         ",".join(config.precision), config.accumulation, engine))
+                         ",".join(config.precision), config.accumulation,
+                         _engine(module, gemm, shapes[gemm])))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
              for row in rows]

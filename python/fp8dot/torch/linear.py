@@ -66,6 +66,55 @@ def _gemm(lhs: Operand, rhs: Operand, config: GemmConfig, out_dtype: torch.dtype
     return output
 
 
+def _ceil_blocks(extent: int) -> int:
+    return -(-extent // 128)
+
+
+def _operand_scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...]:
+    """The scale fp8dot.torch.quantize gives an operand [rows, contracting]."""
+    return {"tensor": (), "row": (rows,), "1x128": (rows, _ceil_blocks(contracting)),
+            "128x128": (_ceil_blocks(rows), _ceil_blocks(contracting))}[granularity]
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    return tuple(strides)
+
+
+def gemm_descriptions(recipe: Recipe, gemm: str, m: int, n: int, k: int):
+    """What `_gemm` hands scaled_mm for one of a layer's GEMMs of M×N×K, as array descriptions
+    (dtype name, shape, strides) without data: (lhs, rhs, lhs_scale, rhs_scale). The rhs and a
+    2-D rhs scale are transpose views, as `_gemm` passes them (block-scale layouts as quantize
+    writes them)."""
+    config = getattr(recipe, gemm)
+    lhs_role, rhs_role = {"forward": ("activation", "weight"), "dgrad": ("gradient", "weight"),
+                          "wgrad": ("gradient", "activation")}[gemm]
+
+    def description(dtype, shape):
+        return (str(dtype), shape, _contiguous_strides(shape))
+
+    def transposed(dtype, shape):
+        flipped = tuple(reversed(shape))
+        return (str(dtype), flipped, tuple(reversed(_contiguous_strides(shape))))
+
+    lhs_scale = _operand_scale_shape(_granularity(recipe, lhs_role), m, k)
+    rhs_granularity = _granularity(recipe, rhs_role)
+    rhs_scale = _operand_scale_shape(rhs_granularity, n, k)
+    # A 2-D rhs scale reaches scaled_mm as a transpose view, except the 128×128 scale of a
+    # transposed operand (dgrad's Wᵀ): that is W's scale viewed transposed, so transposing it
+    # back gives W's own contiguous scale.
+    shared_transposed = gemm != "forward" and rhs_granularity == "128x128"
+    rhs_scale_description = (description(torch.float32, tuple(reversed(rhs_scale)))
+                             if shared_transposed else
+                             (transposed if len(rhs_scale) == 2 else description)(torch.float32,
+                                                                                  rhs_scale))
+    return (description(config.lhs_dtype, (m, k)), transposed(config.rhs_dtype, (n, k)),
+            description(torch.float32, lhs_scale), rhs_scale_description)
+
+
 def _delayed_scale(history: torch.Tensor, current_amax: torch.Tensor, recipe: Recipe,
                    dtype: torch.dtype) -> torch.Tensor:
     """The scale delayed scaling uses this step: from the history (before this step's amax is
@@ -170,6 +219,7 @@ class Linear(nn.Linear):
         else:
             self.amax_history = None
         self.last_input_shape: Optional[tuple[int, ...]] = None
+        self.last_output_dtype: Optional[torch.dtype] = None
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None) -> "Linear":
@@ -190,8 +240,8 @@ class Linear(nn.Linear):
             out_dtype = torch.get_autocast_dtype(x.device.type)
         else:
             out_dtype = x.dtype
-        if not torch.compiler.is_compiling():
-            self.last_input_shape = tuple(x.shape)  # for explain()
+        if not torch.compiler.is_compiling():  # for explain()
+            self.last_input_shape, self.last_output_dtype = tuple(x.shape), out_dtype
         x2d = x.reshape(-1, self.in_features)
         output = _Fp8Linear.apply(x2d, self.weight, self.bias, self.amax_history, self.recipe,
                                   out_dtype)

@@ -56,11 +56,11 @@ def _dimension_numbers(dimension_numbers) -> Optional[tuple]:
 @functools.lru_cache(maxsize=4096)
 def make_dot(lhs, rhs, dimension_numbers, precision, algorithm, out_dtype, lhs_scale, rhs_scale,
              lhs_scale_mode, rhs_scale_mode, bias, c, epilogue, alpha, beta, output_scale,
-             amax) -> "_core.Dot":
+             amax, engine="auto") -> "_core.Dot":
     """The validated C++ Dot for array descriptions and options, made once per signature."""
     return _core.Dot(lhs, rhs, dimension_numbers, precision, algorithm, out_dtype, lhs_scale,
                      rhs_scale, lhs_scale_mode, rhs_scale_mode, bias, c, epilogue, alpha, beta,
-                     output_scale, amax)
+                     output_scale, amax, engine)
 
 
 def _optional(array, what) -> Optional[ArrayInfo]:
@@ -101,7 +101,8 @@ class PreparedCall:
     def __init__(self, lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
                  precision: Precision = ("default", "default"), algorithm=None,
                  dimension_numbers=None, bias=None, epilogue=None, out_scale=None, amax=False,
-                 lhs_scale_mode=None, rhs_scale_mode=None, alpha=1.0, c=None, beta=0.0):
+                 lhs_scale_mode=None, rhs_scale_mode=None, alpha=1.0, c=None, beta=0.0,
+                 engine: str = "auto"):
         self.lhs, self.rhs = describe(lhs, "lhs"), describe(rhs, "rhs")
         self.is_torch = not hasattr(lhs, "__array_interface__")
         if hasattr(rhs, "__array_interface__") == self.is_torch:
@@ -128,7 +129,7 @@ class PreparedCall:
                             algorithm, dtype_name(out_dtype), description["lhs_scale"],
                             description["rhs_scale"], lhs_scale_mode, rhs_scale_mode,
                             description["bias"], description["c"], epilogue, float(alpha),
-                            float(beta), out_scale is not None, bool(amax))
+                            float(beta), out_scale is not None, bool(amax), str(engine))
         self.pointers = [_pointer(infos[name]) for name in _ARGUMENTS]
         self.on_gpu = self.lhs.device != "cpu"
 
@@ -147,7 +148,7 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
                dimension_numbers=None, bias=None, epilogue: Optional[str] = None, out_scale=None,
                amax: bool = False, backend: str = "auto", lhs_scale_mode: Optional[str] = None,
                rhs_scale_mode: Optional[str] = None, alpha: float = 1.0, c=None,
-               beta: float = 0.0):
+               beta: float = 0.0, engine: str = "auto"):
     """D = epilogue(alpha · lhs_scale · rhs_scale · (lhs · rhs) + beta · c + bias).
 
     lhs and rhs are numpy arrays (ml_dtypes for float8/bfloat16) or torch tensors, on the host or
@@ -166,13 +167,16 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, out_dtype="float32",
     "auto" runs host data on the CPU emulation of the resolved accumulation and GPU data on the
     CUDA backend (cuBLASLt, or fp8dot's own kernel where the backend's auto engine picks it:
     docs/own-gemm.md); "cpu-blas", "cpu-reference" and "cuda" (which copies host data through
-    the GPU) can be asked for.
+    the GPU) can be asked for. engine ("auto", "cublaslt" or "own") picks the CUDA backend's
+    GEMM engine: "own" forces fp8dot's own kernel (block scales, or tensor/row scales with
+    promoted accumulation; anything else is refused with the reason), "cublaslt" cuBLASLt.
     """
     call = PreparedCall(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, out_dtype=out_dtype,
                      precision=precision, algorithm=algorithm,
                      dimension_numbers=dimension_numbers, bias=bias, epilogue=epilogue,
                      out_scale=out_scale, amax=amax, lhs_scale_mode=lhs_scale_mode,
-                     rhs_scale_mode=rhs_scale_mode, alpha=alpha, c=c, beta=beta)
+                     rhs_scale_mode=rhs_scale_mode, alpha=alpha, c=c, beta=beta,
+                     engine=engine)
     backend = call.backend(backend)
     if call.on_gpu:
         return _run_cuda(call, lhs.device, amax)
@@ -228,7 +232,8 @@ def _numpy_empty(shape, name: str):
 
 def explain(lhs, rhs, *, backend: str = "auto", **options) -> str:
     """What scaled_dot(lhs, rhs, backend=backend, **options) would run: types, the resolved
-    accumulation, scale modes, and on the GPU the cuBLASLt plan (layouts, FAST_ACCUM read back
-    from cuBLASLt, algorithm)."""
+    accumulation, scale modes, and on the GPU the CUDA plan: its engine (cuBLASLt, with layouts,
+    FAST_ACCUM read back from cuBLASLt and the algorithm, or fp8dot's own kernel and its tile)
+    and why the engine was chosen."""
     call = PreparedCall(lhs, rhs, **options)
     return call.dot.explain(call.backend(backend))

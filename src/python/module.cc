@@ -102,7 +102,7 @@ class Dot {
       const std::optional<std::string>& lhs_scale_mode,
       const std::optional<std::string>& rhs_scale_mode, const std::optional<ArrayDescription>& bias,
       const std::optional<ArrayDescription>& c, const std::optional<std::string>& epilogue,
-      double alpha, double beta, bool output_scale, bool amax) {
+      double alpha, double beta, bool output_scale, bool amax, const std::string& engine) {
     DotRequest request;
     request.lhs = SpecOfArgument(lhs, "lhs");
     request.rhs = SpecOfArgument(rhs, "rhs");
@@ -126,6 +126,7 @@ class Dot {
     request.compute_amax = amax;
     spec_ = ValueOrThrow(MakeDotSpec(request));
     dot_ = ValueOrThrow(ValidateDotSpec(spec_));
+    cuda_options_.engine = ValueOrThrow(ParseGemmEngine(engine));
   }
 
   std::vector<int64_t> output_shape() const { return dot_.output_dims; }
@@ -143,13 +144,15 @@ class Dot {
   std::tuple<std::optional<double>, std::string, double> RunHost(
       const std::string& backend_name, uintptr_t lhs, uintptr_t rhs, uintptr_t lhs_scale,
       uintptr_t rhs_scale, uintptr_t bias, uintptr_t c, uintptr_t output_scale, uintptr_t out) {
-    const Backend backend = ValueOrThrow(ParseBackend(backend_name));
+    const Backend backend = BackendWithEngine(backend_name);
+    RunDotOptions options;
+    options.engine = cuda_options_.engine;
     const HostDotViews views = ValueOrThrow(
         HostDotViews::Make(spec_, Pointers(lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)));
     DotRunInfo info;
     StatusOr<DotResult> result = [&] {
       nb::gil_scoped_release release;
-      return RunDot(backend, spec_, views.arguments(), {}, &info);
+      return RunDot(backend, spec_, views.arguments(), options, &info);
     }();
     if (!result.ok()) Raise(result.status());
     const HostTensor& output = result->output;
@@ -178,7 +181,7 @@ class Dot {
   std::string CudaEngine() { return Plan()->info().engine; }
 
   std::string Explain(const std::string& backend_name) {
-    const Backend backend = ResolveBackend(ValueOrThrow(ParseBackend(backend_name)));
+    const Backend backend = ResolveBackend(BackendWithEngine(backend_name));
     std::string text = StrFormat(
         "scaled dot %s x %s -> %s%s, precision %s,%s, algorithm %s: %s accumulation; scales "
         "%s x %s; backend %s\n",
@@ -202,13 +205,26 @@ class Dot {
             pointer(bias), pointer(c),   pointer(output_scale)};
   }
 
+  // The backend named, which must be the CUDA backend (or auto) when an engine is asked for.
+  Backend BackendWithEngine(const std::string& backend_name) const {
+    const Backend backend = ValueOrThrow(ParseBackend(backend_name));
+    if (IsCpuBackend(backend) && cuda_options_.engine != GemmEngine::kAuto) {
+      Raise(
+          InvalidArgument("engine '%s' is one of the CUDA backend's GEMM engines, but backend "
+                          "'%s' runs on the CPU",
+                          GemmEngineName(cuda_options_.engine), backend_name.c_str()));
+    }
+    return backend;
+  }
+
   CudaDotPlan* Plan() {
-    if (plan_ == nullptr) plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_));
+    if (plan_ == nullptr) plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, cuda_options_));
     return plan_;
   }
 
   DotSpec spec_;
   CanonicalDot dot_;
+  CudaDotOptions cuda_options_;  // the engine asked for
   CudaDotPlan* plan_ = nullptr;  // owned by the process-wide cache
 };
 
@@ -350,13 +366,14 @@ NB_MODULE(_core, m) {
                     const std::optional<ArrayDescription>&, const std::optional<std::string>&,
                     const std::optional<std::string>&, const std::optional<ArrayDescription>&,
                     const std::optional<ArrayDescription>&, const std::optional<std::string>&,
-                    double, double, bool, bool>(),
+                    double, double, bool, bool, const std::string&>(),
            nb::arg("lhs"), nb::arg("rhs"), nb::arg("dimension_numbers").none(),
            nb::arg("precision"), nb::arg("algorithm").none(), nb::arg("out_dtype"),
            nb::arg("lhs_scale").none(), nb::arg("rhs_scale").none(),
            nb::arg("lhs_scale_mode").none(), nb::arg("rhs_scale_mode").none(),
            nb::arg("bias").none(), nb::arg("c").none(), nb::arg("epilogue").none(),
-           nb::arg("alpha"), nb::arg("beta"), nb::arg("output_scale"), nb::arg("amax"))
+           nb::arg("alpha"), nb::arg("beta"), nb::arg("output_scale"), nb::arg("amax"),
+           nb::arg("engine") = "auto")
       .def_prop_ro("output_shape", &Dot::output_shape)
       .def_prop_ro("output_dtype", &Dot::output_dtype)
       .def_prop_ro("accumulation", &Dot::accumulation)

@@ -175,6 +175,12 @@ BAD_CALLS = [
     ("out dtype", lambda a, b: fp8dot.scaled_dot(a, b, out_dtype="int32"), ValueError, "int32"),
     ("scale mode name", lambda a, b: fp8dot.scaled_dot(a, b, lhs_scale=torch.ones(()),
                                                        lhs_scale_mode="2x2"), ValueError, "2x2"),
+    ("engine name", lambda a, b: fp8dot.scaled_dot(a, b, engine="tensorrt"), ValueError,
+     "tensorrt"),
+    ("engine on the CPU", lambda a, b: fp8dot.scaled_dot(a, b, engine="own", backend="cpu"),
+     ValueError, "engine 'own' is one of the CUDA backend's GEMM engines"),
+    ("explain engine on the CPU", lambda a, b: fp8dot.explain(a, b, engine="cublaslt"),
+     ValueError, "runs on the CPU"),
 ]
 
 
@@ -192,6 +198,30 @@ def test_inputs_are_read_in_place_not_copied():
     assert fp8dot.scaled_dot(a, b, backend="cpu-reference")[0, 0] == 128
     a[0, :] = 2
     assert fp8dot.scaled_dot(a, b, backend="cpu-reference")[0, 0] == 256
+
+
+@gpu
+@pytest.mark.parametrize("engine", ["own", "cublaslt"])
+def test_engine_can_be_forced_and_explain_names_it(engine):
+    """A 1x128 x 128x128 dot at 64x2112x7168 (DeepSeek-V3's partial N) on each engine: explain
+    names the engine asked for, and the result is within the promoted accumulation's bound of
+    the exact product."""
+    m, n, k = 64, 2112, 7168
+    lhs = random_fp8((m, k), seed=31, device="cuda")
+    rhs = random_fp8((n, k), seed=32, device="cuda").t()
+    generator = torch.Generator().manual_seed(33)
+    lhs_scale = (torch.rand(m, k // 128, generator=generator) + 0.5).cuda()
+    rhs_scale = (torch.rand(k // 128, -(-n // 128), generator=generator) + 0.5).cuda()
+    options = dict(lhs_scale=lhs_scale, rhs_scale=rhs_scale, out_dtype=torch.bfloat16,
+                   precision="highest", engine=engine)
+    text = fp8dot.explain(lhs, rhs, **options)
+    assert ("fp8dot block-scaled" if engine == "own" else "cuBLASLt") in text, text
+    d = fp8dot.scaled_dot(lhs, rhs, **options)
+    rhs_scale_full = rhs_scale.repeat_interleave(128, 1)[:, :n]
+    exact = (lhs.double().cpu() * lhs_scale.double().cpu().repeat_interleave(128, 1)) @ (
+        rhs.double().cpu() * rhs_scale_full.double().cpu().repeat_interleave(128, 0))
+    assert relative_frobenius(d, exact) <= (accumulation_tolerance("fp8-promoted", k)
+                                            + output_rounding(torch.bfloat16))
 
 
 # ---- torch.ops.fp8dot.scaled_mm: a C++ kernel where the package was built with torch ------------

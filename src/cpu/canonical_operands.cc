@@ -108,7 +108,7 @@ void Gather(const HostTensor& tensor, int64_t base, const OperandIndexing& index
   const auto row_count = static_cast<int64_t>(rows.size());
   const auto k_size = static_cast<int64_t>(ks.size());
   if (order == GatherOrder::kKContiguous) {
-    ParallelFor(row_count, [&](int64_t begin, int64_t end) {
+    ParallelFor(row_count, /*work_per_item=*/k_size, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const int64_t row_base = base + rows[static_cast<size_t>(row)];
         for (int64_t k0 = 0; k0 < k_size; k0 += block) {
@@ -121,7 +121,7 @@ void Gather(const HostTensor& tensor, int64_t base, const OperandIndexing& index
     });
     return;
   }
-  ParallelFor(k_size, [&](int64_t begin, int64_t end) {
+  ParallelFor(k_size, /*work_per_item=*/row_count, [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int64_t k_base = base + ks[static_cast<size_t>(k)];
       for (int64_t row = 0; row < row_count; ++row) {

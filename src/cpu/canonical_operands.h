@@ -70,7 +70,7 @@ std::vector<double> ForEachOutput(const CanonicalOperands& operands, const DotAr
     GatherRhs(operands, *arguments.rhs, batch, /*apply_scales=*/false, GatherOrder::kKContiguous,
               b.data());
     double* out = products.data() + batch * dot.m * dot.n;
-    ParallelFor(dot.m, [&](int64_t m_begin, int64_t m_end) {
+    ParallelFor(dot.m, /*work_per_item=*/dot.n * dot.k, [&](int64_t m_begin, int64_t m_end) {
       for (int64_t m = m_begin; m < m_end; ++m) {
         for (int64_t n = 0; n < dot.n; ++n) {
           out[m * dot.n + n] = element(a.data() + m * dot.k, b.data() + n * dot.k, m, n);

@@ -1,4 +1,6 @@
-// Splits [0, count) into one contiguous range per hardware thread.
+// Splits [0, count) into contiguous ranges, one per thread, with no more threads than the work
+// pays for: a thread is started per call, which costs tens of microseconds, so a small problem
+// (a unit test's 16×16 dot, a decode step) runs on the calling thread alone.
 #pragma once
 
 #include <algorithm>
@@ -8,11 +10,17 @@
 
 namespace fp8dot::cpu {
 
+// Element operations a thread must get to be worth starting (about 50-100 µs of work).
+inline constexpr int64_t kMinWorkPerThread = int64_t{1} << 17;
+
+// `work_per_item`: element operations of one item (a row of N·K products, a row of K values).
 template <typename Body>  // Body: void(int64_t begin, int64_t end)
-void ParallelFor(int64_t count, const Body& body) {
+void ParallelFor(int64_t count, int64_t work_per_item, const Body& body) {
   if (count <= 0) return;
-  const int64_t threads =
-      std::clamp<int64_t>(static_cast<int64_t>(std::thread::hardware_concurrency()), 1, count);
+  const int64_t worth =
+      std::max<int64_t>(1, count * std::max<int64_t>(work_per_item, 1) / kMinWorkPerThread);
+  const int64_t threads = std::min<int64_t>(
+      {static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency())), count, worth});
   if (threads <= 1) {
     body(0, count);
     return;

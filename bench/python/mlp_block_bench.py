@@ -37,7 +37,9 @@ def make_variants(reference: nn.Module, names: list[str]) -> dict[str, nn.Module
         if name.startswith("fp8dot-"):
             import fp8dot.torch as ft
 
-            recipe = {"fp8dot-seed": ft.Recipe.seed(), "fp8dot-fast": ft.Recipe.fast_everywhere(),
+            recipe = {"fp8dot-seed": ft.Recipe.seed(),
+                      "fp8dot-seed-torch-amax": ft.Recipe.seed(tensor_amax="torch"),
+                      "fp8dot-fast": ft.Recipe.fast_everywhere(),
                       "fp8dot-promoted": ft.Recipe.promoted_everywhere(),
                       "fp8dot-rowwise": ft.Recipe.seed(scaling="rowwise"),
                       "fp8dot-blocks": ft.Recipe.deepseek_blocks()}[name]

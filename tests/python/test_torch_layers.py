@@ -211,6 +211,27 @@ def test_gemm_descriptions_are_what_the_layer_hands_scaled_mm(device, recipe_nam
         assert [describe(t) for t in call] == expected, gemm
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_tensor_amax_from_torch_gives_the_kernels_bits(device):
+    """Recipe(tensor_amax="torch") takes each tensorwise scale from a torch amax and casts with
+    it; quantize.h's rule gives the kernel's own scale from the same amax, so output and
+    gradients are bit-identical to the default's (partial blocks of nothing: tensor scales)."""
+    results = []
+    for tensor_amax in ("kernel", "torch"):
+        layer = ft.Linear(136, 72, recipe=ft.Recipe.seed(tensor_amax=tensor_amax), device=device)
+        with torch.no_grad():
+            layer.weight.copy_(torch.randn(72, 136, generator=generator(41)))
+            layer.bias.copy_(torch.randn(72, generator=generator(42)))
+        x = (torch.randn(200, 136, generator=generator(43)) * 3).to(device).requires_grad_()
+        y = layer(x)
+        y.backward(torch.randn(200, 72, generator=generator(44)).to(device))
+        results.append((y, x.grad, layer.weight.grad, layer.bias.grad))
+    for kernel_amax, torch_amax in zip(*results):
+        assert torch.equal(kernel_amax, torch_amax)
+    with pytest.raises(ValueError, match="tensor_amax"):
+        ft.Recipe.seed(tensor_amax="cuda")
+
+
 @gpu
 def test_explain_names_the_engine_the_cuda_plan_takes():
     """DeepSeek blocks at M = 64, N = 2112, K = 7168: the auto engine takes fp8dot's own kernel

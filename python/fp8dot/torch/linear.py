@@ -20,7 +20,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from . import ops  # noqa: F401  (registers torch.ops.fp8dot)
+from . import ops  # also registers torch.ops.fp8dot
 from .._quantize import both_orientations
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe
@@ -66,14 +66,10 @@ def _gemm(lhs: Operand, rhs: Operand, config: GemmConfig, out_dtype: torch.dtype
     return output
 
 
-def _ceil_blocks(extent: int) -> int:
-    return -(-extent // 128)
-
-
 def _operand_scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...]:
     """The scale fp8dot.torch.quantize gives an operand [rows, contracting]."""
-    return {"tensor": (), "row": (rows,), "1x128": (rows, _ceil_blocks(contracting)),
-            "128x128": (_ceil_blocks(rows), _ceil_blocks(contracting))}[granularity]
+    return {"tensor": (), "row": (rows,), "1x128": (rows, ops.block_count(contracting)),
+            "128x128": (ops.block_count(rows), ops.block_count(contracting))}[granularity]
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

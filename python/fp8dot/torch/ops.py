@@ -28,8 +28,9 @@ from .._arrays import describe
 from .._quantize import allocate_outputs, check_given_scale, make_quantizer
 from .._quantize import quantize as _quantize_any
 
+
 def _load_native_ops() -> bool:
-    """Loads fp8dot/_torch_ops.so (the C++ scaled_mm) when the build made it; it needs torch 2.10
+    """Loads fp8dot/_torch_ops.so (the C++ operators) when the build made it; it needs torch 2.10
     or newer (PyTorch's stable ABI)."""
     library = Path(__file__).resolve().parent.parent / "_torch_ops.so"
     if not library.exists():
@@ -78,11 +79,11 @@ def _enqueue_on_gpu(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, 
     return output, amax
 
 
-def _scaled_mm_in_python(lhs: torch.Tensor, rhs: torch.Tensor, lhs_scale: Optional[torch.Tensor],
-              rhs_scale: Optional[torch.Tensor], bias: Optional[torch.Tensor],
-              out_scale: Optional[torch.Tensor], out_dtype: torch.dtype, lhs_precision: str,
-              rhs_precision: str, compute_amax: bool,
-              backend: str) -> tuple[torch.Tensor, torch.Tensor]:
+def _scaled_mm_in_python(lhs: torch.Tensor, rhs: torch.Tensor,
+                         lhs_scale: Optional[torch.Tensor], rhs_scale: Optional[torch.Tensor],
+                         bias: Optional[torch.Tensor], out_scale: Optional[torch.Tensor],
+                         out_dtype: torch.dtype, lhs_precision: str, rhs_precision: str,
+                         compute_amax: bool, backend: str) -> tuple[torch.Tensor, torch.Tensor]:
     """D[M,N] = lhs_scale · rhs_scale · (lhs[M,K] · rhs[K,N]) + bias, and max |D| (a 0-d float32
     tensor, empty when compute_amax is False). rhs is typically a weight's transpose view (a
     column-major [K,N]); any dense layout is accepted."""
@@ -121,10 +122,11 @@ def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor,
     return like.new_empty((0,), dtype=dtype) if tensor is None else tensor
 
 
-def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: str, row_major: bool,
-             transposed: bool, scale: Optional[torch.Tensor], margin: int,
-             compute_amax: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
-                                          torch.Tensor]:
+def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: str,
+                        row_major: bool, transposed: bool, scale: Optional[torch.Tensor],
+                        margin: int, compute_amax: bool
+                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                                   torch.Tensor]:
     """(q, scale, q_t, scale_t, amax) of fp8dot.quantize; what was not asked for, and scales
     that are shared with q's or given (scale=), come back as empty tensors (fp8dot.torch.quantize
     fills them in)."""
@@ -152,7 +154,8 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
     return tuple(_empty_if_none(t, x, dtype) for t, dtype in zip(outputs, dtypes))
 
 
-def _blocks(extent):
+def block_count(extent: int) -> int:
+    """Scale blocks of 128 along an extent (a partial last block counts)."""
     return (extent + 127) // 128
 
 
@@ -160,8 +163,8 @@ def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, marg
     torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
     rows, cols = x.shape
     scale_shapes = {"tensor": ((), None), "row": ((rows,), (cols,)),
-                    "1x128": ((rows, _blocks(cols)), (cols, _blocks(rows))),
-                    "128x128": ((_blocks(rows), _blocks(cols)), None)}
+                    "1x128": ((rows, block_count(cols)), (cols, block_count(rows))),
+                    "128x128": ((block_count(rows), block_count(cols)), None)}
     if granularity not in scale_shapes:
         raise ValueError(f"unknown scale granularity {granularity!r} (tensor, row, 1x128 or "
                          "128x128)")

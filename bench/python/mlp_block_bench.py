@@ -97,7 +97,7 @@ def main():
     parser.add_argument("--hidden", type=int, default=16384)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
+    parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-seed-torch-amax,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
     parser.add_argument("--profile", action="store_true",
                         help="after timing, print each variant's kernels per step (torch.profiler)")
     args = parser.parse_args()

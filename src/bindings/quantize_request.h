@@ -5,11 +5,12 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
+#include "fp8dot/dot_spec.h"
 #include "fp8dot/dtype.h"
 #include "fp8dot/quantize.h"
 #include "fp8dot/status.h"
-#include "fp8dot/dot_spec.h"
 
 namespace fp8dot {
 

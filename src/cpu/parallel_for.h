@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -17,8 +18,11 @@ inline constexpr int64_t kMinWorkPerThread = int64_t{1} << 17;
 template <typename Body>  // Body: void(int64_t begin, int64_t end)
 void ParallelFor(int64_t count, int64_t work_per_item, const Body& body) {
   if (count <= 0) return;
-  const int64_t worth =
-      std::max<int64_t>(1, count * std::max<int64_t>(work_per_item, 1) / kMinWorkPerThread);
+  int64_t work = 0;  // count · work_per_item, saturated
+  if (__builtin_mul_overflow(count, std::max<int64_t>(work_per_item, 1), &work)) {
+    work = std::numeric_limits<int64_t>::max();
+  }
+  const int64_t worth = std::max<int64_t>(1, work / kMinWorkPerThread);
   const int64_t threads = std::min<int64_t>(
       {static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency())), count, worth});
   if (threads <= 1) {

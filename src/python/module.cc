@@ -177,8 +177,12 @@ class Dot {
   void PrepareCuda() { Plan(); }
 
   // The GEMM engine the CUDA plan runs ("cuBLASLt", or the own kernel and its tile): the
-  // plan's own answer, made for this GPU.
-  std::string CudaEngine() { return Plan()->info().engine; }
+  // plan's own answer for the current GPU. Without a plan yet, a plan is made to ask and then
+  // freed, so that asking (fp8dot.torch.explain) keeps no workspace alive.
+  std::string CudaEngine() {
+    if (plan_ != nullptr) return plan_->info().engine;
+    return ValueOrThrow(CudaDotPlan::Create(spec_, cuda_options_))->info().engine;
+  }
 
   std::string Explain(const std::string& backend_name) {
     const Backend backend = ResolveBackend(BackendWithEngine(backend_name));

@@ -62,14 +62,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType
   const Placement placement = PlacementOf(kOp, x, {{"scale", given_scale}});
   const CudaStream stream = placement.cuda ? CurrentCudaStream(kOp, placement) : nullptr;
   SignatureWriter signature;
-  signature.Tensor(&x);
-  signature.Int(static_cast<int64_t>(out_dtype));
-  signature.Text(granularity);
-  signature.Int(row_major);
-  signature.Int(transposed);
-  signature.Tensor(given_scale);
-  signature.Int(margin);
-  signature.Int(compute_amax);
+  signature.AddTensor(&x);
+  signature.AddInt(static_cast<int64_t>(out_dtype));
+  signature.AddText(granularity);
+  signature.AddInt(row_major);
+  signature.AddInt(transposed);
+  signature.AddTensor(given_scale);
+  signature.AddInt(margin);
+  signature.AddInt(compute_amax);
   const PreparedQuantize& prepared = quantizations->Find(signature.Take(), [&] {
     return Prepare(x, out_dtype, granularity, row_major, transposed, given_scale, margin,
                    compute_amax);

@@ -47,12 +47,12 @@ struct ScaledMmCall {
   std::string Signature() const {
     SignatureWriter signature;
     for (const Tensor* tensor : {&lhs, &rhs, lhs_scale, rhs_scale, bias, out_scale}) {
-      signature.Tensor(tensor);
+      signature.AddTensor(tensor);
     }
-    signature.Int(static_cast<int64_t>(out_dtype));
-    signature.Text(lhs_precision);
-    signature.Text(rhs_precision);
-    signature.Int(compute_amax);
+    signature.AddInt(static_cast<int64_t>(out_dtype));
+    signature.AddText(lhs_precision);
+    signature.AddText(rhs_precision);
+    signature.AddInt(compute_amax);
     return signature.Take();
   }
 

@@ -154,19 +154,19 @@ const void* DataOf(const Tensor* tensor) {
   return tensor == nullptr ? nullptr : tensor->data_ptr();
 }
 
-void SignatureWriter::Tensor(const torch::stable::Tensor* tensor) {
-  if (tensor == nullptr) return Int(-1);
-  Int(static_cast<int64_t>(tensor->scalar_type()));
-  Int(tensor->is_cuda() ? tensor->get_device_index() : -1);
+void SignatureWriter::AddTensor(const Tensor* tensor) {
+  if (tensor == nullptr) return AddInt(-1);
+  AddInt(static_cast<int64_t>(tensor->scalar_type()));
+  AddInt(tensor->is_cuda() ? tensor->get_device_index() : -1);
   const auto sizes = tensor->sizes();
   const auto strides = tensor->strides();
-  Int(static_cast<int64_t>(sizes.size()));
+  AddInt(static_cast<int64_t>(sizes.size()));
   Append(sizes.data(), sizes.size() * sizeof(int64_t));
   Append(strides.data(), strides.size() * sizeof(int64_t));
 }
 
-void SignatureWriter::Text(const std::string& text) {
-  Int(static_cast<int64_t>(text.size()));
+void SignatureWriter::AddText(const std::string& text) {
+  AddInt(static_cast<int64_t>(text.size()));
   Append(text.data(), text.size());
 }
 

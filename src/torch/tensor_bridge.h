@@ -66,9 +66,9 @@ const void* DataOf(const Tensor* tensor);
 // options — for the ops' caches of validated calls: a few memcpys and one hash per call.
 class SignatureWriter {
  public:
-  void Tensor(const torch::stable::Tensor* tensor);  // null: an absent optional tensor
-  void Int(int64_t value) { Append(&value, sizeof value); }
-  void Text(const std::string& text);
+  void AddTensor(const Tensor* tensor);  // null: an absent optional tensor
+  void AddInt(int64_t value) { Append(&value, sizeof value); }
+  void AddText(const std::string& text);
   std::string Take() { return std::move(bytes_); }
 
  private:
@@ -77,17 +77,24 @@ class SignatureWriter {
 };
 
 // Validated calls by signature: made on a signature's first call, then found by one hash
-// lookup. Never freed, as the plans they point to; immutable once made, so callers on several
-// threads may share them.
+// lookup. Never freed, as the plans they point to. An entry is immutable once made; the CUDA plan
+// it points to is not: one plan serves one stream at a time (cuda_backend.h), so two streams
+// running the same signature at once would share its scratch.
 template <typename Prepared>
 class CallCache {
  public:
   template <typename Make>
   const Prepared& Find(std::string signature, const Make& make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = calls_.find(signature);
+      if (it != calls_.end()) return *it->second;
+    }
+    // Made outside the lock (it may build a CUDA plan); a throw leaves no entry behind. When two
+    // threads make the same signature, the first one stored is kept.
+    auto made = std::make_unique<Prepared>(make());
     std::lock_guard<std::mutex> lock(mutex_);
-    std::unique_ptr<Prepared>& slot = calls_[std::move(signature)];
-    if (slot == nullptr) slot = std::make_unique<Prepared>(make());  // a throw leaves it empty
-    return *slot;
+    return *calls_.try_emplace(std::move(signature), std::move(made)).first->second;
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -25,7 +26,8 @@ void ExpectEachIndexOnce(int64_t count, int64_t work_per_item) {
 TEST(ParallelForTest, VisitsEveryIndexOnce) {
   for (int64_t count : {1, 2, 3, 7, 64, 1000}) {
     ExpectEachIndexOnce(count, 1);
-    ExpectEachIndexOnce(count, kMinWorkPerThread);  // one thread's worth per item
+    ExpectEachIndexOnce(count, kMinWorkPerThread);                    // one thread's worth per item
+    ExpectEachIndexOnce(count, std::numeric_limits<int64_t>::max());  // count · work overflows
   }
 }
 

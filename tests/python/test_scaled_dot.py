@@ -282,7 +282,8 @@ def _op(lhs, rhs, *, lhs_scale=None, out_scale=None, out_dtype=torch.bfloat16,
 
 
 BAD_OP_CALLS = [
-    ("k mismatch", lambda a, b: _op(a, b[:100]), "dense layout|contracting|K"),
+    ("k mismatch", lambda a, b: _op(a, b[:128].contiguous()), "contracting dim"),
+    ("non-dense", lambda a, b: _op(a, b[:, ::2]), "not a dense layout"),
     ("lhs dtype", lambda a, b: _op(a.view(torch.int8), b), "int8"),
     ("out dtype", lambda a, b: _op(a, b, out_dtype=torch.int32), "int32"),
     ("precision", lambda a, b: _op(a, b, precision="bogus"), "bogus"),

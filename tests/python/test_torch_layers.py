@@ -179,43 +179,70 @@ def test_convert_swaps_the_filtered_linears_and_explain_lists_every_gemm():
     assert "e5m2 × e4m3" in text
 
 
+class ScaledMmRecorder:
+    """Records the fp8dot.scaled_mm calls (their arguments) made inside a `with` block."""
+
+    def __enter__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        calls = self.calls = []
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if func is torch.ops.fp8dot.scaled_mm.default:
+                    calls.append(args)
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.mode.__exit__(*exc)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("recipe_name", list(RECIPES))
-def test_gemm_descriptions_are_what_the_layer_hands_scaled_mm(device, recipe_name):
-    """explain() asks the C++ plan for each GEMM's engine from gemm_descriptions, so they must
-    be the exact arrays (dtype, shape, strides) the layer passes: recorded here from the op
-    calls of a forward and backward, partial blocks included."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from fp8dot.torch.linear import gemm_descriptions
-
-    class Recorder(TorchDispatchMode):
-        calls = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if func is torch.ops.fp8dot.scaled_mm.default:
-                self.calls.append(args[:4])
-            return func(*args, **(kwargs or {}))
+def test_gemm_call_is_what_the_layer_hands_scaled_mm(device, recipe_name):
+    """explain() asks the C++ plan for each GEMM's engine from gemm_call, so it must be the
+    exact call the layer makes: operands, scales and bias as (dtype, shape, strides), and the
+    output dtype; recorded here from a forward and backward under autocast (bf16 forward output,
+    f32 gradients), with a bias and partial blocks."""
+    from fp8dot.torch.linear import gemm_call
 
     recipe = RECIPES[recipe_name]
     m, n, k = 200, 136, 384
     layer = ft.Linear(k, n, recipe=recipe, device=device)
     x = torch.randn(m, k, generator=generator(31)).to(device).requires_grad_()
-    with Recorder() as recorder:
-        layer(x).sum().backward()
-    describe = lambda t: (str(t.dtype), tuple(t.shape), tuple(t.stride()))
+    with ScaledMmRecorder() as recorder:
+        with torch.autocast(device, dtype=torch.bfloat16):
+            y = layer(x)
+        y.float().sum().backward()
+    describe = lambda t: None if t is None else (str(t.dtype), tuple(t.shape), tuple(t.stride()))
     shapes = {"forward": (m, n, k), "dgrad": (m, k, n), "wgrad": (n, k, m)}
+    out_dtypes = {"forward": torch.bfloat16, "dgrad": torch.float32, "wgrad": torch.float32}
     assert len(recorder.calls) == 3
-    for gemm, call in zip(("forward", "dgrad", "wgrad"), recorder.calls):
-        expected = [(dtype, tuple(shape), tuple(strides))
-                    for dtype, shape, strides in gemm_descriptions(recipe, gemm, *shapes[gemm])]
-        assert [describe(t) for t in call] == expected, gemm
+    for gemm, args in zip(("forward", "dgrad", "wgrad"), recorder.calls):
+        bias_dtype = out_dtypes[gemm] if gemm == "forward" else None
+        expected = gemm_call(recipe, gemm, *shapes[gemm], out_dtypes[gemm], bias_dtype)
+        assert [describe(t) for t in args[:5]] + [args[6]] == list(expected), gemm
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_tensor_amax_from_torch_gives_the_kernels_bits(device):
-    """Recipe(tensor_amax="torch") takes each tensorwise scale from a torch amax and casts with
-    it; quantize.h's rule gives the kernel's own scale from the same amax, so output and
-    gradients are bit-identical to the default's (partial blocks of nothing: tensor scales)."""
+    """Recipe(tensor_amax="torch") casts X, W and dY with scales from torch amaxes (the
+    quantisation op gets a given scale) instead of the kernel's amax pass; quantize.h's rule
+    makes the kernel's own scale from the same amax, so output and gradients are bit-identical."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class QuantizeScales(TorchDispatchMode):
+        given = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.fp8dot.quantize.default:
+                self.given.append(args[5] is not None)
+            return func(*args, **(kwargs or {}))
+
     results = []
     for tensor_amax in ("kernel", "torch"):
         layer = ft.Linear(136, 72, recipe=ft.Recipe.seed(tensor_amax=tensor_amax), device=device)
@@ -223,29 +250,39 @@ def test_tensor_amax_from_torch_gives_the_kernels_bits(device):
             layer.weight.copy_(torch.randn(72, 136, generator=generator(41)))
             layer.bias.copy_(torch.randn(72, generator=generator(42)))
         x = (torch.randn(200, 136, generator=generator(43)) * 3).to(device).requires_grad_()
-        y = layer(x)
-        y.backward(torch.randn(200, 72, generator=generator(44)).to(device))
+        with QuantizeScales() as mode:
+            mode.given = []
+            y = layer(x)
+            y.backward(torch.randn(200, 72, generator=generator(44)).to(device))
+        assert mode.given == [tensor_amax == "torch"] * 3  # X, W, dY
         results.append((y, x.grad, layer.weight.grad, layer.bias.grad))
     for kernel_amax, torch_amax in zip(*results):
         assert torch.equal(kernel_amax, torch_amax)
     with pytest.raises(ValueError, match="tensor_amax"):
         ft.Recipe.seed(tensor_amax="cuda")
+    with pytest.raises(ValueError, match="tensorwise"):
+        ft.Recipe.seed(scaling="rowwise", tensor_amax="torch")
 
 
 @gpu
 def test_explain_names_the_engine_the_cuda_plan_takes():
-    """DeepSeek blocks at M = 64, N = 2112, K = 7168: the auto engine takes fp8dot's own kernel
-    for the forward GEMM (include/fp8dot/cuda_backend.h: M <= 64 in one wave); explain says so,
+    """DeepSeek blocks at M = 64, N = 2112, K = 7168: without a bias the auto engine takes
+    fp8dot's own kernel for the forward GEMM (include/fp8dot/cuda_backend.h: M <= 64 in one
+    wave); the own kernel has no bias epilogue, so with one it is cuBLASLt. explain says which,
     from the plan, not from a guess."""
-    layer = ft.Linear(7168, 2112, bias=False, device="cuda", recipe=ft.Recipe.deepseek_blocks())
-    model = nn.Sequential(layer)
-    assert "run the model once" in ft.explain(model)
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-        model(torch.randn(64, 7168, device="cuda"))
-    rows = {line.split()[1]: line for line in ft.explain(model).splitlines()[2:]}
-    assert "fp8dot block-scaled" in rows["forward"], rows["forward"]
+    rows = {}
+    for bias in (False, True):
+        layer = ft.Linear(7168, 2112, bias=bias, device="cuda",
+                          recipe=ft.Recipe.deepseek_blocks())
+        model = nn.Sequential(layer)
+        assert "run the model once" in ft.explain(model)
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            model(torch.randn(64, 7168, device="cuda"))
+        rows[bias] = {line.split()[1]: line for line in ft.explain(model).splitlines()[2:]}
+    assert "fp8dot block-scaled" in rows[False]["forward"], rows[False]["forward"]
+    assert "cuBLASLt" in rows[True]["forward"], rows[True]["forward"]
     for gemm in ("dgrad", "wgrad"):
-        assert "cuBLASLt" in rows[gemm] or "fp8dot block-scaled" in rows[gemm], rows[gemm]
+        assert "cuBLASLt" in rows[False][gemm] or "fp8dot block-scaled" in rows[False][gemm]
 
 
 def test_block_recipe_refuses_fast_accumulation_and_takes_any_dims():

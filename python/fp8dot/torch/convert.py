@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import torch
 from torch import nn
 
 from .._dot import make_dot
-from .linear import Linear, gemm_descriptions
+from .linear import Linear, gemm_call
 from .recipe import GEMMS, Recipe, short_dtype_name
 
 ModuleFilter = Callable[[str, nn.Module], bool]
@@ -33,19 +34,26 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
 
 
 def _engine(layer: Linear, gemm: str, shape: tuple) -> str:
-    """What runs the GEMM: the CPU backend, or on the GPU the engine the CUDA plan for it takes
-    (cuBLASLt or fp8dot's own kernel and tile: the C++ plan decides, for this GPU and shape)."""
+    """What runs the GEMM: the CPU backend, or on the GPU the engine the CUDA plan for the call
+    the layer makes takes (cuBLASLt or fp8dot's own kernel and tile: the C++ plan decides, for
+    the layer's GPU and this shape, bias and output type)."""
     recipe = layer.recipe
     if not layer.weight.is_cuda:
         return {"auto": "cpu-emulation", "cpu": "cpu-emulation"}.get(recipe.backend,
                                                                      recipe.backend)
     if layer.last_input_shape is None:
         return "cuda (the engine depends on M: run the model once)"
-    lhs, rhs, lhs_scale, rhs_scale = gemm_descriptions(recipe, gemm, *shape)
-    dot = make_dot(lhs, rhs, None, tuple(getattr(recipe, gemm).precision), None,
-                   str(layer.last_output_dtype), lhs_scale, rhs_scale, None, None, None, None,
-                   None, 1.0, 0.0, False, False)
-    return dot.cuda_engine()
+    input_dtype, output_dtype = layer.last_dtypes
+    # As _Fp8Linear: the forward writes the output dtype (plus the bias), dgrad the input's
+    # dtype, wgrad the weight's.
+    out_dtype = {"forward": output_dtype, "dgrad": input_dtype, "wgrad": layer.weight.dtype}[gemm]
+    has_bias = gemm == "forward" and layer.bias is not None
+    call = gemm_call(recipe, gemm, *shape, out_dtype, out_dtype if has_bias else None)
+    dot = make_dot(call.lhs, call.rhs, None, tuple(getattr(recipe, gemm).precision), None,
+                   str(call.out_dtype), call.lhs_scale, call.rhs_scale, None, None, call.bias,
+                   None, None, 1.0, 0.0, False, False)
+    with torch.cuda.device(layer.weight.device):
+        return dot.cuda_engine()
 
 
 def explain(model: nn.Module) -> str:

@@ -15,7 +15,7 @@ operands only: Xᵀ and Wᵀ, never the high-precision tensors.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
@@ -80,11 +80,22 @@ def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(strides)
 
 
-def gemm_descriptions(recipe: Recipe, gemm: str, m: int, n: int, k: int):
-    """What `_gemm` hands scaled_mm for one of a layer's GEMMs of M×N×K, as array descriptions
-    (dtype name, shape, strides) without data: (lhs, rhs, lhs_scale, rhs_scale). The rhs and a
-    2-D rhs scale are transpose views, as `_gemm` passes them (block-scale layouts as quantize
-    writes them)."""
+class GemmCall(NamedTuple):
+    """What `_gemm` hands scaled_mm, as array descriptions (dtype name, shape, strides) without
+    data, and the output dtype."""
+    lhs: tuple
+    rhs: tuple
+    lhs_scale: tuple
+    rhs_scale: tuple
+    bias: Optional[tuple]
+    out_dtype: torch.dtype
+
+
+def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torch.dtype,
+              bias_dtype: Optional[torch.dtype] = None) -> GemmCall:
+    """The call `_gemm` makes for one of a layer's GEMMs of M×N×K (the forward's bias, in the
+    output dtype, when bias_dtype is given). The rhs and a 2-D rhs scale are transpose views,
+    as `_gemm` passes them, with block-scale layouts as quantize writes them."""
     config = getattr(recipe, gemm)
     lhs_role, rhs_role = {"forward": ("activation", "weight"), "dgrad": ("gradient", "weight"),
                           "wgrad": ("gradient", "activation")}[gemm]
@@ -107,8 +118,10 @@ def gemm_descriptions(recipe: Recipe, gemm: str, m: int, n: int, k: int):
                              if shared_transposed else
                              (transposed if len(rhs_scale) == 2 else description)(torch.float32,
                                                                                   rhs_scale))
-    return (description(config.lhs_dtype, (m, k)), transposed(config.rhs_dtype, (n, k)),
-            description(torch.float32, lhs_scale), rhs_scale_description)
+    bias = None if bias_dtype is None else description(out_dtype, (n,))
+    return GemmCall(description(config.lhs_dtype, (m, k)), transposed(config.rhs_dtype, (n, k)),
+                    description(torch.float32, lhs_scale), rhs_scale_description, bias,
+                    out_dtype)
 
 
 def _delayed_scale(history: torch.Tensor, current_amax: torch.Tensor, recipe: Recipe,
@@ -136,7 +149,7 @@ def _given_scale(amax_history: Optional[torch.Tensor], row: int, tensor: torch.T
         scale = _delayed_scale(amax_history[row], amax, recipe, dtype)
         _record_amax(amax_history[row], amax)
         return scale
-    if recipe.scaling == "tensorwise" and getattr(recipe, "tensor_amax", "kernel") == "torch":
+    if getattr(recipe, "tensor_amax", "kernel") == "torch":  # tensorwise (Recipe checks)
         return scale_from_amax(tensor.abs().amax(), dtype)
     return None
 
@@ -219,7 +232,7 @@ class Linear(nn.Linear):
         else:
             self.amax_history = None
         self.last_input_shape: Optional[tuple[int, ...]] = None
-        self.last_output_dtype: Optional[torch.dtype] = None
+        self.last_dtypes: Optional[tuple[torch.dtype, torch.dtype]] = None  # (input, output)
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None) -> "Linear":
@@ -241,7 +254,7 @@ class Linear(nn.Linear):
         else:
             out_dtype = x.dtype
         if not torch.compiler.is_compiling():  # for explain()
-            self.last_input_shape, self.last_output_dtype = tuple(x.shape), out_dtype
+            self.last_input_shape, self.last_dtypes = tuple(x.shape), (x.dtype, out_dtype)
         x2d = x.reshape(-1, self.in_features)
         output = _Fp8Linear.apply(x2d, self.weight, self.bias, self.amax_history, self.recipe,
                                   out_dtype)

@@ -7,8 +7,9 @@ allocating beyond its outputs, so a compiled step can be captured in a CUDA grap
 pair is an argument: which accumulation it means is decided in C++ (ResolveAccumulation), nowhere
 here. Its kernel is C++ (fp8dot/_torch_ops.so, src/torch) where the package was built with torch
 present (NATIVE is True), so a call costs no Python; otherwise the same op is defined below in
-Python, with the same schema, results and error messages. The same holds for
-`torch.ops.fp8dot.quantize`.
+Python, with the same schema, fake kernel and results. The same holds for
+`torch.ops.fp8dot.quantize`. Errors carry the library's message either way: a RuntimeError from
+the C++ kernels (as torch's own operators raise), a ValueError from the Python definitions.
 
 `torch.ops.fp8dot.quantize` is fp8dot.quantize as an op: a matrix to FP8 with its scales (every
 granularity), optionally its transpose in the same pass, and its amax; one fused CUDA kernel on
@@ -37,7 +38,7 @@ def _load_native_ops() -> bool:
         return False
     try:
         torch.ops.load_library(str(library))
-    except OSError as error:
+    except (OSError, RuntimeError) as error:  # not loadable, or its registrations refused
         warnings.warn(f"fp8dot: the C++ torch ops ({library}) do not load into torch "
                       f"{torch.__version__} ({error}); using the Python definitions")
         return False

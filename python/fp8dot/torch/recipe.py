@@ -36,3 +36,6 @@ class Recipe(_Recipe):
         if self.tensor_amax not in TENSOR_AMAXES:
             raise ValueError(f"tensor_amax {self.tensor_amax!r} is not one of "
                              f"{', '.join(TENSOR_AMAXES)}")
+        if self.tensor_amax == "torch" and self.scaling != "tensorwise":
+            raise ValueError(f"tensor_amax='torch' applies to tensorwise scaling; scaling "
+                             f"{self.scaling!r} takes its scales elsewhere")

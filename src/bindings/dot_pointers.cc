@@ -1,6 +1,8 @@
 // Framework pointers as host views or CUDA plan buffers.
 #include "bindings/dot_pointers.h"
 
+#include <cstring>
+
 namespace fp8dot {
 namespace {
 
@@ -51,6 +53,15 @@ DotArguments HostDotViews::arguments() const {
   arguments.c = PointerTo(c_);
   arguments.output_scale = PointerTo(output_scale_);
   return arguments;
+}
+
+StatusOr<std::optional<double>> RunDotInto(Backend backend, const DotSpec& spec,
+                                           const DotPointers& pointers, void* output,
+                                           const RunDotOptions& options, DotRunInfo* info) {
+  FP8_ASSIGN_OR_RETURN(const HostDotViews views, HostDotViews::Make(spec, pointers));
+  FP8_ASSIGN_OR_RETURN(DotResult result, RunDot(backend, spec, views.arguments(), options, info));
+  std::memcpy(output, result.output.data(), static_cast<size_t>(result.output.size_in_bytes()));
+  return result.amax;
 }
 
 CudaDotBuffers CudaBuffersOf(const DotPointers& pointers, void* output, float* amax) {

@@ -8,6 +8,7 @@
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/dot_arguments.h"
 #include "fp8dot/dot_spec.h"
+#include "fp8dot/run_dot.h"
 #include "fp8dot/status.h"
 #include "fp8dot/tensor.h"
 
@@ -33,6 +34,14 @@ class HostDotViews {
  private:
   std::optional<HostTensor> lhs_, rhs_, lhs_scale_, rhs_scale_, bias_, c_, output_scale_;
 };
+
+// Runs `spec` with `backend` (a CPU backend, or cuda, which copies through the GPU) on the host
+// arguments at `pointers` and writes the row-major output to `output`; returns the amax when
+// the spec computes one.
+StatusOr<std::optional<double>> RunDotInto(Backend backend, const DotSpec& spec,
+                                           const DotPointers& pointers, void* output,
+                                           const RunDotOptions& options = {},
+                                           DotRunInfo* info = nullptr);
 
 // The pointers as a CUDA plan's buffers, with the output (and amax) the plan writes.
 CudaDotBuffers CudaBuffersOf(const DotPointers& pointers, void* output, float* amax);

@@ -3,7 +3,6 @@
 #include "jax/ffi_handlers.h"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,7 +85,6 @@ struct ScaledDotCall {
   DotSpec spec;
   DotPointers pointers;
   void* output = nullptr;
-  size_t output_bytes = 0;
   float* amax = nullptr;
 };
 
@@ -172,7 +170,6 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
                            DTypeName(call.spec.output_type), DimsToString(dot.output_dims).c_str());
   }
   call.output = (*output)->untyped_data();
-  call.output_bytes = (*output)->size_bytes();
   if (request.compute_amax) {
     ffi::ErrorOr<ffi::Result<ffi::AnyBuffer>> amax = rets.get<ffi::AnyBuffer>(1);
     if (amax.has_error() || (*amax)->element_type() != ffi::DataType::F32 ||
@@ -185,11 +182,9 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
 }
 
 Status RunOnHost(const ScaledDotCall& call) {
-  FP8_ASSIGN_OR_RETURN(const HostDotViews views, HostDotViews::Make(call.spec, call.pointers));
-  FP8_ASSIGN_OR_RETURN(DotResult result,
-                       RunDot(Backend::kCpuEmulation, call.spec, views.arguments()));
-  std::memcpy(call.output, result.output.data(), call.output_bytes);
-  if (call.amax != nullptr) *call.amax = static_cast<float>(result.amax.value_or(0.0));
+  FP8_ASSIGN_OR_RETURN(const std::optional<double> amax,
+                       RunDotInto(Backend::kCpuEmulation, call.spec, call.pointers, call.output));
+  if (call.amax != nullptr) *call.amax = static_cast<float>(amax.value_or(0.0));
   return OkStatus();
 }
 

@@ -14,7 +14,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -147,18 +146,15 @@ class Dot {
     const Backend backend = BackendWithEngine(backend_name);
     RunDotOptions options;
     options.engine = cuda_options_.engine;
-    const HostDotViews views = ValueOrThrow(
-        HostDotViews::Make(spec_, Pointers(lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)));
     DotRunInfo info;
-    StatusOr<DotResult> result = [&] {
+    StatusOr<std::optional<double>> amax = [&] {
       nb::gil_scoped_release release;
-      return RunDot(backend, spec_, views.arguments(), options, &info);
+      return RunDotInto(backend, spec_,
+                        Pointers(lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale),
+                        reinterpret_cast<void*>(out), options, &info);
     }();
-    if (!result.ok()) Raise(result.status());
-    const HostTensor& output = result->output;
-    std::memcpy(reinterpret_cast<void*>(out), output.data(),
-                static_cast<size_t>(output.size_in_bytes()));
-    return {result->amax, BackendName(info.backend), info.milliseconds};
+    if (!amax.ok()) Raise(amax.status());
+    return {*amax, BackendName(info.backend), info.milliseconds};
   }
 
   // Enqueues the dot on `stream` over device pointers (CudaDotPlan::Run); the plan is made on

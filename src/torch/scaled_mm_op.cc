@@ -9,7 +9,6 @@
 // DotRequest, and MakeDotSpec and ValidateDotSpec decide everything.
 #include <torch/csrc/stable/library.h>
 
-#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -104,15 +103,6 @@ Backend BackendFor(const std::string& name, const Placement& placement) {
   return backend;
 }
 
-void RunOnHost(const PreparedDot& dot, Backend backend, const DotPointers& pointers, Tensor& output,
-               Tensor* amax) {
-  const HostDotViews views = ValueOrFail(HostDotViews::Make(dot.spec, pointers));
-  const DotResult result = ValueOrFail(RunDot(backend, dot.spec, views.arguments()));
-  std::memcpy(output.data_ptr(), result.output.data(),
-              static_cast<size_t>(result.output.size_in_bytes()));
-  if (amax != nullptr) *static_cast<float*>(amax->data_ptr()) = static_cast<float>(*result.amax);
-}
-
 // D[M,N] = lhs_scale · rhs_scale · (lhs[M,K] · rhs[K,N]) + bias, and max |D| (a 0-d float32
 // tensor; empty when compute_amax is false).
 std::tuple<Tensor, Tensor> ScaledMm(Tensor lhs, Tensor rhs, std::optional<Tensor> lhs_scale,
@@ -153,7 +143,11 @@ std::tuple<Tensor, Tensor> ScaledMm(Tensor lhs, Tensor rhs, std::optional<Tensor
     const Status status = dot.plan->Run(buffers, stream);
     if (!status.ok()) Fail(status.message());
   } else {
-    RunOnHost(dot, backend, call.Pointers(), output, amax_output);
+    const std::optional<double> amax_value =
+        ValueOrFail(RunDotInto(backend, dot.spec, call.Pointers(), output.data_ptr()));
+    if (amax_output != nullptr) {
+      *static_cast<float*>(amax.data_ptr()) = static_cast<float>(amax_value.value_or(0.0));
+    }
   }
   return {output, amax};
 }

@@ -6,6 +6,8 @@
 
 #include <stdexcept>
 
+#include "bindings/dot_request.h"
+
 // Declared by shim.h only for CUDA builds of torch (USE_CUDA) and defined in libtorch_cuda:
 // weak, so the ops load under a CPU-only torch too and say so when given a CUDA tensor.
 extern "C" __attribute__((weak)) AOTITorchError aoti_torch_get_current_cuda_stream(
@@ -72,25 +74,10 @@ std::string TorchName(ScalarType type) {
 }
 
 StatusOr<DType> DTypeOf(ScalarType type, const char* what) {
-  switch (type) {
-    case ScalarType::Float8_e4m3fn:
-      return DType::kF8E4M3FN;
-    case ScalarType::Float8_e5m2:
-      return DType::kF8E5M2;
-    case ScalarType::BFloat16:
-      return DType::kBF16;
-    case ScalarType::Half:
-      return DType::kF16;
-    case ScalarType::Float:
-      return DType::kF32;
-    case ScalarType::Double:
-      return DType::kF64;
-    default:
-      return InvalidArgument(
-          "%s: dtype %s is not one fp8dot reads (float8_e4m3fn, float8_e5m2, bfloat16, "
-          "float16, float32, float64)",
-          what, TorchName(type).c_str());
-  }
+  // The frameworks' type names and the types fp8dot reads: the bindings' one rule.
+  StatusOr<DType> dtype = DTypeFromFrameworkName(TorchName(type));
+  if (!dtype.ok()) return InvalidArgument("%s: %s", what, dtype.status().message().c_str());
+  return dtype;
 }
 
 StatusOr<TensorSpec> SpecOf(const Tensor& tensor, const char* what) {

@@ -34,7 +34,8 @@ T ValueOrFail(StatusOr<T> result) {
   return std::move(result).value();
 }
 
-// torch's spelling of a type ("torch.int8", not ScalarType's "Char").
+// torch's spelling of a type ("torch.int8", not ScalarType's "Char"), which
+// DTypeFromFrameworkName reads.
 std::string TorchName(ScalarType type);
 // The fp8dot type of a torch type, or INVALID_ARGUMENT naming `what` and the types accepted.
 StatusOr<DType> DTypeOf(ScalarType type, const char* what);

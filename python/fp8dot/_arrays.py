@@ -18,6 +18,15 @@ class ArrayInfo(NamedTuple):
     device: str  # "cpu" or "cuda:N"
 
 
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a dense row-major array of `shape` (as torch and XLA lay it out)."""
+    strides, stride = [], 1
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= max(size, 1)
+    return tuple(reversed(strides))
+
+
 def _is_torch_tensor(array: Any) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(array, torch.Tensor)

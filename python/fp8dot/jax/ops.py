@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _core
+from .._arrays import row_major_strides
 from .._dot import check_output_scale, make_dot, precision_pair
 from . import _ffi
 
@@ -37,15 +38,11 @@ def _description(x, what: str):
     """(dtype name, shape, row-major strides): an abstract array as XLA lays it out for the
     custom call."""
     shape = tuple(int(d) for d in np.shape(x))
-    strides, stride = [], 1
-    for size in reversed(shape):
-        strides.append(stride)
-        stride *= max(size, 1)
     try:
         name = jnp.dtype(x.dtype).name
     except AttributeError:
         raise TypeError(f"{what} must be a JAX array, got {type(x).__name__}") from None
-    return (name, shape, tuple(reversed(strides)))
+    return (name, shape, row_major_strides(shape))
 
 
 def _normalised_dimension_numbers(dimension_numbers, lhs_rank: int, rhs_rank: int):

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from . import ops  # also registers torch.ops.fp8dot
+from .._arrays import row_major_strides
 from .._quantize import both_orientations
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe
@@ -66,20 +67,6 @@ def _gemm(lhs: Operand, rhs: Operand, config: GemmConfig, out_dtype: torch.dtype
     return output
 
 
-def _operand_scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...]:
-    """The scale fp8dot.torch.quantize gives an operand [rows, contracting]."""
-    return {"tensor": (), "row": (rows,), "1x128": (rows, ops.block_count(contracting)),
-            "128x128": (ops.block_count(rows), ops.block_count(contracting))}[granularity]
-
-
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.insert(0, step)
-        step *= extent
-    return tuple(strides)
-
-
 class GemmCall(NamedTuple):
     """What `_gemm` hands scaled_mm, as array descriptions (dtype name, shape, strides) without
     data, and the output dtype."""
@@ -101,15 +88,15 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
                           "wgrad": ("gradient", "activation")}[gemm]
 
     def description(dtype, shape):
-        return (str(dtype), shape, _contiguous_strides(shape))
+        return (str(dtype), shape, row_major_strides(shape))
 
     def transposed(dtype, shape):
         flipped = tuple(reversed(shape))
-        return (str(dtype), flipped, tuple(reversed(_contiguous_strides(shape))))
+        return (str(dtype), flipped, tuple(reversed(row_major_strides(shape))))
 
-    lhs_scale = _operand_scale_shape(_granularity(recipe, lhs_role), m, k)
+    lhs_scale = ops.scale_shape(_granularity(recipe, lhs_role), m, k)
     rhs_granularity = _granularity(recipe, rhs_role)
-    rhs_scale = _operand_scale_shape(rhs_granularity, n, k)
+    rhs_scale = ops.scale_shape(rhs_granularity, n, k)
     # A 2-D rhs scale reaches scaled_mm as a transpose view, except the 128×128 scale of a
     # transposed operand (dgrad's Wᵀ): that is W's scale viewed transposed, so transposing it
     # back gives W's own contiguous scale.

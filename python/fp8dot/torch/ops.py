@@ -155,26 +155,32 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
     return tuple(_empty_if_none(t, x, dtype) for t, dtype in zip(outputs, dtypes))
 
 
-def block_count(extent: int) -> int:
+def _block_count(extent: int) -> int:
     """Scale blocks of 128 along an extent (a partial last block counts)."""
     return (extent + 127) // 128
+
+
+def scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...]:
+    """The shape of the scale quantize gives a matrix [rows, contracting] at a granularity."""
+    shapes = {"tensor": (), "row": (rows,), "1x128": (rows, _block_count(contracting)),
+              "128x128": (_block_count(rows), _block_count(contracting))}
+    if granularity not in shapes:
+        raise ValueError(f"unknown scale granularity {granularity!r} (tensor, row, 1x128 or "
+                         "128x128)")
+    return shapes[granularity]
 
 
 def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax):
     torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
     rows, cols = x.shape
-    scale_shapes = {"tensor": ((), None), "row": ((rows,), (cols,)),
-                    "1x128": ((rows, block_count(cols)), (cols, block_count(rows))),
-                    "128x128": ((block_count(rows), block_count(cols)), None)}
-    if granularity not in scale_shapes:
-        raise ValueError(f"unknown scale granularity {granularity!r} (tensor, row, 1x128 or "
-                         "128x128)")
-    scale_shape, transposed_scale_shape = scale_shapes[granularity]
+    q_scale_shape = scale_shape(granularity, rows, cols)
+    # Row and 1x128 scales of q_t are its own; tensor and 128x128 ones are q's (not returned).
+    own_transposed_scale = transposed and granularity in ("row", "1x128")
     absent = (0,)
     return (x.new_empty((rows, cols) if row_major else absent, dtype=out_dtype),
-            x.new_empty(absent if scale is not None else scale_shape, dtype=torch.float32),
+            x.new_empty(absent if scale is not None else q_scale_shape, dtype=torch.float32),
             x.new_empty((cols, rows) if transposed else absent, dtype=out_dtype),
-            x.new_empty(transposed_scale_shape if transposed and transposed_scale_shape
+            x.new_empty(scale_shape(granularity, cols, rows) if own_transposed_scale
                         else absent, dtype=torch.float32),
             x.new_empty(() if compute_amax else absent, dtype=torch.float32))
 

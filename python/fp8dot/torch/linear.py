@@ -126,27 +126,26 @@ def _record_amax(history: torch.Tensor, amax: torch.Tensor) -> None:
     history.copy_(torch.cat([amax.float().reshape(1), history[:-1]]))
 
 
-def _given_scale(amax_history: Optional[torch.Tensor], row: int, tensor: torch.Tensor,
-                 recipe: Recipe, dtype: torch.dtype) -> Optional[torch.Tensor]:
-    """The scale a tensor is cast with when it does not come from the quantisation kernel's
-    own amax pass: delayed scaling's (and this step's amax recorded), or tensorwise scaling's
-    from a torch amax (recipe.tensor_amax == "torch"). None: the kernel computes it."""
-    if amax_history is not None:
-        amax = tensor.abs().amax()
-        scale = _delayed_scale(amax_history[row], amax, recipe, dtype)
-        _record_amax(amax_history[row], amax)
-        return scale
-    if getattr(recipe, "tensor_amax", "kernel") == "torch":  # tensorwise (Recipe checks)
-        return scale_from_amax(tensor.abs().amax(), dtype)
-    return None
+def _delayed_scaling_scale(amax_history: Optional[torch.Tensor], row: int, tensor: torch.Tensor,
+                           recipe: Recipe, dtype: torch.dtype) -> Optional[torch.Tensor]:
+    """Delayed scaling's scale for a tensor (and this step's amax recorded); None under the
+    other scalings, whose scales the quantisation kernel computes."""
+    if amax_history is None:
+        return None
+    amax = tensor.abs().amax()
+    scale = _delayed_scale(amax_history[row], amax, recipe, dtype)
+    _record_amax(amax_history[row], amax)
+    return scale
 
 
 class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype):
-        scale_x = _given_scale(amax_history, _INPUT, x, recipe, recipe.forward.lhs_dtype)
-        scale_w = _given_scale(amax_history, _WEIGHT, weight, recipe, recipe.forward.rhs_dtype)
+        scale_x = _delayed_scaling_scale(amax_history, _INPUT, x, recipe,
+                                         recipe.forward.lhs_dtype)
+        scale_w = _delayed_scaling_scale(amax_history, _WEIGHT, weight, recipe,
+                                         recipe.forward.rhs_dtype)
         # The transposes the backward pass will need, written by the same kernels.
         x_q, x_t = _both_orientations(
             x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
@@ -173,8 +172,8 @@ class _Fp8Linear(torch.autograd.Function):
         need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None
         if need_dgrad or need_wgrad:
-            scale_dy = _given_scale(amax_history, _GRAD_OUTPUT, dy, recipe,
-                                    recipe.dgrad.lhs_dtype)
+            scale_dy = _delayed_scaling_scale(amax_history, _GRAD_OUTPUT, dy, recipe,
+                                              recipe.dgrad.lhs_dtype)
             granularity = _granularity(recipe, "gradient")
             if need_dgrad:
                 dy_q, dy_t = _both_orientations(dy, granularity, recipe.dgrad.lhs_dtype,

@@ -27,10 +27,17 @@ def fp8_max(dtype: torch.dtype) -> float:
 
 
 def scale_from_amax(amax: torch.Tensor, dtype: torch.dtype, margin: int = 0) -> torch.Tensor:
-    """The dequantisation scale that maps amax · 2^margin to the type's largest value (the rule
-    of quantize.h, for scales that come from an amax history rather than from the tensor)."""
+    """The dequantisation scale that maps amax · 2^margin to the type's largest value: quantize.h's
+    rule (f32 amax · 2^margin / max, correctly rounded), for scales that come from an amax history
+    rather than from the tensor.
+
+    amax · 2^margin is the f32 product, as in C++; the quotient is taken in float64 and rounded
+    to float32 once. (On the GPU torch divides by a Python number as a multiplication by its
+    reciprocal, which misses the correctly rounded f32 quotient now and then.) Both FP8 maxima
+    are 7 · 2^k, so an inexact quotient repeats a 3-bit pattern forever: it never lies within a
+    few float64 ulps of an f32 rounding boundary, and the rounding to f32 is the correct one."""
     amax = amax.float()
-    scale = amax * (2.0 ** margin) / fp8_max(dtype)
+    scale = ((amax * (2.0 ** margin)).double() / fp8_max(dtype)).float()
     return torch.where(amax > 0, scale, torch.ones_like(scale))
 
 

@@ -56,16 +56,24 @@ def make_variants(reference: nn.Module, names: list[str]) -> dict[str, nn.Module
     return variants
 
 
+def run_step(model, x, dy) -> None:
+    x.grad = None
+    for parameter in model.parameters():
+        parameter.grad = None
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        y = model(x)
+    y.backward(dy)
+
+
 def time_steps(model, x, dy, steps: int) -> float:
+    """ms per step on the GPU clock in steady state: one step is queued before the start event,
+    so the GPU is busy when it reaches it and the host's launch latency of the first step is not
+    counted."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    run_step(model, x, dy)
     start.record()
     for _ in range(steps):
-        x.grad = None
-        for parameter in model.parameters():
-            parameter.grad = None
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            y = model(x)
-        y.backward(dy)
+        run_step(model, x, dy)
     end.record()
     end.synchronize()
     return start.elapsed_time(end) / steps
@@ -76,14 +84,16 @@ def profile_step(name: str, model, x, dy, top: int) -> None:
     / sm90 xmma kernels) apart from everything else (quantisation, GELU, transposes)."""
     from torch.profiler import ProfilerActivity, profile
 
+    steps = 3
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step_ms = time_steps(model, x, dy, 2)
+        step_ms = time_steps(model, x, dy, steps)
+    steps += 1  # the untimed first step is profiled too
     kernels = {}
     for event in prof.events():
         if event.device_type != torch.autograd.DeviceType.CUDA:
             continue
         entry = kernels.setdefault(event.name, [0.0, 0])
-        entry[0] += event.device_time / 2 / 1000.0  # ms per step
+        entry[0] += event.device_time / steps / 1000.0  # ms per step
         entry[1] += 1
     def is_gemm(kernel: str) -> bool:
         return any(tag in kernel.lower() for tag in ("gemm", "xmma", "cutlass", "matmul", "sm90_"))
@@ -93,9 +103,9 @@ def profile_step(name: str, model, x, dy, top: int) -> None:
     print(json.dumps({"profile": name, "step_ms": round(step_ms, 3), "gemm_ms": round(gemm_ms, 3),
                       "other_ms": round(other_ms, 3),
                       "idle_ms": round(step_ms - gemm_ms - other_ms, 3),
-                      "kernels_per_step": sum(count for _, count in kernels.values()) // 2}))
+                      "kernels_per_step": sum(count for _, count in kernels.values()) // steps}))
     for kernel, (ms, count) in sorted(kernels.items(), key=lambda item: -item[1][0])[:top]:
-        print(f"  {ms:7.3f} ms  x{count // 2:<3} {'GEMM ' if is_gemm(kernel) else '     '}{kernel[:110]}")
+        print(f"  {ms:7.3f} ms  x{count // steps:<3} {'GEMM ' if is_gemm(kernel) else '     '}{kernel[:110]}")
 
 
 def main():

@@ -19,8 +19,17 @@ import torch
 import fp8dot.torch as ft
 
 E4M3 = torch.float8_e4m3fn
-SHAPES = [("activation X", 8192, 4096, torch.bfloat16), ("hidden H", 8192, 16384, torch.bfloat16),
-          ("weight W1", 16384, 4096, torch.float32)]
+SUITES = {
+    # The MLP block's tensors (bench/python/mlp_block_bench.py).
+    "mlp": [("activation X", 8192, 4096, torch.bfloat16), ("hidden H", 8192, 16384, torch.bfloat16),
+            ("weight W1", 16384, 4096, torch.float32)],
+    # The 300M training model's (examples/train, h200-300m: 16384 tokens, d 2048, SwiGLU 5504):
+    # an RMSNorm output (f32 under autocast), an attention output, the SwiGLU hidden, the qkv
+    # gradient, two fp32 master weights. Most are under or near L2's 50 MB.
+    "model": [("norm out X", 16384, 2048, torch.float32), ("attn out", 16384, 2048, torch.bfloat16),
+              ("hidden H", 16384, 5504, torch.bfloat16), ("dY qkv", 16384, 6144, torch.bfloat16),
+              ("weight up", 5504, 2048, torch.float32), ("weight out", 2048, 2048, torch.float32)],
+}
 
 
 def torch_reference(x: torch.Tensor, granularity: str):
@@ -69,12 +78,14 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--suite", choices=sorted(SUITES), default="mlp")
+    parser.add_argument("--granularities", default="tensor,row,1x128,128x128")
     args = parser.parse_args()
     compiled = torch.compile(torch_reference, dynamic=False)
     rows_out = []
-    for name, rows, cols, dtype in SHAPES:
+    for name, rows, cols, dtype in SUITES[args.suite]:
         x = torch.randn(rows, cols, device="cuda", dtype=dtype)
-        for granularity in ("tensor", "row", "1x128", "128x128"):
+        for granularity in args.granularities.split(","):
             variants = {"fp8dot": lambda t, g=granularity: fp8dot_variant(t, g),
                         "inductor": lambda t, g=granularity: compiled(t, g),
                         "fp8dot_q_only": lambda t, g=granularity: ft.quantize(t, E4M3, g),

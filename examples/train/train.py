@@ -68,7 +68,10 @@ def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.de
     profiler.stop()
     sort_key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(profiler.key_averages().table(sort_by=sort_key, row_limit=40))
+    path.write_text(profiler.key_averages().table(sort_by=sort_key, row_limit=40) +
+                    "\nBy input shape:\n" +
+                    profiler.key_averages(group_by_input_shape=True).table(sort_by=sort_key,
+                                                                           row_limit=60))
     print(f"profile of steps {PROFILED_STEPS[0]}-{last_step} written to {path}")
 
 

@@ -203,6 +203,21 @@ def test_cuda_kernel_gives_the_cpu_bytes(granularity, input_dtype):
 
 
 @gpu
+@pytest.mark.parametrize("input_dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("shape", [(4096, 2048), (1000, 37)])  # several loads per thread; scalar
+def test_cuda_tensor_amax_sees_every_element(input_dtype, shape):
+    """The tensor amax pass streams the tensor from its end (so the cast finds its start in L2):
+    a spike at the first, a middle or the last element is the amax, and the scale is the CPU's."""
+    count = shape[0] * shape[1]
+    for position in (0, count // 2 + 3, count - 1):
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(position)).to(input_dtype)
+        x.view(-1)[position] = -8192.0
+        result = ft.quantize(x.cuda(), torch.float8_e4m3fn, amax=True)
+        assert result.amax.item() == 8192.0, position
+        assert torch.equal(result.scale.cpu(), ft.quantize(x, torch.float8_e4m3fn).scale)
+
+
+@gpu
 def test_cuda_given_scale_on_the_host_is_refused_after_a_cached_call():
     x = torch.randn(256, 256, device="cuda")
     ft.quantize(x, torch.float8_e4m3fn, scale=torch.tensor(0.5, device="cuda"))

@@ -203,12 +203,31 @@ class ScaledMmRecorder:
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_autocast_quantises_the_input_cast_to_the_autocast_dtype(device):
+    """Under autocast an f32 input is cast to bf16 before it is quantised, as nn.Linear's is:
+    the layer gives the bits it gives a bf16 input, and x's gradient comes back in f32."""
+    layer = ft.Linear(256, 136, recipe=ft.Recipe.seed(), device=device)
+    x = (torch.randn(200, 256, generator=generator(61)) * 5).to(device).requires_grad_()
+    x_bf16 = x.detach().to(torch.bfloat16).requires_grad_()
+    dy = torch.randn(200, 136, generator=generator(62)).to(device)
+    outputs = []
+    for inputs in (x, x_bf16):
+        with torch.autocast(device, dtype=torch.bfloat16):
+            y = layer(inputs)
+        y.backward(dy)
+        outputs.append(y)
+    assert outputs[0].dtype == torch.bfloat16 and torch.equal(outputs[0], outputs[1])
+    assert x.grad.dtype == torch.float32 and torch.equal(x.grad, x_bf16.grad.float())
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("recipe_name", list(RECIPES))
 def test_gemm_call_is_what_the_layer_hands_scaled_mm(device, recipe_name):
     """explain() asks the C++ plan for each GEMM's engine from gemm_call, so it must be the
     exact call the layer makes: operands, scales and bias as (dtype, shape, strides), and the
-    output dtype; recorded here from a forward and backward under autocast (bf16 forward output,
-    f32 gradients), with a bias and partial blocks."""
+    output dtype; recorded here from a forward and backward under autocast (an f32 input, cast
+    to bf16 as nn.Linear's is: bf16 forward output and dgrad, f32 wgrad for the f32 weight),
+    with a bias and partial blocks."""
     from fp8dot.torch.linear import gemm_call
 
     recipe = RECIPES[recipe_name]
@@ -221,7 +240,7 @@ def test_gemm_call_is_what_the_layer_hands_scaled_mm(device, recipe_name):
         y.float().sum().backward()
     describe = lambda t: None if t is None else (str(t.dtype), tuple(t.shape), tuple(t.stride()))
     shapes = {"forward": (m, n, k), "dgrad": (m, k, n), "wgrad": (n, k, m)}
-    out_dtypes = {"forward": torch.bfloat16, "dgrad": torch.float32, "wgrad": torch.float32}
+    out_dtypes = {"forward": torch.bfloat16, "dgrad": torch.bfloat16, "wgrad": torch.float32}
     assert len(recorder.calls) == 3
     for gemm, args in zip(("forward", "dgrad", "wgrad"), recorder.calls):
         bias_dtype = out_dtypes[gemm] if gemm == "forward" else None

@@ -218,7 +218,8 @@ class Linear(nn.Linear):
         else:
             self.amax_history = None
         self.last_input_shape: Optional[tuple[int, ...]] = None
-        self.last_dtypes: Optional[tuple[torch.dtype, torch.dtype]] = None  # (input, output)
+        # (the input's dtype after autocast's cast, the output's)
+        self.last_dtypes: Optional[tuple[torch.dtype, torch.dtype]] = None
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None) -> "Linear":
@@ -237,6 +238,11 @@ class Linear(nn.Linear):
                              f"input has {x.shape[-1]} features in its last dim")
         if torch.is_autocast_enabled(x.device.type):
             out_dtype = torch.get_autocast_dtype(x.device.type)
+            # As nn.Linear under autocast (and torchao's layer), the input is cast to the
+            # autocast dtype first; torch.compile fuses that cast into the op that made x (an
+            # f32 RMSNorm output is then written and quantised at half the bytes). The fp32
+            # weight is quantised as it is: it has no producer to fuse with.
+            x = x.to(out_dtype)
         else:
             out_dtype = x.dtype
         if not torch.compiler.is_compiling():  # for explain()

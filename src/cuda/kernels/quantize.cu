@@ -170,9 +170,16 @@ __device__ uint2 CastEight(const float (&v)[kVector], float inverse) {
 }
 
 // Stores 8 FP8 bytes at `destination` (valid = how many of them lie inside the matrix).
-__device__ void StoreEight(uint8_t* destination, uint2 packed, int64_t valid, bool vector) {
+// `streaming`: the bytes are not read again soon (qᵀ waits for the backward pass), so they are
+// stored evict-first and leave L2 to the input the cast is still reading.
+__device__ void StoreEight(uint8_t* destination, uint2 packed, int64_t valid, bool vector,
+                           bool streaming = false) {
   if (vector && valid >= kVector) {
-    *reinterpret_cast<uint2*>(destination) = packed;
+    if (streaming) {
+      __stcs(reinterpret_cast<uint2*>(destination), packed);
+    } else {
+      *reinterpret_cast<uint2*>(destination) = packed;
+    }
     return;
   }
   const uint64_t bytes = (uint64_t{packed.y} << 32) | packed.x;
@@ -373,7 +380,7 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
       }
       const uint2 packed = CastEight<kFormat>(column, inverse);
       StoreEight(static_cast<uint8_t*>(p.transposed_output) + out_row * p.rows + out_col, packed,
-                 p.rows - out_col, p.vector_transposed_output);
+                 p.rows - out_col, p.vector_transposed_output, /*streaming=*/true);
     }
   }
 }
@@ -458,6 +465,10 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
 // max |x| of a whole tensor as magnitude bits: a grid-stride stream of 16-byte loads, the max
 // taken on the raw bits (bf16 and f16 two at a time, as unsigned 16-bit lanes: their NaNs also
 // sort above inf), converted to f32 bits once per thread. One atomicMax per CTA.
+//
+// The stream runs from the end of the tensor to its start, with loads that stay in L2: the
+// cast kernel that follows takes its tiles from the start, so its first reads find what was
+// read last here still in L2 (most of a tensor of L2's size, the first part of a larger one).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     tensor_amax_kernel(const T* input, int64_t count, bool vector, unsigned* tensor_bits) {
@@ -470,7 +481,7 @@ __global__ void __launch_bounds__(kThreads)
     unsigned lanes = 0;  // f32 bits, or two 16-bit magnitudes
 #pragma unroll 4
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < chunk_count; i += stride) {
-      const uint4 raw = __ldcs(chunks + i);
+      const uint4 raw = __ldg(chunks + (chunk_count - 1 - i));
       const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
@@ -491,7 +502,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   } else {
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count; i += stride) {
-      thread_max = max(thread_max, MagnitudeBits(ToFloat(input[i])));
+      thread_max = max(thread_max, MagnitudeBits(ToFloat(input[count - 1 - i])));
     }
   }
   const unsigned block_max = BlockMax(thread_max, warp_max);

@@ -200,7 +200,8 @@ class Linear(nn.Linear):
     The recipe decides each GEMM's formats and PrecisionConfig (by default the seed's rule:
     forward fast, gradients promoted) and the scaling. Parameters stay in their dtype (the
     optimizer's master weights); inputs of any leading shape [..., in_features] are flattened
-    into the GEMM's M. Under autocast the output has the autocast dtype, else the input's.
+    into the GEMM's M. Under autocast the input is cast to the autocast dtype before it is
+    quantised (as nn.Linear's is) and the output has that dtype; otherwise the input's.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,

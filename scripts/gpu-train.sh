@@ -5,7 +5,9 @@
 #   JAX (train_flax.py, jax.jit):    "jax:linear[:recipe]", e.g. "jax:bf16 jax:flax-fp8 jax:fp8dot
 #                                    jax:fp8dot:seed" (jax:fp8dot alone: fp8dot.flax's default,
 #                                    Flax's delayed recipe)
-# TRAIN_ARGS go to every run: the flags both scripts take (hyperparameters, --seed).
+# SEEDS="0 1 2" runs each of RUNS once per seed (logs train-<run>-seed<N>.jsonl); without it,
+# one run each with the script's default seed. TRAIN_ARGS go to every run: the flags both
+# scripts take (hyperparameters).
 #   carry: build/wheel-cp312 .whl
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,8 +22,14 @@ for run in $RUNS; do
     *)
       command=(examples/train/train.py --compile --linear "${run%%:*}" --recipe "${run##*:}") ;;
   esac
-  echo "== $name"
-  python3 "${command[@]}" --config h200-300m ${STEPS:+--steps $STEPS} ${TRAIN_ARGS:-} \
-    --log "$OUT/train-$name.jsonl" >"$OUT/train-$name.out" 2>&1
-  echo "exit $?"; grep -E '"summary"|Error|error' "$OUT/train-$name.out" | tail -3
+  for seed in ${SEEDS:-default}; do
+    [[ $seed == default ]] && seed=""
+    log=$name${seed:+-seed$seed}
+    echo "== $log"
+    python3 "${command[@]}" --config h200-300m ${STEPS:+--steps $STEPS} ${seed:+--seed $seed} \
+      ${TRAIN_ARGS:-} --log "$OUT/train-$log.jsonl" >"$OUT/train-$log.out" 2>&1
+    echo "exit $?"; grep -E '"summary"|Error|error' "$OUT/train-$log.out" | tail -3
+  done
 done
+# With several seeds, plot.py's second table says whether each recipe ends within bf16's own
+# seed-to-seed spread.

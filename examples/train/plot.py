@@ -8,6 +8,10 @@ together. The table has one row per run: final validation loss (and its differen
 baseline: the first bf16 run of the same framework, unless --baseline names one run for all),
 the median tokens/s after warm-up (and the speed-up over the baseline), peak GPU memory, and
 the step the run diverged at, if it did.
+
+When a configuration ran with more than one --seed, a second table sets each configuration's
+mean final validation loss against its framework's bf16 mean and against bf16's own
+seed-to-seed spread (max - min): the issue's question is whether an FP8 recipe ends within it.
 """
 
 from __future__ import annotations
@@ -112,6 +116,45 @@ def table(runs: list[dict], baseline_label: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def configuration(run: dict) -> tuple[str, str]:
+    """(framework, run label): what repeats across seeds."""
+    return framework(run), run["run"].get("label", run["label"])
+
+
+def seed_table(runs: list[dict]) -> str:
+    """Mean and spread of the final validation loss over seeds, per configuration; empty when
+    no configuration has two finished seeds."""
+    groups: dict[tuple[str, str], dict[int, float]] = {}
+    for run in runs:
+        s = run["summary"]
+        if s is None or s["final_val_loss"] is None:
+            continue
+        groups.setdefault(configuration(run), {})[run["run"].get("seed")] = s["final_val_loss"]
+    if not any(len(losses) > 1 for losses in groups.values()):
+        return ""
+
+    def stats(losses: dict[int, float]) -> tuple[float, float]:
+        values = list(losses.values())
+        return sum(values) / len(values), max(values) - min(values)
+
+    lines = ["| run | seeds | mean final val loss | spread (max - min) | mean vs bf16 mean "
+             "| within bf16's spread |", "|---|---|---:|---:|---:|---|"]
+    for (frame, label), losses in groups.items():
+        mean, spread = stats(losses)
+        baseline = groups.get((frame, "bf16"))
+        delta = within = ""
+        if baseline and label != "bf16":
+            base_mean, base_spread = stats(baseline)
+            delta = f"{100 * (mean / base_mean - 1):+.2f}%"
+            within = ("unknown (one bf16 seed)" if len(baseline) < 2 else
+                      "yes" if abs(mean - base_mean) <= base_spread else "no")
+        name = label if frame == "torch" else f"{frame}: {label}"
+        seeds = ", ".join(str(seed) for seed in sorted(losses, key=str))
+        lines.append(f"| {name} | {seeds} | {mean:.4f} | {spread:.4f} "
+                     f"({100 * spread / mean:.2f}%) | {delta} | {within} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", nargs="+", type=Path, help="train.py --log files")
@@ -123,6 +166,9 @@ def main() -> None:
     runs = [read_log(path) for path in args.logs]
     plot(runs, args.png)
     markdown = table(runs, args.baseline)
+    spread = seed_table(runs)
+    if spread:
+        markdown += "\n" + spread
     print(markdown, end="")
     print(f"wrote {args.png}")
     if args.table:

@@ -203,6 +203,28 @@ class ScaledMmRecorder:
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_no_grad_quantises_no_transposes(device):
+    """Under no_grad (an evaluation loop: the parameters and even the input may require grad)
+    the layer writes no transposed operands, which only a backward pass would read; with grad
+    enabled it writes both, X's and W's."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Transposed(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.fp8dot.quantize.default:
+                self.flags.append(args[4])
+            return func(*args, **(kwargs or {}))
+
+    layer = ft.Linear(136, 72, recipe=ft.Recipe.seed(), device=device)
+    x = torch.randn(40, 136, generator=generator(63)).to(device).requires_grad_()
+    for grad_enabled, expected in ((False, [False, False]), (True, [True, True])):
+        with Transposed() as mode, torch.set_grad_enabled(grad_enabled):
+            mode.flags = []
+            layer(x)
+        assert mode.flags == expected, grad_enabled
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_autocast_quantises_the_input_cast_to_the_autocast_dtype(device):
     """Under autocast an f32 input is cast to bf16 before it is quantised, as nn.Linear's is:
     the layer gives the bits it gives a bf16 input, and x's gradient comes back in f32."""

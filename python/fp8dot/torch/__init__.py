@@ -12,8 +12,10 @@ from .convert import convert, explain
 from .linear import Linear
 from .quantize import quantize, quantize_blocks, quantize_rowwise, quantize_tensorwise
 from .recipe import E4M3, E5M2, GemmConfig, Recipe
+from .weight_cache import cached_weights
 
 scaled_mm = ops.scaled_mm
 
-__all__ = ["E4M3", "E5M2", "GemmConfig", "Linear", "Recipe", "convert", "explain",
-           "quantize", "quantize_blocks", "quantize_rowwise", "quantize_tensorwise", "scaled_mm"]
+__all__ = ["E4M3", "E5M2", "GemmConfig", "Linear", "Recipe", "cached_weights", "convert",
+           "explain", "quantize", "quantize_blocks", "quantize_rowwise", "quantize_tensorwise",
+           "scaled_mm"]

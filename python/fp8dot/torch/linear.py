@@ -138,21 +138,46 @@ def _delayed_scaling_scale(amax_history: Optional[torch.Tensor], row: int, tenso
     return scale
 
 
+def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Optional[torch.dtype],
+                      scale: Optional[torch.Tensor], cache: Optional[dict]
+                      ) -> tuple[Operand, Optional[Operand]]:
+    """The weight for the forward GEMM and, unless transposed_dtype is None, its transpose for
+    dgrad. With a cache (fp8dot.torch.cached_weights), the FP8 copies made from this very
+    weight (same version, storage, recipe) are reused instead of quantising it again."""
+    def fresh():
+        return _both_orientations(weight, _granularity(recipe, "weight"),
+                                  recipe.forward.rhs_dtype, transposed_dtype, scale)
+    if cache is None:
+        return fresh()
+    key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, tuple(weight.shape),
+           recipe)
+    entry = cache.get("entry")
+    if entry is None or entry[0] != key or (transposed_dtype is not None and entry[2] is None):
+        w_q, w_t = fresh()
+        cache["entry"] = (key, w_q, w_t)
+        return w_q, w_t
+    return entry[1], entry[2] if transposed_dtype is not None else None
+
+
 class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
-                amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype):
+                amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
+                weight_cache: Optional[dict], grad_enabled: bool):
         scale_x = _delayed_scaling_scale(amax_history, _INPUT, x, recipe,
                                          recipe.forward.lhs_dtype)
         scale_w = _delayed_scaling_scale(amax_history, _WEIGHT, weight, recipe,
                                          recipe.forward.rhs_dtype)
-        # The transposes the backward pass will need, written by the same kernels.
+        # The transposes the backward pass will need, written by the same kernels. None under
+        # no_grad: needs_input_grad only says the inputs require grad (an evaluation loop's
+        # parameters do), not that a backward pass will come.
+        need_dgrad = grad_enabled and ctx.needs_input_grad[0]
+        need_wgrad = grad_enabled and ctx.needs_input_grad[1]
         x_q, x_t = _both_orientations(
             x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-            recipe.wgrad.rhs_dtype if ctx.needs_input_grad[1] else None, scale_x)
-        w_q, w_t = _both_orientations(
-            weight, _granularity(recipe, "weight"), recipe.forward.rhs_dtype,
-            recipe.dgrad.rhs_dtype if ctx.needs_input_grad[0] else None, scale_w)
+            recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x)
+        w_q, w_t = _quantized_weight(
+            weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache)
         bias_for_gemm = None if bias is None else bias.to(out_dtype)
         output = _gemm(x_q, w_q, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
 
@@ -191,7 +216,7 @@ class _Fp8Linear(torch.autograd.Function):
                                recipe.backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
-        return grad_x, grad_w, grad_bias, None, None, None
+        return grad_x, grad_w, grad_bias, None, None, None, None, None
 
 
 class Linear(nn.Linear):
@@ -218,6 +243,7 @@ class Linear(nn.Linear):
                                              device=self.weight.device))
         else:
             self.amax_history = None
+        self.weight_cache: Optional[dict] = None  # set inside fp8dot.torch.cached_weights
         self.last_input_shape: Optional[tuple[int, ...]] = None
         # (the input's dtype after autocast's cast, the output's)
         self.last_dtypes: Optional[tuple[torch.dtype, torch.dtype]] = None
@@ -249,8 +275,10 @@ class Linear(nn.Linear):
         if not torch.compiler.is_compiling():  # for explain()
             self.last_input_shape, self.last_dtypes = tuple(x.shape), (x.dtype, out_dtype)
         x2d = x.reshape(-1, self.in_features)
+        # A compiled graph quantises the weight every call: the cache is Python state.
+        cache = None if torch.compiler.is_compiling() else self.weight_cache
         output = _Fp8Linear.apply(x2d, self.weight, self.bias, self.amax_history, self.recipe,
-                                  out_dtype)
+                                  out_dtype, cache, torch.is_grad_enabled())
         return output.reshape(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:

@@ -1,0 +1,54 @@
+"""fp8dot.torch.cached_weights: quantise each FP8 layer's weight once for many forward passes.
+
+Each forward of an fp8dot.torch.Linear quantises its weight (and, when a gradient will flow to
+the input, the weight's transpose for dgrad): a pass over the whole weight that is as long as
+the GEMM itself at small M. When the weights do not change between forwards — the micro-batches
+of one optimizer step (gradient accumulation), or inference — that work can be done once:
+
+    with ft.cached_weights(model):
+        for micro_batch in micro_batches:
+            model(micro_batch).sum().backward()
+    optimizer.step()
+
+Inside the context a layer reuses the FP8 copies it made from its weight as long as the weight
+is the same tensor at the same version: an in-place update through torch (optimizer.step(),
+`weight.copy_`, `load_state_dict`) bumps the version and the next forward quantises again.
+Writes through `weight.data` do not bump it; do not make them inside the context. Leaving the
+context drops the copies. Results are bit-identical to quantising every time; weight gradients
+are computed as usual (wgrad does not read the quantised weight).
+
+Current scaling only: a delayed-scaling layer records its weight's amax in its history every
+forward, which a reused copy would skip, so such a model is refused. torch.compile'd regions
+quantise every call (the cache is Python state that a compiled graph does not read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from torch import nn
+
+from .linear import Linear
+
+
+@contextlib.contextmanager
+def cached_weights(model: nn.Module) -> Iterator[nn.Module]:
+    """Within the block, every fp8dot.torch.Linear in `model` quantises its weight once and
+    reuses the FP8 copies while the weight is unchanged (the module docstring has the rules).
+    Contexts nest: an inner one keeps the outer one's copies."""
+    layers = [module for module in model.modules() if isinstance(module, Linear)]
+    delayed = [name for name, module in model.named_modules()
+               if isinstance(module, Linear) and module.recipe.scaling == "delayed"]
+    if delayed:
+        raise ValueError(f"cached_weights: layer {delayed[0]!r} uses delayed scaling, which "
+                         f"records its weight's amax every forward; cached weights apply to "
+                         f"current scaling (tensorwise, rowwise, blocks)")
+    opened = [layer for layer in layers if layer.weight_cache is None]
+    for layer in opened:
+        layer.weight_cache = {}
+    try:
+        yield model
+    finally:
+        for layer in opened:
+            layer.weight_cache = None

@@ -27,8 +27,12 @@ fi
 if [[ "${SKIP_BENCH:-0}" != 1 && "${SKIP_TORCH_BENCH:-0}" != 1 ]]; then
   echo "== host cost per call at small M"
   python3 bench/python/small_shape_overhead.py 2>&1 | tee "$OUT/overhead.log"
-  echo "== quantisation kernel vs inductor"
+  echo "== quantisation kernel vs inductor (the MLP block's tensors, then the 300M model's)"
   python3 bench/python/quantize_bench.py 2>&1 | tee "$OUT/quantize_bench.log" | tail -12
+  python3 bench/python/quantize_bench.py --suite model --granularities tensor 2>&1 |
+    tee "$OUT/quantize_bench_model.log" | tail -7
+  echo "== the MLP block's GEMMs alone: fp8dot vs torch._scaled_mm"
+  python3 bench/python/gemm_vs_scaled_mm.py 2>&1 | tee "$OUT/gemm_vs_scaled_mm.log" | tail -8
   echo "== MLP block"
   python3 bench/python/mlp_block_bench.py ${MLP_ARGS:-} 2>&1 | tee "$OUT/mlp_block.log" | tail -12
 fi

@@ -272,11 +272,12 @@ class Linear(nn.Linear):
             x = x.to(out_dtype)
         else:
             out_dtype = x.dtype
-        if not torch.compiler.is_compiling():  # for explain()
+        compiling = torch.compiler.is_compiling()
+        if not compiling:  # for explain()
             self.last_input_shape, self.last_dtypes = tuple(x.shape), (x.dtype, out_dtype)
         x2d = x.reshape(-1, self.in_features)
         # A compiled graph quantises the weight every call: the cache is Python state.
-        cache = None if torch.compiler.is_compiling() else self.weight_cache
+        cache = None if compiling else self.weight_cache
         output = _Fp8Linear.apply(x2d, self.weight, self.bias, self.amax_history, self.recipe,
                                   out_dtype, cache, torch.is_grad_enabled())
         return output.reshape(*x.shape[:-1], self.out_features)

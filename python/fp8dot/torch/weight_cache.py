@@ -37,14 +37,14 @@ def cached_weights(model: nn.Module) -> Iterator[nn.Module]:
     """Within the block, every fp8dot.torch.Linear in `model` quantises its weight once and
     reuses the FP8 copies while the weight is unchanged (the module docstring has the rules).
     Contexts nest: an inner one keeps the outer one's copies."""
-    layers = [module for module in model.modules() if isinstance(module, Linear)]
-    delayed = [name for name, module in model.named_modules()
-               if isinstance(module, Linear) and module.recipe.scaling == "delayed"]
-    if delayed:
-        raise ValueError(f"cached_weights: layer {delayed[0]!r} uses delayed scaling, which "
-                         f"records its weight's amax every forward; cached weights apply to "
-                         f"current scaling (tensorwise, rowwise, blocks)")
-    opened = [layer for layer in layers if layer.weight_cache is None]
+    layers = {name: module for name, module in model.named_modules()
+              if isinstance(module, Linear)}
+    for name, layer in layers.items():
+        if layer.recipe.scaling == "delayed":
+            raise ValueError(f"cached_weights: layer {name!r} uses delayed scaling, which "
+                             f"records its weight's amax every forward; cached weights apply "
+                             f"to current scaling (tensorwise, rowwise, blocks)")
+    opened = [layer for layer in layers.values() if layer.weight_cache is None]
     for layer in opened:
         layer.weight_cache = {}
     try:

@@ -35,7 +35,14 @@ def fp8_max(dtype) -> float:
 
 
 def _scale_from_amax(amax, dtype):
-    return jnp.where(amax > 0, amax / fp8_max(dtype), 1.0).astype(jnp.float32)
+    """amax / fp8_max correctly rounded to f32, as quantize.h's rule.
+
+    XLA rewrites a division by a constant (or by a broadcast scalar) as a multiplication by the
+    reciprocal, which misses the correctly rounded quotient for about half of all amaxes. A
+    divisor of amax's own shape that XLA cannot see through keeps the IEEE division."""
+    amax = amax.astype(jnp.float32)
+    divisor = jax.lax.optimization_barrier(jnp.full(amax.shape, fp8_max(dtype), jnp.float32))
+    return jnp.where(amax > 0, amax / divisor, 1.0).astype(jnp.float32)
 
 
 def _cast(x, scale, dtype):

@@ -156,14 +156,17 @@ __device__ inline void ClusterSync() {
           : "memory");
 }
 
-// Arrives on the barrier at the same shared-memory offset in CTA `cta` of the cluster.
+// Arrives on the barrier at the same shared-memory offset in CTA `cta` of the cluster. The
+// arrival orders nothing but this warp's completed wgmma reads of a stage before the other CTA's
+// next copy into it, so it is a release at CTA scope (PTX's default); a cluster-scope release
+// would make the arriving lane wait for all of its earlier memory operations to be visible
+// cluster-wide, once per stage on every math warp.
 __device__ inline void BarrierArriveInCta(uint64_t* barrier, uint32_t cta) {
   uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
                : "=r"(remote)
                : "r"(SharedAddress(barrier)), "r"(cta));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 // ---- wgmma --------------------------------------------------------------------------------------

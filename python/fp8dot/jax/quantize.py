@@ -25,6 +25,7 @@ import numpy as np
 
 from .._quantize import Quantized, make_quantizer, shared_transposed_scale
 from . import _ffi
+from ._exact_float import divide_by_fp8_max, reciprocal
 from .ops import _description
 
 GRANULARITIES = ("tensor", "row", "1x128", "128x128")
@@ -35,20 +36,21 @@ def fp8_max(dtype) -> float:
 
 
 def _scale_from_amax(amax, dtype):
-    """amax / fp8_max correctly rounded to f32, as quantize.h's rule.
-
-    XLA rewrites a division by a constant (or by a broadcast scalar) as a multiplication by the
-    reciprocal, which misses the correctly rounded quotient for about half of all amaxes. A
-    divisor of amax's own shape that XLA cannot see through keeps the IEEE division."""
+    """amax / fp8_max correctly rounded to f32 (quantize.h's rule; 1 where amax is 0)."""
     amax = amax.astype(jnp.float32)
-    divisor = jax.lax.optimization_barrier(jnp.full(amax.shape, fp8_max(dtype), jnp.float32))
-    return jnp.where(amax > 0, amax / divisor, 1.0).astype(jnp.float32)
+    return jnp.where(amax > 0, divide_by_fp8_max(amax, fp8_max(dtype)), 1.0).astype(jnp.float32)
 
 
-def _cast(x, scale, dtype):
+def _inverse(scale):
+    """1 / scale, correctly rounded, once per scale: the barrier keeps XLA from fusing the
+    integer long division into the cast, where it would run once per element."""
+    return jax.lax.optimization_barrier(reciprocal(scale))
+
+
+def _cast(x, inverse_scale, dtype):
     limit = fp8_max(dtype)
     # x · (1 / scale): fp8dot's quantisation rule (include/fp8dot/quantize.h).
-    return jnp.clip(x * (1.0 / scale), -limit, limit).astype(dtype)
+    return jnp.clip(x * inverse_scale, -limit, limit).astype(dtype)
 
 
 def quantize(x, dtype, granularity: str = "tensor", scale=None):
@@ -62,19 +64,19 @@ def quantize(x, dtype, granularity: str = "tensor", scale=None):
     if granularity == "tensor":
         if scale is None:
             scale = _scale_from_amax(jnp.max(jnp.abs(x)), dtype)
-        return _cast(x, scale, dtype), scale
+        return _cast(x, _inverse(scale), dtype), scale
     if scale is not None:
         raise ValueError("only tensor scaling takes a given scale")
     if granularity == "row":
         scale = _scale_from_amax(jnp.max(jnp.abs(x), axis=1), dtype)
-        return _cast(x, scale[:, None], dtype), scale
+        return _cast(x, _inverse(scale)[:, None], dtype), scale
     block_rows = 128 if granularity == "128x128" else 1
     # Partial last blocks: zeros added to fill them change no amax and are cut off again.
     padded_rows, padded_columns = -(-rows // block_rows) * block_rows, -(-columns // 128) * 128
     x = jnp.pad(x, ((0, padded_rows - rows), (0, padded_columns - columns)))
     blocks = x.reshape(padded_rows // block_rows, block_rows, padded_columns // 128, 128)
     scale = _scale_from_amax(jnp.max(jnp.abs(blocks), axis=(1, 3)), dtype)
-    x_q = _cast(blocks, scale[:, None, :, None], dtype).reshape(padded_rows, padded_columns)
+    x_q = _cast(blocks, _inverse(scale)[:, None, :, None], dtype).reshape(padded_rows, padded_columns)
     return x_q[:rows, :columns], scale
 
 

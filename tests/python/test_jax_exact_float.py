@@ -16,20 +16,22 @@ from fp8dot.jax._exact_float import divide_by_fp8_max, reciprocal  # noqa: E402
 
 def f32_values(seed):
     """Positive f32 values over the whole range: random bit patterns (subnormals included),
-    powers of two, the extremes, and values whose quotient by 7 lands near a rounding tie."""
+    powers of two, the extremes, exact quotients ((7n + 3.5) / (7 · 2^k)), and subnormal
+    quotients that are rounding ties (21 · 2^-144 / 448 and 35 · 2^-144 / 448)."""
     rng = np.random.default_rng(seed)
     bits = rng.integers(1, 0x7F800000, size=20000, dtype=np.uint32)
     values = [bits.view(np.float32),
               np.exp2(np.arange(-149, 128, dtype=np.float64)).astype(np.float32),
-              np.array([np.finfo(np.float32).tiny, np.finfo(np.float32).max,
-                        np.float32(1.4e-45), 448.0, 57344.0, 1.0, 3.0, 7.0, 0.5], np.float32),
+              np.array([np.finfo(np.float32).tiny, np.finfo(np.float32).max, 448.0, 57344.0,
+                        1.0, 3.0, 7.0, 0.5, 21 * 2.0**-144, 35 * 2.0**-144], np.float32),
               (np.arange(1, 4000, dtype=np.float32) * 7 + 3.5)]
     return np.concatenate(values).astype(np.float32)
 
 
 def rounded(exact):
-    """float64 -> f32 once. For these quotients it is the correctly rounded f32: x / (7 · 2^k)
-    and 1 / x of an f32 x are never closer to an f32 rounding boundary than float64's own error."""
+    """float64 -> f32 once, which is the correctly rounded f32 here: an inexact x / (7 · 2^k) has
+    bits that repeat with period 3 (never a run of 24 zeros or ones past the f32 significand),
+    and 1 / x is at least 2^-50 relative from an f32 midpoint; float64's error is 2^-53."""
     with np.errstate(over="ignore"):
         return exact.astype(np.float32)
 
@@ -59,9 +61,14 @@ def test_special_values_are_those_of_ieee_division(platform):
     x = np.array([0.0, np.inf, np.nan], np.float32)
     quotient = np.asarray(jax.jit(lambda v: divide_by_fp8_max(v, 448.0))(
         jax.device_put(x, device(platform))))
-    inverse = np.asarray(jax.jit(reciprocal)(jax.device_put(x, device(platform))))
     np.testing.assert_array_equal(quotient, [0.0, np.inf, np.nan])
-    np.testing.assert_array_equal(inverse, [np.inf, 0.0, np.nan])
+    x = np.array([0.0, -0.0, np.inf, -np.inf, -2.0, -3.0], np.float32)
+    inverse = np.asarray(jax.jit(reciprocal)(jax.device_put(x, device(platform))))
+    with np.errstate(divide="ignore"):
+        expected = np.float32(1) / x
+    np.testing.assert_array_equal(inverse.view(np.uint32), expected.view(np.uint32))  # signs too
+    assert np.isnan(np.asarray(jax.jit(reciprocal)(jax.device_put(np.float32(np.nan),
+                                                                  device(platform)))))
 
 
 def test_a_maximum_not_seven_times_a_power_of_two_is_refused():

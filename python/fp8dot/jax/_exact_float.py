@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from jax import lax
 
 _U32 = jnp.uint32
-_EXPONENT_MASK = 0x7F800000
+_INFINITY_BITS = 0x7F800000
 _SIGNIFICAND_BITS = 23
 
 
@@ -32,8 +32,8 @@ def _significand_and_exponent(x):
     fraction = bits & _u32(0x7FFFFF)
     m = jnp.where(biased > 0, fraction | _u32(0x800000), fraction)
     e = jnp.where(biased > 0, biased, 1) - 150
-    # Subnormal x: shift its significand up to 24 bits.
-    shift = lax.clz(jnp.maximum(m, _u32(1))).astype(jnp.int32) - 8
+    # Subnormal x: shift its significand up to 24 bits (callers pass no zeros).
+    shift = lax.clz(m).astype(jnp.int32) - 8
     return m << shift.astype(_U32), e - shift
 
 
@@ -56,8 +56,8 @@ def _round_to_f32(t, sticky, e):
     bits = jnp.where(biased >= 1,
                      (jnp.maximum(biased, 1) - 1).astype(_U32) * _u32(1 << _SIGNIFICAND_BITS) +
                      kept, kept)
-    bits = jnp.where(underflows, _u32(0), jnp.minimum(bits, _u32(_EXPONENT_MASK)))
-    bits = jnp.where(biased >= 255, _u32(_EXPONENT_MASK), bits)
+    bits = jnp.where(underflows, _u32(0), bits)
+    bits = jnp.where(biased >= 255, _u32(_INFINITY_BITS), bits)  # a carry into 255 is inf too
     return lax.bitcast_convert_type(bits, jnp.float32)
 
 
@@ -71,7 +71,7 @@ def divide_by_fp8_max(x, fp8_max: float):
     x = jnp.asarray(x, jnp.float32)
     regular = jnp.isfinite(x) & (x > 0)
     m, e = _significand_and_exponent(jnp.where(regular, x, 1.0))
-    # m · 2^7 / 7 has 27 or 28 bits; its remainder says whether the quotient is exact.
+    # m · 2^7 / 7 has 28 or 29 bits; its remainder says whether the quotient is exact.
     numerator = m << _u32(7)
     quotient = numerator // _u32(7)
     sticky = numerator != quotient * _u32(7)
@@ -80,12 +80,14 @@ def divide_by_fp8_max(x, fp8_max: float):
 
 
 def reciprocal(x):
-    """1 / x correctly rounded to f32, for x > 0 (0 gives inf, inf gives 0, NaN stays NaN)."""
+    """1 / x correctly rounded to f32 (±0 gives ±inf, ±inf gives ±0, NaN stays NaN)."""
     x = jnp.asarray(x, jnp.float32)
-    regular = jnp.isfinite(x) & (x > 0)
-    m, e = _significand_and_exponent(jnp.where(regular, x, 1.0))
+    magnitude = jnp.abs(x)
+    regular = jnp.isfinite(magnitude) & (magnitude > 0)
+    m, e = _significand_and_exponent(jnp.where(regular, magnitude, 1.0))
     # floor(2^48 / m) by long division, 8 bits at a time (the remainder stays below m < 2^24,
-    # so remainder · 2^8 fits 32 bits): 25 bits, 2^48 / m being in (2^24, 2^25].
+    # so remainder · 2^8 fits 32 bits): 25 bits, 2^48 / m being in (2^24, 2^25] (26 for m = 2^23,
+    # a power of two).
     quotient = _u32(0)
     remainder = jnp.ones_like(m)
     for _ in range(6):
@@ -93,6 +95,6 @@ def reciprocal(x):
         quotient = (quotient << _u32(8)) | (remainder // m)
         remainder = remainder % m
     result = _round_to_f32(quotient, remainder != 0, -48 - e)
-    special = jnp.where(x == 0, jnp.float32(jnp.inf),
-                        jnp.where(jnp.isinf(x), jnp.float32(0.0), x))
-    return jnp.where(regular, result, special)
+    special = jnp.where(magnitude == 0, jnp.float32(jnp.inf),
+                        jnp.where(jnp.isinf(magnitude), jnp.float32(0.0), magnitude))
+    return jnp.copysign(jnp.where(regular, result, special), x)

@@ -1,7 +1,8 @@
 // Conversions between the narrow float types and f32/f64, bit-exact with ml_dtypes (and numpy
 // for f16): round to nearest even, subnormals kept, NaN kept (with its sign), overflow to NaN
-// (e4m3fn) or inf (e5m2, f16, bf16). Like ml_dtypes, f64 values go to FP8 and bf16 through f32
-// (two roundings); f64 to f16 rounds once, as numpy does. The saturating variants clamp finite
+// (e4m3fn) or inf (e5m2, f16, bf16). f64 values go to FP8 and bf16 through f32 (two roundings,
+// as a GPU narrowing an f32 accumulator, and ml_dtypes before 0.7); f64 to f16 rounds once, as
+// numpy does. The saturating variants clamp finite
 // overflow and infinities to ±max, which is what FP8 quantisation (cuBLASLt's D output, PTX
 // cvt.satfinite) does.
 #pragma once
@@ -17,7 +18,8 @@ enum class Overflow {
   kSaturate,  // out of range and ±inf become ±max finite; NaN stays NaN
 };
 
-// Encodes `value` into the bit pattern of a narrow type (FP8, bf16 or f16), rounding once.
+// Encodes `value` into the bit pattern of a narrow type (FP8, bf16 or f16), to nearest even (FP8
+// and bf16 through f32, as above).
 uint8_t EncodeF8E4M3FN(double value, Overflow overflow = Overflow::kIeee);
 uint8_t EncodeF8E5M2(double value, Overflow overflow = Overflow::kIeee);
 uint16_t EncodeBF16(double value, Overflow overflow = Overflow::kIeee);

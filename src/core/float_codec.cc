@@ -138,9 +138,9 @@ float EncodeF32(double value, Overflow overflow) {
 
 }  // namespace
 
-// ml_dtypes converts f64 to its own types (float8_*, bfloat16) through f32, so a double input is
-// rounded twice; fp8dot does the same to agree with it bit for bit. (It is also what a GPU does
-// with an f32 accumulator.) numpy's float16 rounds f64 once, and so does EncodeF16.
+// f64 goes to FP8 and bf16 through f32, so a double input is rounded twice: the GPU kernels the
+// emulation models hold f32 values (an accumulator) when they narrow. ml_dtypes before 0.7 did
+// the same; from 0.7 it rounds f64 once. numpy's float16 rounds f64 once, and so does EncodeF16.
 uint8_t EncodeF8E4M3FN(double value, Overflow overflow) {
   return static_cast<uint8_t>(Encode(kE4M3FN, static_cast<float>(value), overflow));
 }

@@ -4,7 +4,9 @@
 # of each kernel per shape and tile, after gpu_bench's warm-up. Logs go to $OUT.
 #   carry: build/gpu_bench build/wheel-cp312 (OpenBLAS libraries)
 # Environment: NCU_SHAPES (lines "M N K", default two M = 4096 shapes), NCU_TILES (comma-separated
-#   own tiles, default 256x128), BUILD (default build).
+#   own tiles, default 256x128), BUILD (default build), NCU_SOURCE=1 (also warp-stall sampling per
+#   SASS instruction: the source page as CSV, and bench/sass_stalls.py's summary of where the
+#   warps wait, per kernel).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fp8dot-own-ncu}
@@ -22,10 +24,20 @@ METRICS+=,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.su
 METRICS+=,sm__cycles_elapsed.avg.per_second
 profile() {  # name, kernel regex, gpu_bench arguments...
   local name=$1 regex=$2; shift 2
+  local source=()
+  [[ "${NCU_SOURCE:-0}" == 1 ]] && source=(--section SourceCounters -f -o "/tmp/ncu-$name")
   timeout 200 ncu --clock-control none --kernel-name "regex:$regex" --launch-skip 3 \
     --launch-count 1 --metrics "$METRICS" --section WarpStateStats --section SpeedOfLight \
-    "$BUILD/gpu_bench" "$@" > "$OUT/ncu-$name.log" 2>&1
+    "${source[@]}" "$BUILD/gpu_bench" "$@" > "$OUT/ncu-$name.log" 2>&1
   echo "ncu $name rc=$?"
+  if [[ "${NCU_SOURCE:-0}" == 1 ]]; then
+    # With -o the metrics go to the report, not the log: print them from it.
+    ncu --import "/tmp/ncu-$name.ncu-rep" --page details >> "$OUT/ncu-$name.log" 2>&1
+    ncu --import "/tmp/ncu-$name.ncu-rep" --page source --csv --print-source sass \
+      > "$OUT/sass-$name.csv" 2>&1
+    python3 bench/sass_stalls.py "$OUT/sass-$name.csv" > "$OUT/stalls-$name.txt" 2>&1
+    echo "stalls $name rc=$?"
+  fi
 }
 i=0
 while read -r m n k; do
@@ -41,4 +53,9 @@ done < "$OUT/shapes.txt"
 for f in "$OUT"/ncu-*.log; do
   echo "== $(basename "$f")"
   grep -E "^  [^ ].*\(|gmma_cycles|lts__t_bytes|hit_rate|dram__bytes|wavefronts|gpu__time|sm__throughput|cycles_elapsed|Warp Cycles Per Issued|Stall|==ERR|==WARN" "$f" | head -30
+done
+for f in "$OUT"/stalls-*.txt; do
+  [[ -f "$f" ]] || continue
+  echo "== $(basename "$f")"
+  head -24 "$f"
 done

@@ -2,9 +2,8 @@
 // for f16): round to nearest even, subnormals kept, NaN kept (with its sign), overflow to NaN
 // (e4m3fn) or inf (e5m2, f16, bf16). f64 values go to FP8 and bf16 through f32 (two roundings,
 // as a GPU narrowing an f32 accumulator, and ml_dtypes before 0.7); f64 to f16 rounds once, as
-// numpy does. The saturating variants clamp finite
-// overflow and infinities to ±max, which is what FP8 quantisation (cuBLASLt's D output, PTX
-// cvt.satfinite) does.
+// numpy does. The saturating variants clamp finite overflow and infinities to ±max, which is what
+// FP8 quantisation (cuBLASLt's D output, PTX cvt.satfinite) does.
 #pragma once
 
 #include <cstdint>

@@ -42,7 +42,8 @@ def test_reasons_and_top_instructions_with_the_barrier_above(tmp_path):
     assert any(line.split() == ["long_sb", "64.0%"] for line in lines)
     assert any(line.split() == ["wait", "36.0%"] for line in lines)
     first = lines.index(next(line for line in lines if line.startswith("> 01010")))
-    assert "60.0%" in lines[first] and "TRYWAIT" in lines[first - 1] and "0x30a50" in lines[first - 1]
+    assert "60.0%" in lines[first]
+    assert "TRYWAIT" in lines[first - 1] and "0x30a50" in lines[first - 1]
     assert any(line.startswith("> 01020") and "30.0%" in line for line in lines)
     assert not any(line.startswith("> 01030") for line in lines)  # top 2 only
 

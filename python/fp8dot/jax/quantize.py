@@ -76,7 +76,8 @@ def quantize(x, dtype, granularity: str = "tensor", scale=None):
     x = jnp.pad(x, ((0, padded_rows - rows), (0, padded_columns - columns)))
     blocks = x.reshape(padded_rows // block_rows, block_rows, padded_columns // 128, 128)
     scale = _scale_from_amax(jnp.max(jnp.abs(blocks), axis=(1, 3)), dtype)
-    x_q = _cast(blocks, _inverse(scale)[:, None, :, None], dtype).reshape(padded_rows, padded_columns)
+    x_q = _cast(blocks, _inverse(scale)[:, None, :, None], dtype)
+    x_q = x_q.reshape(padded_rows, padded_columns)
     return x_q[:rows, :columns], scale
 
 

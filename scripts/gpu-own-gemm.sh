@@ -7,11 +7,15 @@
 # Environment: BUILD (default build), OWN_SHAPES (default bench/deepgemm_shapes.txt),
 #   SKIP_SANITIZER=1, SKIP_SUITE=1, OWN_TEST_FILTER (default CudaOwnGemm*), SANITIZER_FILTER
 #   (the tests compute-sanitizer runs; default OWN_TEST_FILTER),
-#   OWN_TILES (a comma-separated list: also time each of these tiles on OWN_SHAPES).
+#   OWN_TILES (a comma-separated list: also time each of these tiles on OWN_SHAPES),
+#   OWN_CONFIGS (gpu_bench configs on OWN_SHAPES and the tiles; default "1x128 x 128x128 own"),
+#   SUITE_CONFIGS (gpu_bench configs on the suite; default OWN_CONFIGS).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fp8dot-own-gemm}
 BUILD=${BUILD:-build}
+OWN_CONFIGS=${OWN_CONFIGS:-1x128 x 128x128 own}
+SUITE_CONFIGS=${SUITE_CONFIGS:-$OWN_CONFIGS}
 mkdir -p "$OUT" /tmp/fp8dot-libs
 tar xJf build/wheel-cp312/openblas-libs.tar.xz -C /tmp/fp8dot-libs
 export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib:$PWD/$BUILD:${LD_LIBRARY_PATH:-}
@@ -23,18 +27,18 @@ timeout 240 "$BUILD/tests/cuda/cuda_test" --gtest_filter="${OWN_TEST_FILTER:-Cud
 echo "tests rc=$?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|^\[ +(OK|FAILED) +\]|Failure|first difference" "$OUT/own-tests.log" | head -30
 
-echo "== gpu_bench: own kernel vs cuBLASLt, 1x128 x 128x128, DeepGEMM's shapes"
+echo "== gpu_bench: own kernel vs cuBLASLt ($OWN_CONFIGS), DeepGEMM's shapes"
 timeout 300 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
-  --configs "1x128 x 128x128 own" --csv "$OUT/own-deepgemm.csv" > "$OUT/own-deepgemm.md" 2>&1
+  --configs "$OWN_CONFIGS" --csv "$OUT/own-deepgemm.csv" > "$OUT/own-deepgemm.md" 2>&1
 echo "bench rc=$?"
 if [[ -n "${OWN_TILES:-}" ]]; then
   timeout 400 "$BUILD/gpu_bench" "${OWN_SHAPES:-bench/deepgemm_shapes.txt}" \
-    --configs "1x128 x 128x128 own" --own-tiles "$OWN_TILES" --csv "$OUT/own-tiles.csv" \
+    --configs "$OWN_CONFIGS" --own-tiles "$OWN_TILES" --csv "$OUT/own-tiles.csv" \
     > "$OUT/own-tiles.md" 2>&1
   echo "tile sweep rc=$?"
 fi
 if [[ "${SKIP_SUITE:-0}" != 1 ]]; then
-  timeout 300 "$BUILD/gpu_bench" bench/shapes.txt --configs "1x128 x 128x128 own" \
+  timeout 300 "$BUILD/gpu_bench" bench/shapes.txt --configs "$SUITE_CONFIGS" \
     --csv "$OUT/own-suite.csv" > "$OUT/own-suite.md" 2>&1
   echo "suite bench rc=$?"
 fi

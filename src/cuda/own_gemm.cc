@@ -63,20 +63,22 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
         interval, static_cast<long long>(kScaleBlockSize), static_cast<long long>(kScaleBlockSize));
   }
   gemm.promotion_blocks = interval == 0 ? 1 : static_cast<int>(interval / kScaleBlockSize);
-  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.scaling);
+  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.scaling,
+                                        gemm.promotion_blocks);
   if (!options.own_tile.empty()) {
     FP8_ASSIGN_OR_RETURN(gemm.tile, ParseBlockScaledGemmTile(options.own_tile));
-    if (!BlockScaledGemmTileTakes(gemm.tile, gemm.scaling)) {
+    if (!BlockScaledGemmTileTakes(gemm.tile, gemm.scaling, gemm.promotion_blocks)) {
       std::string takes;
       for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
-        if (BlockScaledGemmTileTakes(tile, gemm.scaling)) {
+        if (BlockScaledGemmTileTakes(tile, gemm.scaling, gemm.promotion_blocks)) {
           takes += (takes.empty() ? "" : ", ") + tile.ToString();
         }
       }
       return InvalidArgument(
-          "the own kernel has no tile '%s' for %s scales (its registers do not hold that "
-          "promotion); for them it has %s",
-          options.own_tile.c_str(), GemmScalingName(gemm.scaling), takes.c_str());
+          "the own kernel has no tile '%s' for %s scales promoted every %d K (its registers "
+          "do not hold that promotion); for them it has %s",
+          options.own_tile.c_str(), GemmScalingName(gemm.scaling),
+          gemm.promotion_blocks * static_cast<int>(kScaleBlockSize), takes.c_str());
     }
   }
   // Split-K runs are cut in 128-K blocks, so with a longer promotion interval a run could end
@@ -107,7 +109,7 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
   const StatusOr<GemmScaling> scaling = OwnGemmScaling(spec);
   if (dot.m > kMaxRows || !scaling.ok() || *scaling != GemmScaling::kBlocks) return false;
   const BlockScaledGemmTile tile =
-      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kBlocks);
+      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kBlocks, 1);
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
 }
 

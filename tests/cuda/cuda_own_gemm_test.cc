@@ -2,6 +2,9 @@
 // emulation of promoted, block-scaled accumulation (with fused promotions) on fresh random data,
 // for every tile, both lhs types, both output types, ragged M, and scales in either layout; the
 // engine is named in the plan; dots it cannot run are refused with the reason.
+#include <utility>
+#include <vector>
+
 #include "cuda/cuda_test_util.h"
 #include "status_matchers.h"
 
@@ -342,7 +345,8 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
   uint64_t seed = 10000;
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
-  for (const char* tile : {"128x128", "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
+  for (const char* tile : {"256x128", "256x128c2", "256x64", "192x128", "128x128", "128x128c2",
+                           "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
     options.own_tile = tile;
     ExpectBitIdentical(
         {.m = 200, .n = 384, .k = 640, .lhs_scale_mode = kTensor, .rhs_scale_mode = kTensor},
@@ -371,6 +375,20 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
                         .rhs_scale_mode = kRow},
                        options, ++seed);
   }
+  // Intervals of several blocks on the tiles that keep two partial sums in turn (pipelined) and
+  // on the 192-row tile's one, K ending inside an interval and inside a block.
+  for (const auto& [tile, interval] : std::vector<std::pair<const char*, int>>{
+           {"128x128", 384}, {"128x64", 256}, {"64x64", 1024}, {"192x128", 512}}) {
+    options.own_tile = tile;
+    options.own_promotion_interval = interval;
+    ExpectBitIdentical({.m = 250,
+                        .n = 264,
+                        .k = 1000,
+                        .distribution = Distribution::kPositive,
+                        .lhs_scale_mode = kRow,
+                        .rhs_scale_mode = kRow},
+                       options, ++seed);
+  }
   // Split-K (promotions every 128 K: runs end on interval boundaries).
   options.own_tile = "64x64s3";
   options.own_promotion_interval = 128;
@@ -390,7 +408,7 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
 }
 
 // An interval that is not a multiple of 128, another interval than 128 with block scales, and a
-// tile without registers for the outer promotion are refused with the reason.
+// tile without registers for a longer outer promotion are refused with the reason.
 TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem outer,
@@ -416,11 +434,9 @@ TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
   expect_refused(blocks, "every 128 with block scales");
   options.own_tile = "64x64s2";
   expect_refused(outer, "split-K (tile '64x64s2') needs own_promotion_interval 128");
-  options.own_promotion_interval = 0;
-  options.own_tile = "256x128";
-  expect_refused(outer, "for row or tensor scales");
-  options.own_tile = "192x128";
-  expect_refused(outer, "128x128");  // the message names the tiles it has
+  options.own_tile = "256x128";  // promotes every block only
+  expect_refused(outer, "for row or tensor scales promoted every 256 K");
+  expect_refused(outer, "192x128, 128x128c2");  // the message names the tiles it has
 }
 
 // With autotuning, kAuto times whole plans on both engines (CUDA graphs, the same scratch data)

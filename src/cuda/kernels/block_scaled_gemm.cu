@@ -66,17 +66,14 @@ constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 32 : 40;
 template <int kMathWarpgroups>
 constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
 
-// Which tiles the kernel has for a scaling (BlockScaledGemmTileTakes says why).
+// Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
 constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
-  switch (scaling) {
-    case GemmScaling::kColumnBlocks:
-      return block_n < kScaleColumns || block_m == kSliceRows;
-    case GemmScaling::kOuter:
-      return block_m <= 2 * kSliceRows;
-    default:
-      return true;
-  }
+  return scaling != GemmScaling::kColumnBlocks || block_n < kScaleColumns ||
+         block_m == kSliceRows;
 }
+
+// Tiles whose math warpgroups own two 64-row slices (TileShape::kSlices).
+constexpr bool HasTwoSlices(int block_m) { return block_m == 4 * kSliceRows; }
 
 template <int kBlockM, int kBlockN, int kOutBytes, GemmScaling kScaling>
 struct TileShape {
@@ -216,7 +213,6 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   constexpr bool kOuterScales = kScaling == GemmScaling::kOuter;
   // Producer warps that copy scales: A's (and B's one per tile), B's per column.
   constexpr int kScaleWarps = kOuterScales ? 0 : kColumnScales ? 2 : 1;
-  static_assert(!kOuterScales || Shape::kSlices == 1, "TakesScaling: outer scales, 1 slice");
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;
@@ -456,6 +452,14 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       }
     }
   };
+  // Outer scales: an interval's partial sum into the f32 registers, once its wgmma completed.
+  const auto add_partial = [&](float(&acc)[kRegisters], float(&partial)[kRegisters]) {
+#pragma unroll
+    for (int r = 0; r < kRegisters; ++r) {
+      hopper::FenceRegister(partial[r]);
+      acc[r] = __fadd_rn(acc[r], partial[r]);
+    }
+  };
   // A block's wgmma have completed: free its stage and promote its partial sum. B 1x128's scales
   // are read from the stage, so it is freed after the promotion; otherwise before, so that the
   // producer can refill it meanwhile.
@@ -477,13 +481,74 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       for (int i = 0; i < kRegisters; ++i) acc[v][i] = 0.0f;
     }
 
-    if constexpr (kOuterScales) {
+    if constexpr (kOuterScales && kPipelined) {
       // Tensor or row scales apply to D at the end: the tensor core sums promotion_blocks
       // K-blocks (counted from K's start, as the emulation's promotion_interval) into one
-      // partial sum, which is then added to the f32 registers. Each block's stage is freed once
-      // the next block's wgmma are issued and its own have completed. Every wgmma of an
-      // interval is issued on one straight path, and the partial sum is read only after the
-      // last wait: a branch between them makes ptxas serialise the wgmma (C7518).
+      // partial sum, which is then added to the f32 registers. Two partial sums in turn, one
+      // interval each: interval j's sum is added once interval j + 1's first block is on the
+      // tensor core, so the addition costs no tensor-core time. Each block's stage is freed once
+      // the next block's wgmma are issued and its own have completed.
+      float partial0[kRegisters], partial1[kRegisters];
+      const int end_block = (unit % args.k_splits) * args.blocks_per_split + blocks;
+      int kb = (unit % args.k_splits) * args.blocks_per_split;
+      int held_stage = 0;  // the stage of the last block issued: its wgmma may still run
+      int interval_end = 0;
+      // The first block of the interval that starts at kb, into `sum`. The buffers are named at
+      // each call, not indexed, so that ptxas sees which registers each wgmma group owns.
+      const auto issue_first_block = [&](float(&sum)[kRegisters]) {
+        interval_end = min(end_block, (kb / args.promotion_blocks + 1) * args.promotion_blocks);
+        hopper::BarrierWait(&full[ring.stage], ring.phase);
+        issue_block(sum, ring.stage, first_slice_row, false);
+      };
+      // The interval before (in `previous`) has completed once only the block just issued may
+      // still run: free its last stage and add its sum.
+      const auto add_previous = [&](float(&previous)[kRegisters]) {
+        hopper::WgmmaWaitGroup<1>();
+        release_stage(held_stage);
+        add_partial(acc[0], previous);
+      };
+      // The interval's other blocks, each freeing the stage of the block before it.
+      const auto issue_other_blocks = [&](float(&sum)[kRegisters]) {
+        held_stage = ring.stage;
+        ring.Advance(kStages);
+        for (++kb; kb < interval_end; ++kb) {
+          hopper::BarrierWait(&full[ring.stage], ring.phase);
+          issue_block(sum, ring.stage, first_slice_row, true);
+          hopper::WgmmaWaitGroup<1>();
+          release_stage(held_stage);
+          held_stage = ring.stage;
+          ring.Advance(kStages);
+        }
+      };
+      const auto finish = [&](float(&sum)[kRegisters]) {
+        hopper::WgmmaWaitGroup<0>();
+        release_stage(held_stage);
+        add_partial(acc[0], sum);
+      };
+      issue_first_block(partial0);
+      issue_other_blocks(partial0);
+      while (true) {
+        if (kb == end_block) {
+          finish(partial0);
+          break;
+        }
+        issue_first_block(partial1);
+        add_previous(partial0);
+        issue_other_blocks(partial1);
+        if (kb == end_block) {
+          finish(partial1);
+          break;
+        }
+        issue_first_block(partial0);
+        add_previous(partial1);
+        issue_other_blocks(partial0);
+      }
+    } else if constexpr (kOuterScales && kSlices == 1) {
+      // As above with one partial sum (the 192-row tile's three warpgroups have no registers
+      // for two): each interval's wgmma are waited for before its sum is added, while the other
+      // warpgroups' wgmma run. Every wgmma of an interval is issued on one straight path, and
+      // the partial sum is read only after the last wait: a branch between them makes ptxas
+      // serialise the wgmma (C7518).
       float partial[kRegisters];
       const int first_block = (unit % args.k_splits) * args.blocks_per_split;
       for (int i = 0; i < blocks;) {
@@ -504,11 +569,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         }
         hopper::WgmmaWaitGroup<0>();
         release_stage(held_stage);
-#pragma unroll
-        for (int r = 0; r < kRegisters; ++r) {
-          hopper::FenceRegister(partial[r]);
-          acc[0][r] = __fadd_rn(acc[0][r], partial[r]);
-        }
+        add_partial(acc[0], partial);
       }
     } else if constexpr (kPipelined) {
       // Two partial sums in turn: block kb + 1 is on the tensor core while block kb is promoted,
@@ -547,7 +608,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       }
     } else {
       // Too few registers for two partial sums: each block waits for its wgmma, then promotes,
-      // while the other math warpgroups' wgmma run.
+      // while the other math warpgroups' wgmma run. With outer scales (256-row tiles, which
+      // promote every block: two slices leave no registers for a sum over several) the factor is
+      // 1, and fma(partial, 1, acc) rounds as acc + partial does.
       float partial[kRegisters];
       for (int kb = 0; kb < blocks; ++kb) {
         hopper::BarrierWait(&full[ring.stage], ring.phase);
@@ -607,23 +670,48 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       }
     }
 
+    // The warpgroup's staging boxes for the copy engine's stores of D.
+    uint8_t* staging = output_staging + warpgroup * Shape::kStagedSlices * Shape::kStagedSliceBytes;
+    const int staging_barrier = 2 + warpgroup;  // 0: __syncthreads, 1: all math threads
+    const bool stores_output = ThreadIndex() % kWarpgroupThreads == 0;  // issues the D copies
     if constexpr (kOuterScales) {
       // D = f32(sum * f32(scale_a * scale_b)), as the emulation scales a promoted sum. A row
-      // stride of 0 is one tensor scale.
-      const int row0 = origin.row + first_slice_row + row_in_slice;
-      const float scale_a0 = row0 < args.m ? args.lhs_scale[row0 * args.lhs_scale_row_stride] : 0;
-      const float scale_a1 =
-          row0 + 8 < args.m ? args.lhs_scale[(row0 + 8) * args.lhs_scale_row_stride] : 0;
+      // stride of 0 is one tensor scale. The tile's column scales pass through the staging
+      // boxes, free until D is written there: read from global memory by each thread for its
+      // kRegisters / 2 columns, ptxas keeps them all in flight, and the 256-row tiles have no
+      // registers for that.
+      float* column_scales = reinterpret_cast<float*>(staging);
+      if (args.tma_store && stores_output) hopper::BulkWaitGroupRead<0>();
+      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
+      for (int c = ThreadIndex() % kWarpgroupThreads; c < kBlockN; c += kWarpgroupThreads) {
+        const int col = origin.col + c;
+        column_scales[c] = col < args.n ? args.rhs_scale[col * args.rhs_scale_row_stride] : 0;
+      }
+      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
 #pragma unroll
-      for (int j = 0; j < kRegisters / 4; ++j) {
+      for (int v = 0; v < kSlices; ++v) {
+        float scale_a[2];
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = origin.col + 8 * j + 2 * (lane % 4) + e;
-          const float scale_b = col < args.n ? args.rhs_scale[col * args.rhs_scale_row_stride] : 0;
-          acc[0][4 * j + e] = __fmul_rn(acc[0][4 * j + e], __fmul_rn(scale_a0, scale_b));
-          acc[0][4 * j + 2 + e] = __fmul_rn(acc[0][4 * j + 2 + e], __fmul_rn(scale_a1, scale_b));
+        for (int h = 0; h < 2; ++h) {
+          const int row = origin.row + first_slice_row + v * kSliceRows + row_in_slice + 8 * h;
+          scale_a[h] = row < args.m ? args.lhs_scale[row * args.lhs_scale_row_stride] : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kRegisters / 4; ++j) {
+          float2 scale_b;
+          asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
+                       : "=f"(scale_b.x), "=f"(scale_b.y)
+                       : "r"(hopper::SharedAddress(column_scales + 8 * j + 2 * (lane % 4)))
+                       : "memory");
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float* d = &acc[v][4 * j + 2 * h];
+            d[0] = __fmul_rn(d[0], __fmul_rn(scale_a[h], scale_b.x));
+            d[1] = __fmul_rn(d[1], __fmul_rn(scale_a[h], scale_b.y));
+          }
         }
       }
+      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);  // D goes there next
     }
 
     if (args.tma_store) {
@@ -631,10 +719,6 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // one thread stores each box with a bulk tensor copy, which goes on while the warpgroup
       // starts its next tile. Before a staging slot is written again, the copies that read it
       // must have done so.
-      uint8_t* staging =
-          output_staging + warpgroup * Shape::kStagedSlices * Shape::kStagedSliceBytes;
-      const int staging_barrier = 2 + warpgroup;  // 0: __syncthreads, 1: all math threads
-      const bool stores_output = ThreadIndex() % kWarpgroupThreads == 0;  // issues the D copies
 #pragma unroll
       for (int v = 0; v < kSlices; ++v) {
         uint8_t* slice = staging + (v % Shape::kStagedSlices) * Shape::kStagedSliceBytes;
@@ -1026,12 +1110,16 @@ std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
   return tiles;
 }
 
-bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling) {
+bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
+                              int promotion_blocks) {
+  if (scaling == GemmScaling::kOuter && promotion_blocks > 1 && HasTwoSlices(tile.block_m)) {
+    return false;
+  }
   return TakesScaling(scaling, tile.block_m, tile.block_n);
 }
 
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              GemmScaling scaling) {
+                                              GemmScaling scaling, int promotion_blocks) {
   // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
   // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
   //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
@@ -1048,9 +1136,10 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     // Clusters sharing A measure level with the same tile alone on the H200 (no faster): only
     // taken when asked for.
     if (tile.cluster > 1) continue;
-    if (!BlockScaledGemmTileTakes(tile, scaling)) continue;
+    if (!BlockScaledGemmTileTakes(tile, scaling, promotion_blocks)) continue;
     for (const int splits : {1, 2, 3, 4, 6, 8}) {
-      if (splits > 1 && tile.block_m > kMaxSplitKBlockM) break;
+      // Split-K runs end on 128-K blocks, which may be inside a longer promotion interval.
+      if (splits > 1 && (tile.block_m > kMaxSplitKBlockM || promotion_blocks > 1)) break;
       tile.k_splits = splits;
       const WorkLayout layout = LayoutOf(tile, m, n, k);
       if (layout.k_splits != splits) continue;  // K too short: the same as fewer splits
@@ -1094,9 +1183,9 @@ std::string BlockScaledGemmRejection(const BlockScaledGemmParams& p) {
       !aligned(p.rhs)) {
     return "the own GEMM needs 16-byte aligned operand rows";
   }
-  if (!BlockScaledGemmTileTakes(p.tile, p.scaling)) {
+  if (!BlockScaledGemmTileTakes(p.tile, p.scaling, p.promotion_blocks)) {
     return "the own GEMM has no tile " + p.tile.ToString() + " for " + GemmScalingName(p.scaling) +
-           " scales";
+           " scales promoted every " + std::to_string(p.promotion_blocks * kBlockK) + " K";
   }
   if (p.promotion_blocks < 1 || (p.scaling != GemmScaling::kOuter && p.promotion_blocks != 1)) {
     return "the own GEMM promotes every K-block of 128 with block scales, and every 1 or more "

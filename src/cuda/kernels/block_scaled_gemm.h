@@ -65,17 +65,19 @@ enum class GemmScaling {
 };
 const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "row or tensor"
 
-// Whether the kernel has `tile` for `scaling`: with kColumnBlocks all but the tiles of 128
-// columns and more than 64 rows (no registers left for the per-column promotion); with kOuter
-// the tiles of up to 128 rows (a partial sum that outlives a block needs the registers that the
-// 192-row tile's three warpgroups and the 256-row tile's two slices do not have).
-bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling);
+// Whether the kernel has `tile` for `scaling` promoted every `promotion_blocks` K-blocks: with
+// kColumnBlocks all but the tiles of 128 columns and more than 64 rows (no registers left for
+// the per-column promotion); with kOuter every tile, but the 256-row ones only when they promote
+// every block (their warpgroups' two slices leave no registers for a partial sum that outlives a
+// block).
+bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
+                              int promotion_blocks);
 
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
 // it, per wave, plus split-K's reduction) is the least on `sm_count` SMs, among the tiles for
-// `scaling`.
+// `scaling` and `promotion_blocks` (no split-K when that is above 1).
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              GemmScaling scaling);
+                                              GemmScaling scaling, int promotion_blocks);
 
 // Device memory a launch of `tile` on an M x N x K problem needs (0 without split-K). It must
 // be zero-filled once when allocated; the kernel leaves it so after each launch.

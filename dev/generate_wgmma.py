@@ -7,7 +7,7 @@ Run it from the repository root after changing the widths; the output is committ
 """
 import pathlib
 
-WIDTHS = (16, 32, 64, 128)
+WIDTHS = (16, 32, 64, 128, 192)
 OUT = pathlib.Path("src/cuda/kernels/wgmma_fp8.cuh")
 
 HEADER = """\

@@ -63,8 +63,8 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
         interval, static_cast<long long>(kScaleBlockSize), static_cast<long long>(kScaleBlockSize));
   }
   gemm.promotion_blocks = interval == 0 ? 1 : static_cast<int>(interval / kScaleBlockSize);
-  gemm.tile = ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.scaling,
-                                        gemm.promotion_blocks);
+  gemm.tile =
+      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.scaling, gemm.promotion_blocks);
   if (!options.own_tile.empty()) {
     FP8_ASSIGN_OR_RETURN(gemm.tile, ParseBlockScaledGemmTile(options.own_tile));
     if (!BlockScaledGemmTileTakes(gemm.tile, gemm.scaling, gemm.promotion_blocks)) {
@@ -75,8 +75,8 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
         }
       }
       return InvalidArgument(
-          "the own kernel has no tile '%s' for %s scales promoted every %d K (its registers "
-          "do not hold that promotion); for them it has %s",
+          "the own kernel has no tile '%s' for %s scales promoted every %d K; for them it "
+          "has %s",
           options.own_tile.c_str(), GemmScalingName(gemm.scaling),
           gemm.promotion_blocks * static_cast<int>(kScaleBlockSize), takes.c_str());
     }

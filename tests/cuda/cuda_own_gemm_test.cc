@@ -345,8 +345,8 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
   uint64_t seed = 10000;
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
-  for (const char* tile : {"256x128", "256x128c2", "256x64", "192x128", "128x128", "128x128c2",
-                           "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
+  for (const char* tile : {"256x128", "256x128c2", "256x64", "192x128", "128x192", "128x128",
+                           "128x128c2", "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
     options.own_tile = tile;
     ExpectBitIdentical(
         {.m = 200, .n = 384, .k = 640, .lhs_scale_mode = kTensor, .rhs_scale_mode = kTensor},
@@ -377,8 +377,11 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
   }
   // Intervals of several blocks on the tiles that keep two partial sums in turn (pipelined) and
   // on the 192-row tile's one, K ending inside an interval and inside a block.
-  for (const auto& [tile, interval] : std::vector<std::pair<const char*, int>>{
-           {"128x128", 384}, {"128x64", 256}, {"64x64", 1024}, {"192x128", 512}}) {
+  for (const auto& [tile, interval] : std::vector<std::pair<const char*, int>>{{"128x128", 384},
+                                                                               {"128x64", 256},
+                                                                               {"64x64", 1024},
+                                                                               {"192x128", 512},
+                                                                               {"128x192", 256}}) {
     options.own_tile = tile;
     options.own_promotion_interval = interval;
     ExpectBitIdentical({.m = 250,
@@ -407,8 +410,9 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
                      options, ++seed);
 }
 
-// An interval that is not a multiple of 128, another interval than 128 with block scales, and a
-// tile without registers for a longer outer promotion are refused with the reason.
+// An interval that is not a multiple of 128, another interval than 128 with block scales, a tile
+// without registers for a longer outer promotion and a tile wider than a B scale block are
+// refused with the reason.
 TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem outer,
@@ -436,7 +440,10 @@ TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
   expect_refused(outer, "split-K (tile '64x64s2') needs own_promotion_interval 128");
   options.own_tile = "256x128";  // promotes every block only
   expect_refused(outer, "for row or tensor scales promoted every 256 K");
-  expect_refused(outer, "192x128, 128x128c2");  // the message names the tiles it has
+  expect_refused(outer, "192x128, 128x192, 128x128c2");  // the message names the tiles it has
+  options.own_promotion_interval = 0;
+  options.own_tile = "128x192";  // two B 128x128 blocks per tile
+  expect_refused(blocks, "no tile '128x192' for 1x128 x 128x128 scales");
 }
 
 // With autotuning, kAuto times whole plans on both engines (CUDA graphs, the same scratch data)

@@ -1,8 +1,9 @@
 // The block-scaled FP8 GEMM kernel (block_scaled_gemm.h) and its launcher.
 //
 // Constraints: sm_90a (wgmma, setmaxnreg); K-major FP8 operands with 16-byte aligned rows (the
-// copy engine's rule); B 128x128's scales cover 128 columns, so block_n divides 128 and a tile
-// needs one B scale per K-block.
+// copy engine's rule); B 128x128's scales cover 128 columns, so with block scales block_n
+// divides 128 and a tile needs one B scale per K-block (the 192-column tile takes outer scales
+// only).
 //
 // Shape of the work:
 //   - persistent: one CTA per SM walks the output tiles (grouped by 8 tile-rows so that a wave's
@@ -68,8 +69,9 @@ constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
 
 // Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
 constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
-  return scaling != GemmScaling::kColumnBlocks || block_n < kScaleColumns ||
-         block_m == kSliceRows;
+  // Tiles wider than a B 128x128 block would need two B scales per K-block: outer scales only.
+  if (block_n > kScaleColumns) return scaling == GemmScaling::kOuter;
+  return scaling != GemmScaling::kColumnBlocks || block_n < kScaleColumns || block_m == kSliceRows;
 }
 
 // Tiles whose math warpgroups own two 64-row slices (TileShape::kSlices).
@@ -110,7 +112,8 @@ struct TileShape {
   static constexpr int kSharedBytes =
       kOutputBytes + kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
   static constexpr int kMathThreads = kMathWarpgroups * kWarpgroupThreads;
-  static_assert(kBlockM % (kSliceRows * kSlices) == 0 && kScaleColumns % kBlockN == 0);
+  static_assert(kBlockM % (kSliceRows * kSlices) == 0);
+  static_assert(kScaling == GemmScaling::kOuter || kScaleColumns % kBlockN == 0);
   static_assert(kLhsTileBytes % 1024 == 0 && kRhsTileBytes % 1024 == 0);
   static_assert(kBoxBytes % 256 == 0 && kStagedSliceBytes % 1024 == 0 && kStages >= 2);
 };
@@ -991,6 +994,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   X(256, 128, 1)                 \
   X(256, 64, 1)                  \
   X(192, 128, 1)                 \
+  X(128, 192, 1)                 \
   X(128, 128, 2)                 \
   X(128, 128, 1)                 \
   X(128, 64, 1)                  \

@@ -69,7 +69,7 @@ const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "r
 // kColumnBlocks all but the tiles of 128 columns and more than 64 rows (no registers left for
 // the per-column promotion); with kOuter every tile, but the 256-row ones only when they promote
 // every block (their warpgroups' two slices leave no registers for a partial sum that outlives a
-// block).
+// block); the 192-column tile with kOuter only (it would need two B 128x128 scales per block).
 bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
                               int promotion_blocks);
 

@@ -18,6 +18,7 @@ import argparse
 import copy
 import json
 import statistics
+import time
 
 import torch
 from torch import nn
@@ -43,6 +44,8 @@ def make_variants(reference: nn.Module, names: list[str]) -> dict[str, nn.Module
             recipe = {"fp8dot-seed": ft.Recipe.seed(),
                       "fp8dot-fast": ft.Recipe.fast_everywhere(),
                       "fp8dot-promoted": ft.Recipe.promoted_everywhere(),
+                      "fp8dot-delayed": ft.Recipe.seed(scaling="delayed"),
+                      "fp8dot-fast-delayed": ft.Recipe.fast_everywhere(scaling="delayed"),
                       "fp8dot-rowwise": ft.Recipe.seed(scaling="rowwise"),
                       "fp8dot-blocks": ft.Recipe.deepseek_blocks()}[name]
             ft.convert(model, recipe)
@@ -77,6 +80,47 @@ def time_steps(model, x, dy, steps: int) -> float:
     end.record()
     end.synchronize()
     return start.elapsed_time(end) / steps
+
+
+class ClockLog:
+    """The GPU's SM clock and power while each variant runs: nvidia-smi samples them every 20 ms
+    in the background, and each timed batch records its wall-clock span; a sample belongs to the
+    batch whose span (less 30 ms at each end, where the GPU may still run the batch before it)
+    holds it. The H200 is power-limited: a step that draws more power runs at a lower clock."""
+
+    def __init__(self, path: str):
+        import subprocess
+
+        self.path = path
+        self.spans = []  # (variant, start, end), time.time()
+        self.process = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw",
+             "--format=csv,noheader,nounits", "-lms", "20"],
+            stdout=open(path, "w"), stderr=subprocess.DEVNULL)
+
+    def record(self, variant: str, start: float, end: float) -> None:
+        self.spans.append((variant, start, end))
+
+    def summary(self) -> dict:
+        import datetime
+
+        self.process.terminate()
+        self.process.wait()
+        samples = {}
+        for line in open(self.path):
+            fields = [field.strip() for field in line.split(",")]
+            try:
+                when = datetime.datetime.strptime(fields[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                clock, power = float(fields[1]), float(fields[2])
+            except (ValueError, IndexError):
+                continue
+            for variant, start, end in self.spans:
+                if start + 0.03 <= when <= end - 0.03:
+                    samples.setdefault(variant, []).append((clock, power))
+        return {variant: {"sm_clock_mhz": statistics.median(c for c, _ in values),
+                          "power_w": statistics.median(p for _, p in values),
+                          "samples": len(values)}
+                for variant, values in samples.items()}
 
 
 def profile_step(name: str, model, x, dy, top: int) -> None:
@@ -119,6 +163,9 @@ def main():
     parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
     parser.add_argument("--profile", action="store_true",
                         help="after timing, print each variant's kernels per step (torch.profiler)")
+    parser.add_argument("--clock-log", metavar="PATH",
+                        help="sample the SM clock and power with nvidia-smi into PATH and print "
+                             "each variant's median (use --steps 40 or more: 20 ms samples)")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -137,9 +184,13 @@ def main():
     for model in variants.values():  # compile and warm up
         time_steps(model, x, dy, 3)
     times = {name: [] for name in variants}
+    clocks = ClockLog(args.clock_log) if args.clock_log else None
     for _ in range(args.rounds):
         for name, model in variants.items():
+            started = time.time()
             times[name].append(time_steps(model, x, dy, args.steps))
+            if clocks:
+                clocks.record(name, started, time.time())
     flops = 3 * 2 * 2 * args.tokens * args.d_model * args.hidden  # 2 layers, fwd + 2 bwd GEMMs
     baseline = statistics.median(times["bf16"]) if "bf16" in times else None
     rows = []
@@ -159,6 +210,9 @@ def main():
     for row in rows:
         print(f"{row['variant']:18} {row['ms']:8.3f} {row['tflops']:8.1f} "
               f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f}")
+    if clocks:
+        for name, clock in clocks.summary().items():
+            print(json.dumps({"variant": name, **clock}))
     if args.profile:
         for name, model in variants.items():
             profile_step(name, model, x, dy, top=14)

@@ -23,8 +23,11 @@
 //
 // Backends: QuantizeOnCpu (cpu_backend.h, the reference) and QuantizeOnCuda (cuda_backend.h).
 //
-// kTensor with a given scale (delayed scaling) casts with that scale instead; `amax` can report
-// max |x| of the whole input in any mode (for a delayed-scaling history).
+// kTensor with a given scale (delayed scaling) casts with that scale instead, and writes it as
+// q's scale; a given scale that is not a positive finite number (delayed scaling's first step,
+// whose history has no amax yet) is replaced by the input's own scale, as without one, so a
+// layer never needs a pass of its own to find out. `amax` can report max |x| of the whole input
+// in any mode (for a delayed-scaling history).
 #pragma once
 
 #include <cstdint>
@@ -49,7 +52,7 @@ struct QuantizeSpec {
   ScaleGranularity granularity = ScaleGranularity::kTensor;
   bool row_major = true;      // write q
   bool transposed = false;    // write qᵀ
-  bool given_scale = false;   // kTensor only: cast with QuantizeBuffers::given_scale
+  bool given_scale = false;   // kTensor only: cast with QuantizeBuffers::given_scale (if usable)
   int margin = 0;             // scale = amax · 2^margin / max; |margin| <= 64
   bool compute_amax = false;  // write max |x| of the whole input to QuantizeBuffers::amax
 };
@@ -60,7 +63,7 @@ struct QuantizeBuffers {
   const void* input = nullptr;         // [rows, cols], row-major, dense
   const float* given_scale = nullptr;  // one f32, when spec.given_scale
   void* output = nullptr;              // q, when spec.row_major
-  float* scale = nullptr;              // q's scales, unless spec.given_scale
+  float* scale = nullptr;              // q's scales (with a given scale: the one cast with)
   void* transposed_output = nullptr;   // qᵀ, when spec.transposed
   float* transposed_scale = nullptr;   // qᵀ's own scales (kRow, k1x128 with spec.transposed)
   float* amax = nullptr;               // one f32, when spec.compute_amax
@@ -69,8 +72,8 @@ struct QuantizeBuffers {
 // What a valid spec produces: which buffers it needs and the scale arrays' shapes.
 struct QuantizeOutputs {
   std::vector<int64_t> output_dims;             // {rows, cols}; empty when !row_major
-  std::vector<int64_t> scale_dims;              // {} = one value; absent when !has_scale
-  bool has_scale = false;                       // the kernel writes q's scales
+  std::vector<int64_t> scale_dims;              // {} = one value
+  bool has_scale = false;                       // the kernel writes q's scales (always)
   std::vector<int64_t> transposed_output_dims;  // {cols, rows}; empty when !transposed
   std::vector<int64_t> transposed_scale_dims;
   bool has_transposed_scale = false;  // qᵀ has scales of its own (kRow, k1x128)

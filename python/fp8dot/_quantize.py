@@ -65,13 +65,15 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
                 even and saturated
 
     transposed=True also writes q_t = the quantised xᵀ in the same pass (row_major=False skips
-    q). scale= casts with that one float32 scale instead (delayed scaling; tensor granularity);
-    amax=True also returns max |x|. On the GPU one kernel reads x once, except where the scales
+    q). scale= casts with that one float32 scale instead (delayed scaling; tensor granularity)
+    and returns it as `scale`; a given scale that is not a positive finite number (a delayed
+    history with no amax yet) is replaced by x's own, as without scale=. amax=True also returns
+    max |x|. On the GPU one kernel reads x once, except where the scales
     depend on whole tensors or rows of this x (tensor and row scales without scale=): those read
     it twice, an amax pass first. The CPU backend gives the same bytes.
 
-    share_scales=False leaves scale None when it was given and scale_t None where it is q's
-    (for the torch op, whose outputs cannot alias).
+    share_scales=False leaves scale_t None where it is q's (for the torch op, whose outputs
+    cannot alias).
     """
     info = describe(x, "x")
     if backend not in ("auto", "cpu", "cuda"):
@@ -97,7 +99,7 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
                            torch.cuda.current_stream(x.device).cuda_stream)
     else:
         quantizer.run_host(info.pointer, given, *pointers)
-    return shared_transposed_scale(outputs, granularity, scale) if share_scales else outputs
+    return shared_transposed_scale(outputs, granularity) if share_scales else outputs
 
 
 def allocate_outputs(quantizer, dtype, is_torch: bool, device, amax: bool) -> Quantized:
@@ -118,33 +120,34 @@ def allocate_outputs(quantizer, dtype, is_torch: bool, device, amax: bool) -> Qu
                      empty(scale_t_shape, f32), empty(() if amax else None, f32))
 
 
-def shared_transposed_scale(outputs: Quantized, granularity: str, given_scale) -> Quantized:
+def shared_transposed_scale(outputs: Quantized, granularity: str) -> Quantized:
     """Fills scale_t where q_t shares q's scales: the same tensor scale, or the 128×128 blocks'
     transpose (a view)."""
-    scale = given_scale if outputs.scale is None else outputs.scale
     if outputs.q_t is None:
-        return outputs._replace(scale=scale)
+        return outputs
     if granularity == "tensor":
-        return outputs._replace(scale=scale, scale_t=scale)
+        return outputs._replace(scale_t=outputs.scale)
     if granularity == "128x128":
-        return outputs._replace(scale_t=scale.T)
+        return outputs._replace(scale_t=outputs.scale.T)
     return outputs
 
 
 def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_dtype,
-                      scale=None):
+                      scale=None, amax: bool = False):
     """(q, scale) of matrix [R, C] for the GEMM that contracts C (in `dtype`, with the given
     delayed-scaling scale if any) and, unless transposed_dtype is None, (q_t, scale_t) of matrixᵀ
     for the GEMM that contracts R, each scale in its own operand's terms. `quantize_fn` is a
     framework's fused quantisation (fp8dot.torch.quantize, fp8dot.jax.fused_quantize): one pass
     when both share a dtype; a transpose in another dtype is quantised on its own (current
-    scaling)."""
+    scaling). Returns (operand, transposed operand or None, max |matrix| when `amax`, else
+    None), the amax from the same pass (for a delayed-scaling history)."""
     same_dtype = transposed_dtype == dtype
-    result = quantize_fn(matrix, dtype, granularity, transposed=same_dtype, scale=scale)
+    result = quantize_fn(matrix, dtype, granularity, transposed=same_dtype, scale=scale,
+                         amax=amax)
     operand = (result.q, result.scale)
     if transposed_dtype is None:
-        return operand, None
+        return operand, None, result.amax
     if same_dtype:
-        return operand, (result.q_t, result.scale_t)
+        return operand, (result.q_t, result.scale_t), result.amax
     other = quantize_fn(matrix, transposed_dtype, granularity, row_major=False, transposed=True)
-    return operand, (other.q_t, other.scale_t)
+    return operand, (other.q_t, other.scale_t), result.amax

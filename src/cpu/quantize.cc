@@ -88,9 +88,24 @@ Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
       }
     }
   }
-  if (spec.compute_amax) {
-    int64_t unused;
-    *buffers.amax = FloatFromBits(GroupAmax(x, rows, cols, 0, 0, &unused)[0]);
+  const float type_max = static_cast<float>(DTypeMaxFinite(spec.output_type));
+  const float margin_factor = std::ldexp(1.0f, spec.margin);
+  int64_t unused;
+  const auto tensor_amax = [&] {
+    return FloatFromBits(GroupAmax(x, rows, cols, 0, 0, &unused)[0]);
+  };
+  if (spec.compute_amax) *buffers.amax = tensor_amax();
+  // A given scale, or this input's own when the given one is not usable (quantize.h).
+  float given_scale = 0;
+  const float* given = nullptr;
+  if (spec.given_scale) {
+    given_scale = *buffers.given_scale;
+    if (!quantize_rule::IsUsableGivenScale(given_scale)) {
+      given_scale =
+          quantize_rule::ResolveGivenScale(given_scale, tensor_amax(), margin_factor, type_max);
+    }
+    *buffers.scale = given_scale;
+    given = &given_scale;
   }
 
   // The group extents of q and of qᵀ (in qᵀ's own rows and cols); 0 = the whole dimension.
@@ -118,12 +133,11 @@ Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
       unused_q.resize(x.size());
       q = unused_q.data();
     }
-    CastByGroups(x, rows, cols, group_rows, group_cols, spec, buffers.given_scale, q,
-                 buffers.scale);
+    CastByGroups(x, rows, cols, group_rows, group_cols, spec, given, q, buffers.scale);
   }
   if (spec.transposed) {
     CastByGroups(x_transposed, cols, rows, transposed_group_rows, transposed_group_cols, spec,
-                 buffers.given_scale, buffers.transposed_output,
+                 given, buffers.transposed_output,
                  outputs.has_transposed_scale ? buffers.transposed_scale : nullptr);
   }
   return OkStatus();

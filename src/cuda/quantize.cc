@@ -49,9 +49,26 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   if (spec.compute_amax) FP8_RETURN_IF_ERROR(zero(buffers.amax, 1));
 
   const bool scale_from_this_input =
-      !spec.given_scale &&
-      (spec.granularity == ScaleGranularity::kTensor || spec.granularity == ScaleGranularity::kRow);
-  if (scale_from_this_input) {
+      spec.granularity == ScaleGranularity::kTensor || spec.granularity == ScaleGranularity::kRow;
+  if (spec.given_scale) {
+    // The given scale, or this input's own when it is not usable (quantize.h): an amax pass
+    // that every CTA skips when the given scale is usable, then one thread resolves the scale
+    // into q's. The cast reads it from there.
+    FP8_RETURN_IF_ERROR(zero(buffers.scale, 1));
+    cuda::AmaxParams amax;
+    amax.input = buffers.input;
+    amax.input_type = spec.input_type;
+    amax.rows = spec.rows;
+    amax.cols = spec.cols;
+    amax.vector_input = vector_input;
+    amax.tensor_bits = bits(buffers.scale);
+    amax.skip_when_usable = buffers.given_scale;
+    FP8_RETURN_IF_ERROR(cuda::LaunchAmax(amax, stream, context));
+    FP8_RETURN_IF_ERROR(cuda::LaunchResolveGivenScale(buffers.given_scale, buffers.scale,
+                                                      margin_factor, type_max, stream, context));
+    cast.scale = buffers.scale;
+    cast.amax_bits = spec.compute_amax ? bits(buffers.amax) : nullptr;
+  } else if (scale_from_this_input) {
     // Pass 1: the amaxes, straight into the scale arrays; then, in place, their scales.
     const bool row = spec.granularity == ScaleGranularity::kRow;
     const int64_t scale_count = row ? spec.rows : 1;
@@ -79,8 +96,7 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
     cast.scale = buffers.scale;
     cast.transposed_scale = buffers.transposed_scale;
   } else {
-    // One pass: a given scale, or block scales the cast kernel computes per tile.
-    cast.scale = buffers.given_scale;
+    // One pass: block scales the cast kernel computes per tile.
     cast.block_scale = buffers.scale;
     cast.transposed_block_scale = buffers.transposed_scale;
     cast.amax_bits = spec.compute_amax ? bits(buffers.amax) : nullptr;

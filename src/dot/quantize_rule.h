@@ -44,6 +44,16 @@ FP8DOT_HOST_DEVICE inline float ScaleFromAmax(float amax, float margin_factor, f
   return amax > 0.0f ? scale : 1.0f;
 }
 
+// A given scale (delayed scaling's, from an amax history) when it is a positive finite number;
+// otherwise (the history has no amax yet) the scale of this input's own amax: current scaling.
+FP8DOT_HOST_DEVICE inline bool IsUsableGivenScale(float scale) {
+  return scale > 0.0f && scale <= 3.4028234663852886e38f;  // false for NaN and inf
+}
+FP8DOT_HOST_DEVICE inline float ResolveGivenScale(float given, float amax, float margin_factor,
+                                                  float type_max) {
+  return IsUsableGivenScale(given) ? given : ScaleFromAmax(amax, margin_factor, type_max);
+}
+
 // The multiplier a group's values are cast with: 1 / scale, correctly rounded to f32.
 FP8DOT_HOST_DEVICE inline float InverseScale(float scale) {
 #ifdef __CUDA_ARCH__

@@ -80,7 +80,7 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
   QuantizeOutputs outputs;
   if (spec.row_major) outputs.output_dims = {spec.rows, spec.cols};
   if (spec.transposed) outputs.transposed_output_dims = {spec.cols, spec.rows};
-  outputs.has_scale = !spec.given_scale;
+  outputs.has_scale = true;  // with a given scale: the one cast with (quantize.h)
   switch (spec.granularity) {
     case ScaleGranularity::kTensor:
       outputs.scale_dims = {};
@@ -110,7 +110,7 @@ Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buf
       CheckPointer(buffers.given_scale, spec.given_scale, "given_scale", "spec.given_scale"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.output, spec.row_major, "output", "spec.row_major"));
   FP8_RETURN_IF_ERROR(
-      CheckPointer(buffers.scale, outputs.has_scale, "scale", "written unless a scale is given"));
+      CheckPointer(buffers.scale, outputs.has_scale, "scale", "always written"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.transposed_output, spec.transposed, "transposed_output",
                                    "spec.transposed"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.transposed_scale, outputs.has_transposed_scale,

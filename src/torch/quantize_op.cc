@@ -50,7 +50,7 @@ PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::strin
 }
 
 // (q, scale, q_t, scale_t, amax) of fp8dot.quantize; what the call does not produce (q without
-// row_major, a given scale, scale_t that is q's, amax not asked for) comes back as an empty
+// row_major, scale_t that is q's, amax not asked for) comes back as an empty
 // [0] tensor, which fp8dot.torch.quantize turns into None or the shared scale.
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType out_dtype,
                                                             std::string granularity, bool row_major,

@@ -202,9 +202,37 @@ TEST(CpuQuantizeTest, NanZeroAndGivenScale) {
   given.compute_amax = true;
   const float scale = 0.5f;
   FP8_ASSERT_OK_AND_ASSIGN(Quantized saturated, QuantizeAll(given, big.data(), &scale));
-  EXPECT_TRUE(saturated.scale.empty());
+  EXPECT_EQ(saturated.scale, std::vector<float>{0.5f});
   EXPECT_EQ(Decode(saturated.q, DType::kF8E5M2), (std::vector<float>{57344, -57344, 6, -1}));
   EXPECT_TRUE(std::isinf(saturated.amax));
+}
+
+// A given scale that is not a positive finite number (a delayed-scaling history with no amax
+// yet) is replaced by the input's own scale: the same bytes and scale as without one.
+TEST(CpuQuantizeTest, AnUnusableGivenScaleFallsBackToTheInputsOwn) {
+  const std::vector<uint16_t> x = Bf16({1, -2, 3, 896, 0.5, 0, -0.25, 7});
+  QuantizeSpec spec;
+  spec.rows = 2;
+  spec.cols = 4;
+  spec.transposed = true;
+  spec.compute_amax = true;
+  FP8_ASSERT_OK_AND_ASSIGN(Quantized current, QuantizeAll(spec, x.data()));
+  ASSERT_EQ(current.scale, std::vector<float>{2.0f});  // 896 / 448
+  spec.given_scale = true;
+  for (const float unusable : {0.0f, -0.0f, -2.0f, std::numeric_limits<float>::quiet_NaN(),
+                               std::numeric_limits<float>::infinity()}) {
+    SCOPED_TRACE(unusable);
+    FP8_ASSERT_OK_AND_ASSIGN(Quantized fallback, QuantizeAll(spec, x.data(), &unusable));
+    EXPECT_EQ(fallback.scale, current.scale);
+    EXPECT_EQ(fallback.q, current.q);
+    EXPECT_EQ(fallback.q_transposed, current.q_transposed);
+    EXPECT_EQ(fallback.amax, 896.0f);
+  }
+  // A usable one is cast with as given (896 saturates).
+  const float one = 1.0f;
+  FP8_ASSERT_OK_AND_ASSIGN(Quantized given, QuantizeAll(spec, x.data(), &one));
+  EXPECT_EQ(given.scale, std::vector<float>{1.0f});
+  EXPECT_EQ(Decode(given.q, DType::kF8E4M3FN)[3], 448.0f);
 }
 
 TEST(CpuQuantizeTest, TransposedOnlyStillWritesTheScales) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,14 +26,15 @@ struct Case {
   DType input_type, output_type;
   bool row_major, transposed, given_scale, compute_amax;
   int margin;
+  float given_value = 0.0371f;  // with given_scale; one that is not usable falls back
 };
 
 std::string Describe(const Case& c) {
-  return StrFormat("%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d amax=%d margin=%d",
+  return StrFormat("%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d (%g) amax=%d margin=%d",
                    static_cast<long long>(c.rows), static_cast<long long>(c.cols),
                    ScaleGranularityName(c.granularity), DTypeName(c.input_type),
                    DTypeName(c.output_type), c.row_major, c.transposed, c.given_scale,
-                   c.compute_amax, c.margin);
+                   c.given_value, c.compute_amax, c.margin);
 }
 
 size_t Count(const std::vector<int64_t>& dims) {
@@ -103,7 +105,7 @@ void RunCase(const Case& c, uint64_t seed) {
       DeviceBuffer::Allocate(static_cast<size_t>(input.size_in_bytes()), "input"));
   FP8_ASSERT_OK(CopyToDevice(device_input.data(), input.data(),
                              static_cast<size_t>(input.size_in_bytes()), "input"));
-  const float given = 0.0371f;
+  const float given = c.given_value;
   FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer device_given, DeviceBuffer::Allocate(4, "given scale"));
   FP8_ASSERT_OK(CopyToDevice(device_given.data(), &given, 4, "given scale"));
 
@@ -176,6 +178,13 @@ TEST(CudaQuantizeTest, BitIdenticalToTheCpuBackend) {
                true, true, 0},
               ++seed);
       if (HasFatalFailure()) return;
+      // Given scales that are not usable: the input's own scale (an amax pass on the GPU).
+      for (const float unusable : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
+        RunCase({rows, cols, ScaleGranularity::kTensor, DType::kF32, DType::kF8E4M3FN, true,
+                 rows % 2 == 1, true, (seed % 2) == 0, 1, unusable},
+                ++seed);
+        if (HasFatalFailure()) return;
+      }
     }
   }
   RecordProperty("cases", cases);
@@ -269,16 +278,19 @@ TEST(CudaQuantizeTest, ValuesNextToRoundingBoundariesMatchTheCpuBackend) {
     spec.given_scale = true;
     spec.transposed = true;
     std::vector<uint8_t> q(x.size()), q_t(x.size()), gq(x.size()), gq_t(x.size());
-    FP8_ASSERT_OK(
-        QuantizeOnCpu(spec, {x.data(), &scale, q.data(), nullptr, q_t.data(), nullptr, nullptr}));
+    float scale_cast_with = 0;
+    FP8_ASSERT_OK(QuantizeOnCpu(
+        spec, {x.data(), &scale, q.data(), &scale_cast_with, q_t.data(), nullptr, nullptr}));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer in, DeviceBuffer::Allocate(4 * x.size(), "x"));
     FP8_ASSERT_OK(CopyToDevice(in.data(), x.data(), 4 * x.size(), "x"));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer s, DeviceBuffer::Allocate(4, "scale"));
     FP8_ASSERT_OK(CopyToDevice(s.data(), &scale, 4, "scale"));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq, DeviceBuffer::Allocate(x.size(), "q"));
     FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer dq_t, DeviceBuffer::Allocate(x.size(), "q_t"));
+    FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer d_scale, DeviceBuffer::Allocate(4, "scale cast with"));
     FP8_ASSERT_OK(QuantizeOnCuda(
-        spec, {in.data(), s.as<float>(), dq.data(), nullptr, dq_t.data(), nullptr, nullptr},
+        spec,
+        {in.data(), s.as<float>(), dq.data(), d_scale.as<float>(), dq_t.data(), nullptr, nullptr},
         nullptr));
     FP8_ASSERT_OK(CopyToHost(gq.data(), dq.data(), gq.size(), "q"));
     FP8_ASSERT_OK(CopyToHost(gq_t.data(), dq_t.data(), gq_t.size(), "q_t"));

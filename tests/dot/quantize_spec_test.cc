@@ -50,11 +50,14 @@ TEST(QuantizeSpecTest, ScaleShapesPerGranularityRoundPartialBlocksUp) {
   EXPECT_TRUE(row_only.transposed_output_dims.empty());
 }
 
-TEST(QuantizeSpecTest, AGivenScaleIsNotAnOutput) {
+// The scale cast with is written even when one is given: it is the input's own when the given
+// one is not usable.
+TEST(QuantizeSpecTest, AGivenScaleIsWrittenAsTheScaleCastWith) {
   QuantizeSpec spec = Spec(8, 8, ScaleGranularity::kTensor, false);
   spec.given_scale = true;
   FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
-  EXPECT_FALSE(outputs.has_scale);
+  EXPECT_TRUE(outputs.has_scale);
+  EXPECT_TRUE(outputs.scale_dims.empty());  // one value
 }
 
 TEST(QuantizeSpecTest, ErrorsNameWhatIsWrong) {

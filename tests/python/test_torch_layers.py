@@ -385,6 +385,49 @@ def test_delayed_scaling_uses_the_history_not_the_current_amax():
     assert layer.amax_history[0, 1].item() == pytest.approx(first)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_delayed_scaling_is_current_scaling_while_a_history_has_no_amax(device):
+    """Delayed scaling's first step, and any step whose history holds no positive amax (a weight
+    that was all zeros), casts with the tensor's own scale: in the quantisation's one pass, bit
+    for bit what the tensorwise recipe gives. Each step's amax is recorded from the same pass,
+    and the fast path reads no tensor in an amax pass of torch's own."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Reductions(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func in (torch.ops.aten.amax.default, torch.ops.aten.max.default) and \
+                    args[0].numel() > 8:  # a history row has 8 entries; tensors have more
+                self.seen.append(tuple(args[0].shape))
+            return func(*args, **(kwargs or {}))
+
+    delayed = ft.Linear(136, 72, bias=False, device=device,
+                        recipe=ft.Recipe.seed(scaling="delayed", amax_history_length=8))
+    current = ft.Linear(136, 72, bias=False, device=device, recipe=ft.Recipe.seed())
+    with torch.no_grad():
+        current.weight.copy_(delayed.weight)
+    x = torch.randn(40, 136, generator=generator(64)).to(device)
+    with Reductions() as mode:
+        mode.seen = []
+        first = delayed(x)
+    assert mode.seen == []
+    assert torch.equal(first, current(x))
+    assert delayed.amax_history[0, 0].item() == x.abs().max().item()
+    assert delayed.amax_history[1, 0].item() == delayed.weight.abs().max().item()
+    # A zero weight records 0; its next step falls back again while x's comes from its history
+    # (x's own amax, so the same scale).
+    with torch.no_grad():
+        saved = delayed.weight.clone()
+        delayed.weight.zero_()
+        assert torch.equal(delayed(x), torch.zeros_like(first))
+        assert delayed.amax_history[1, 0].item() == 0
+        delayed.weight.copy_(saved)
+    assert torch.equal(delayed(x), current(x))
+    # Gradients: the first backward falls back too.
+    x.requires_grad_()
+    delayed(x).sum().backward()
+    assert delayed.amax_history[2, 0].item() == 1.0  # d(sum)/dY is all ones
+
+
 def test_tiny_model_trains_like_its_high_precision_twin():
     torch.manual_seed(14)
     reference = TinyMlp()

@@ -102,8 +102,9 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
     and any other is quantised again. A transpose in another dtype is quantised on its own
     (current scaling)."""
     if recipe.quantization == "kernel":
-        return both_orientations(fused_quantize, matrix, granularity, dtype, transposed_dtype,
-                                 scale)
+        operand, transposed, _ = both_orientations(fused_quantize, matrix, granularity, dtype,
+                                                   transposed_dtype, scale)
+        return operand, transposed
     q, q_scale = quantize(matrix, dtype, granularity, scale)
     if transposed_dtype == dtype and granularity in ("tensor", "128x128"):
         return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)

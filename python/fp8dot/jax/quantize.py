@@ -122,5 +122,4 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
         transposed=np.bool_(transposed), given_scale=np.bool_(scale is not None),
         compute_amax=np.bool_(amax), margin=np.int64(margin)))
     quantized = Quantized(*[None if shape is None else next(outputs) for shape, _ in shapes])
-    return shared_transposed_scale(quantized, granularity,
-                                   None if scale is None else operands[1])
+    return shared_transposed_scale(quantized, granularity)

@@ -44,11 +44,12 @@ def _granularity(recipe: Recipe, role: str) -> str:
 
 def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
                        transposed_dtype: Optional[torch.dtype],
-                       scale: Optional[torch.Tensor] = None
-                       ) -> tuple[Operand, Optional[Operand]]:
-    """The matrix quantised for the GEMM that contracts its columns and, unless transposed_dtype
-    is None, its transpose for the GEMM that contracts its rows (fp8dot._quantize)."""
-    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale)
+                       scale: Optional[torch.Tensor] = None, amax: bool = False
+                       ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
+    """The matrix quantised for the GEMM that contracts its columns, unless transposed_dtype is
+    None its transpose for the GEMM that contracts its rows, and (amax=True) max |matrix| from
+    the same pass (fp8dot._quantize)."""
+    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax)
 
 
 def _transposed_scale(scale: torch.Tensor) -> torch.Tensor:
@@ -111,52 +112,49 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
                     out_dtype)
 
 
-def _delayed_scale(history: torch.Tensor, current_amax: torch.Tensor, recipe: Recipe,
-                   dtype: torch.dtype) -> torch.Tensor:
-    """The scale delayed scaling uses this step: from the history (before this step's amax is
-    recorded); a history that has seen nothing yet (the first step) falls back to current
-    scaling rather than guessing."""
-    remembered = history.amax() if recipe.amax_compute == "max" else history[0]
-    amax = torch.where(remembered > 0, remembered, current_amax.float())
-    return scale_from_amax(amax, dtype, recipe.margin)
-
-
-def _record_amax(history: torch.Tensor, amax: torch.Tensor) -> None:
-    """Shifts one row of the history by one step and stores this step's amax in front."""
-    history.copy_(torch.cat([amax.float().reshape(1), history[:-1]]))
-
-
-def _delayed_scaling_scale(amax_history: Optional[torch.Tensor], row: int, tensor: torch.Tensor,
-                           recipe: Recipe, dtype: torch.dtype) -> Optional[torch.Tensor]:
-    """Delayed scaling's scale for a tensor (and this step's amax recorded); None under the
-    other scalings, whose scales the quantisation kernel computes."""
+def _delayed_scale(amax_history: Optional[torch.Tensor], row: int, recipe: Recipe,
+                   dtype: torch.dtype) -> Optional[torch.Tensor]:
+    """The scale delayed scaling uses this step for one row of the history (before this step's
+    amax is recorded); None under the other scalings, whose scales the quantisation kernel
+    computes. While the history has no positive amax (the first step) it is 0, which quantize
+    replaces by the tensor's own scale (current scaling) rather than guessing, in the same
+    pass."""
     if amax_history is None:
         return None
-    amax = tensor.abs().amax()
-    scale = _delayed_scale(amax_history[row], amax, recipe, dtype)
-    _record_amax(amax_history[row], amax)
-    return scale
+    history = amax_history[row]
+    remembered = history.amax() if recipe.amax_compute == "max" else history[0]
+    return torch.where(remembered > 0, scale_from_amax(remembered, dtype, recipe.margin), 0.0)
+
+
+def _record_amax(amax_history: Optional[torch.Tensor], row: int,
+                 amax: Optional[torch.Tensor]) -> None:
+    """Shifts one row of the history by one step and stores this step's amax (max |tensor|,
+    from its quantisation) in front."""
+    if amax_history is not None:
+        history = amax_history[row]
+        history.copy_(torch.cat([amax.float().reshape(1), history[:-1]]))
 
 
 def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Optional[torch.dtype],
-                      scale: Optional[torch.Tensor], cache: Optional[dict]
-                      ) -> tuple[Operand, Optional[Operand]]:
-    """The weight for the forward GEMM and, unless transposed_dtype is None, its transpose for
-    dgrad. With a cache (fp8dot.torch.cached_weights), the FP8 copies made from this very
-    weight (same version, storage, recipe) are reused instead of quantising it again."""
+                      scale: Optional[torch.Tensor], cache: Optional[dict], amax: bool
+                      ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
+    """The weight for the forward GEMM, unless transposed_dtype is None its transpose for dgrad,
+    and (amax=True) max |weight|. With a cache (fp8dot.torch.cached_weights), the FP8 copies
+    made from this very weight (same version, storage, recipe) are reused instead of quantising
+    it again."""
     def fresh():
         return _both_orientations(weight, _granularity(recipe, "weight"),
-                                  recipe.forward.rhs_dtype, transposed_dtype, scale)
+                                  recipe.forward.rhs_dtype, transposed_dtype, scale, amax)
     if cache is None:
         return fresh()
     key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, tuple(weight.shape),
            recipe)
     entry = cache.get("entry")
     if entry is None or entry[0] != key or (transposed_dtype is not None and entry[2] is None):
-        w_q, w_t = fresh()
-        cache["entry"] = (key, w_q, w_t)
-        return w_q, w_t
-    return entry[1], entry[2] if transposed_dtype is not None else None
+        w_q, w_t, w_amax = fresh()
+        cache["entry"] = (key, w_q, w_t, w_amax)
+        return w_q, w_t, w_amax
+    return entry[1], entry[2] if transposed_dtype is not None else None, entry[3]
 
 
 class _Fp8Linear(torch.autograd.Function):
@@ -164,20 +162,22 @@ class _Fp8Linear(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                 weight_cache: Optional[dict], grad_enabled: bool):
-        scale_x = _delayed_scaling_scale(amax_history, _INPUT, x, recipe,
-                                         recipe.forward.lhs_dtype)
-        scale_w = _delayed_scaling_scale(amax_history, _WEIGHT, weight, recipe,
-                                         recipe.forward.rhs_dtype)
+        delayed = amax_history is not None
+        scale_x = _delayed_scale(amax_history, _INPUT, recipe, recipe.forward.lhs_dtype)
+        scale_w = _delayed_scale(amax_history, _WEIGHT, recipe, recipe.forward.rhs_dtype)
         # The transposes the backward pass will need, written by the same kernels. None under
         # no_grad: needs_input_grad only says the inputs require grad (an evaluation loop's
         # parameters do), not that a backward pass will come.
         need_dgrad = grad_enabled and ctx.needs_input_grad[0]
         need_wgrad = grad_enabled and ctx.needs_input_grad[1]
-        x_q, x_t = _both_orientations(
+        x_q, x_t, x_amax = _both_orientations(
             x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-            recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x)
-        w_q, w_t = _quantized_weight(
-            weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache)
+            recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, delayed)
+        w_q, w_t, w_amax = _quantized_weight(
+            weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
+            delayed)
+        _record_amax(amax_history, _INPUT, x_amax)
+        _record_amax(amax_history, _WEIGHT, w_amax)
         bias_for_gemm = None if bias is None else bias.to(out_dtype)
         output = _gemm(x_q, w_q, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
 
@@ -197,20 +197,22 @@ class _Fp8Linear(torch.autograd.Function):
         need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None
         if need_dgrad or need_wgrad:
-            scale_dy = _delayed_scaling_scale(amax_history, _GRAD_OUTPUT, dy, recipe,
-                                              recipe.dgrad.lhs_dtype)
+            delayed = amax_history is not None
+            scale_dy = _delayed_scale(amax_history, _GRAD_OUTPUT, recipe, recipe.dgrad.lhs_dtype)
             granularity = _granularity(recipe, "gradient")
             if need_dgrad:
-                dy_q, dy_t = _both_orientations(dy, granularity, recipe.dgrad.lhs_dtype,
-                                                recipe.wgrad.lhs_dtype if need_wgrad else None,
-                                                scale_dy)
+                dy_q, dy_t, dy_amax = _both_orientations(
+                    dy, granularity, recipe.dgrad.lhs_dtype,
+                    recipe.wgrad.lhs_dtype if need_wgrad else None, scale_dy, delayed)
                 grad_x = _gemm(dy_q, (w_t_q, w_t_scale), recipe.dgrad, ctx.x_dtype,
                                recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
                 only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
-                                  transposed=True, scale=scale_dy if same_dtype else None)
-                dy_t = (only_t.q_t, only_t.scale_t)
+                                  transposed=True, scale=scale_dy if same_dtype else None,
+                                  amax=delayed)
+                dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
+            _record_amax(amax_history, _GRAD_OUTPUT, dy_amax)
             if need_wgrad:
                 grad_w = _gemm(dy_t, (x_t_q, x_t_scale), recipe.wgrad, ctx.weight_dtype,
                                recipe.backend)

@@ -129,8 +129,7 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                    torch.Tensor]:
     """(q, scale, q_t, scale_t, amax) of fp8dot.quantize; what was not asked for, and scales
-    that are shared with q's or given (scale=), come back as empty tensors (fp8dot.torch.quantize
-    fills them in)."""
+    that are shared with q's, come back as empty tensors (fp8dot.torch.quantize fills them in)."""
     if x.is_cuda:
         key = (_metadata(x), out_dtype, granularity, row_major, transposed, _metadata(scale),
                margin, compute_amax)
@@ -178,7 +177,7 @@ def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, marg
     own_transposed_scale = transposed and granularity in ("row", "1x128")
     absent = (0,)
     return (x.new_empty((rows, cols) if row_major else absent, dtype=out_dtype),
-            x.new_empty(absent if scale is not None else q_scale_shape, dtype=torch.float32),
+            x.new_empty(q_scale_shape, dtype=torch.float32),
             x.new_empty((cols, rows) if transposed else absent, dtype=out_dtype),
             x.new_empty(scale_shape(granularity, cols, rows) if own_transposed_scale
                         else absent, dtype=torch.float32),

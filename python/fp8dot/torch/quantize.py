@@ -50,10 +50,9 @@ def quantize(x: torch.Tensor, dtype: torch.dtype, granularity: str = "tensor", *
     outputs = torch.ops.fp8dot.quantize.default(x, dtype, granularity, row_major, transposed,
                                                 scale, margin, amax)
     # The op returns empty tensors for what it does not produce.
-    present = (row_major, scale is None, transposed, transposed and granularity in ("row", "1x128"),
-               amax)
+    present = (row_major, True, transposed, transposed and granularity in ("row", "1x128"), amax)
     outputs = Quantized(*[t if wanted else None for t, wanted in zip(outputs, present)])
-    return shared_transposed_scale(outputs, granularity, scale)
+    return shared_transposed_scale(outputs, granularity)
 
 
 def quantize_tensorwise(x: torch.Tensor, dtype: torch.dtype,

@@ -30,7 +30,9 @@ namespace {
 
 using quantize_rule::FloatFromBits;
 using quantize_rule::InverseScale;
+using quantize_rule::IsUsableGivenScale;
 using quantize_rule::MagnitudeBits;
+using quantize_rule::ResolveGivenScale;
 using quantize_rule::ScaledForCast;
 using quantize_rule::ScaleFromAmax;
 
@@ -490,8 +492,11 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
 // read last here still in L2 (most of a tensor of L2's size, the first part of a larger one).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    tensor_amax_kernel(const T* input, int64_t count, bool vector, unsigned* tensor_bits) {
+    tensor_amax_kernel(const T* input, int64_t count, bool vector, unsigned* tensor_bits,
+                       const float* skip_when_usable) {
   __shared__ unsigned warp_max[kWarps];
+  // A usable given scale makes this pass unneeded (quantize.h): the whole grid returns at once.
+  if (skip_when_usable != nullptr && IsUsableGivenScale(__ldg(skip_when_usable))) return;
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   unsigned thread_max = 0;
   if (vector) {  // count % 8 == 0 and 16-byte aligned
@@ -526,6 +531,11 @@ __global__ void __launch_bounds__(kThreads)
   }
   const unsigned block_max = BlockMax(thread_max, warp_max);
   if (threadIdx.x == 0) atomicMax(tensor_bits, block_max);
+}
+
+__global__ void resolve_given_scale_kernel(const float* given, float* scale, float margin_factor,
+                                           float type_max) {
+  *scale = ResolveGivenScale(*given, *scale, margin_factor, type_max);  // *scale: the amax
 }
 
 __global__ void scales_from_amax_kernel(float* first, int64_t first_count, float* second,
@@ -623,8 +633,8 @@ Status LaunchTensorAmax(const AmaxParams& p, cudaStream_t stream, const std::str
   const int64_t per_cta = int64_t{kThreads} * 16 * 4;  // four 16-byte loads per thread at least
   const int ctas = static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>(int64_t{sms} * 8, (count * sizeof(T) + per_cta - 1) / per_cta)));
-  tensor_amax_kernel<T><<<ctas, kThreads, 0, stream>>>(static_cast<const T*>(p.input), count,
-                                                       p.vector_input, p.tensor_bits);
+  tensor_amax_kernel<T><<<ctas, kThreads, 0, stream>>>(
+      static_cast<const T*>(p.input), count, p.vector_input, p.tensor_bits, p.skip_when_usable);
   FP8_CUDA_RETURN_IF_LAUNCH_FAILED("tensor_amax_kernel", context);
   return OkStatus();
 }
@@ -668,6 +678,13 @@ Status LaunchScalesFromAmax(float* first, int64_t first_count, float* second, in
   scales_from_amax_kernel<<<blocks, kThreads, 0, stream>>>(first, first_count, second, second_count,
                                                            margin_factor, type_max);
   FP8_CUDA_RETURN_IF_LAUNCH_FAILED("scales_from_amax_kernel", context);
+  return OkStatus();
+}
+
+Status LaunchResolveGivenScale(const float* given, float* scale, float margin_factor,
+                               float type_max, cudaStream_t stream, const std::string& context) {
+  resolve_given_scale_kernel<<<1, 1, 0, stream>>>(given, scale, margin_factor, type_max);
+  FP8_CUDA_RETURN_IF_LAUNCH_FAILED("resolve_given_scale_kernel", context);
   return OkStatus();
 }
 

@@ -2,7 +2,8 @@
 //
 //   amax kernels     max |x| of the tensor (a grid-stride stream), or per row and column (one
 //                    CTA per 128x128 tile), into zeroed magnitude-bit arrays
-//   scale kernel     those amaxes, in place, into the scales they give (quantize_rule.h)
+//   scale kernels    those amaxes, in place, into the scales they give (quantize_rule.h); or a
+//                    given scale, unless it is not usable (then its amax pass's scale)
 //   cast kernel      q and qᵀ from one read of the input (persistent CTAs over 128x128 tiles);
 //                    1x128 and 128x128 scales computed in the tile, tensor and row scales read
 //                    (given, or from the two kernels above)
@@ -43,6 +44,8 @@ struct AmaxParams {
   unsigned int* row_bits = nullptr;     // [rows], or null
   unsigned int* column_bits = nullptr;  // [cols], or null
   bool vector_input = false;
+  // Tensor amax only: a given scale; the pass is skipped when it is usable (IsUsableGivenScale).
+  const float* skip_when_usable = nullptr;
 };
 
 Status LaunchQuantizeCast(const QuantizeCastParams& params, cudaStream_t stream,
@@ -52,5 +55,8 @@ Status LaunchAmax(const AmaxParams& params, cudaStream_t stream, const std::stri
 Status LaunchScalesFromAmax(float* first, int64_t first_count, float* second, int64_t second_count,
                             float margin_factor, float type_max, cudaStream_t stream,
                             const std::string& context);
+// scale = the given scale if usable, else the scale of the amax bits `scale` holds (in place).
+Status LaunchResolveGivenScale(const float* given, float* scale, float margin_factor,
+                               float type_max, cudaStream_t stream, const std::string& context);
 
 }  // namespace fp8dot::cuda

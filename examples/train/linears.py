@@ -21,6 +21,7 @@ FP8DOT_RECIPES = {
     "blocks": ("deepseek_blocks", None, "DeepSeek-V3: 1x128 activations/gradients, 128x128 weights, all promoted"),
     "rowwise": ("seed", "rowwise", "seed rule; per-row scales"),
     "delayed": ("seed", "delayed", "seed rule; delayed (amax history) tensorwise scaling"),
+    "fast-delayed": ("fast_everywhere", "delayed", "fast accumulation in all three GEMMs; delayed scaling"),
 }
 
 

@@ -48,6 +48,13 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   cast.vector_transposed_output = spec.rows % 8 == 0 && Aligned(buffers.transposed_output, 8);
   if (spec.compute_amax) FP8_RETURN_IF_ERROR(zero(buffers.amax, 1));
 
+  // The amax pass that tensor and row scales of this input need first (the pointers below).
+  cuda::AmaxParams amax;
+  amax.input = buffers.input;
+  amax.input_type = spec.input_type;
+  amax.rows = spec.rows;
+  amax.cols = spec.cols;
+  amax.vector_input = vector_input;
   const bool scale_from_this_input =
       spec.granularity == ScaleGranularity::kTensor || spec.granularity == ScaleGranularity::kRow;
   if (spec.given_scale) {
@@ -55,12 +62,6 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
     // that every CTA skips when the given scale is usable, then one thread resolves the scale
     // into q's. The cast reads it from there.
     FP8_RETURN_IF_ERROR(zero(buffers.scale, 1));
-    cuda::AmaxParams amax;
-    amax.input = buffers.input;
-    amax.input_type = spec.input_type;
-    amax.rows = spec.rows;
-    amax.cols = spec.cols;
-    amax.vector_input = vector_input;
     amax.tensor_bits = bits(buffers.scale);
     amax.skip_when_usable = buffers.given_scale;
     FP8_RETURN_IF_ERROR(cuda::LaunchAmax(amax, stream, context));
@@ -75,12 +76,6 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
     const int64_t transposed_count = row && spec.transposed ? spec.cols : 0;
     FP8_RETURN_IF_ERROR(zero(buffers.scale, scale_count));
     if (transposed_count > 0) FP8_RETURN_IF_ERROR(zero(buffers.transposed_scale, transposed_count));
-    cuda::AmaxParams amax;
-    amax.input = buffers.input;
-    amax.input_type = spec.input_type;
-    amax.rows = spec.rows;
-    amax.cols = spec.cols;
-    amax.vector_input = vector_input;
     amax.tensor_bits = row ? bits(buffers.amax) : bits(buffers.scale);
     amax.row_bits = row ? bits(buffers.scale) : nullptr;
     amax.column_bits = transposed_count > 0 ? bits(buffers.transposed_scale) : nullptr;

@@ -109,8 +109,7 @@ Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buf
   FP8_RETURN_IF_ERROR(
       CheckPointer(buffers.given_scale, spec.given_scale, "given_scale", "spec.given_scale"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.output, spec.row_major, "output", "spec.row_major"));
-  FP8_RETURN_IF_ERROR(
-      CheckPointer(buffers.scale, outputs.has_scale, "scale", "always written"));
+  FP8_RETURN_IF_ERROR(CheckPointer(buffers.scale, outputs.has_scale, "scale", "always written"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.transposed_output, spec.transposed, "transposed_output",
                                    "spec.transposed"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.transposed_scale, outputs.has_transposed_scale,

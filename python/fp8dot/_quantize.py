@@ -68,9 +68,9 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     q). scale= casts with that one float32 scale instead (delayed scaling; tensor granularity)
     and returns it as `scale`; a given scale that is not a positive finite number (a delayed
     history with no amax yet) is replaced by x's own, as without scale=. amax=True also returns
-    max |x|. On the GPU one kernel reads x once, except where the scales
-    depend on whole tensors or rows of this x (tensor and row scales without scale=): those read
-    it twice, an amax pass first. The CPU backend gives the same bytes.
+    max |x|. On the GPU one kernel reads x once, except where the scales depend on whole
+    tensors or rows of this x (tensor and row scales without a usable scale=): those read it
+    twice, an amax pass first. The CPU backend gives the same bytes.
 
     share_scales=False leaves scale_t None where it is q's (for the torch op, whose outputs
     cannot alias).

@@ -547,11 +547,11 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         issue_other_blocks(partial0);
       }
     } else if constexpr (kOuterScales && kSlices == 1) {
-      // As above with one partial sum (the 192-row tile's three warpgroups have no registers
-      // for two): each interval's wgmma are waited for before its sum is added, while the other
-      // warpgroups' wgmma run. Every wgmma of an interval is issued on one straight path, and
-      // the partial sum is read only after the last wait: a branch between them makes ptxas
-      // serialise the wgmma (C7518).
+      // As above with one partial sum (no registers for two: the 192-row tile's three
+      // warpgroups, the 128x192 tile's wide sums): each interval's wgmma are waited for before
+      // its sum is added, while the other warpgroups' wgmma run. Every wgmma of an interval is
+      // issued on one straight path, and the partial sum is read only after the last wait: a branch
+      // between them makes ptxas serialise the wgmma (C7518).
       float partial[kRegisters];
       const int first_block = (unit % args.k_splits) * args.blocks_per_split;
       for (int i = 0; i < blocks;) {
@@ -680,9 +680,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     if constexpr (kOuterScales) {
       // D = f32(sum * f32(scale_a * scale_b)), as the emulation scales a promoted sum. A row
       // stride of 0 is one tensor scale. The tile's column scales pass through the staging
-      // boxes, free until D is written there: read from global memory by each thread for its
-      // kRegisters / 2 columns, ptxas keeps them all in flight, and the 256-row tiles have no
-      // registers for that.
+      // boxes, free until D is written there, and are read one pair at a time: read from global
+      // memory by each thread for its kRegisters / 2 columns, they were all kept in flight, and
+      // the 256-row tiles have no registers for that (ptxas spilled).
       float* column_scales = reinterpret_cast<float*>(staging);
       if (args.tma_store && stores_output) hopper::BulkWaitGroupRead<0>();
       hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
@@ -701,11 +701,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         }
 #pragma unroll
         for (int j = 0; j < kRegisters / 4; ++j) {
-          float2 scale_b;
-          asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
-                       : "=f"(scale_b.x), "=f"(scale_b.y)
-                       : "r"(hopper::SharedAddress(column_scales + 8 * j + 2 * (lane % 4)))
-                       : "memory");
+          const float2 scale_b =
+              hopper::LoadSharedFloat2InPlace(column_scales + 8 * j + 2 * (lane % 4));
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             float* d = &acc[v][4 * j + 2 * h];

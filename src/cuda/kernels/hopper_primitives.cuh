@@ -200,13 +200,25 @@ __device__ inline uint64_t SwizzledK128Descriptor(const void* tile) {
   return descriptor;
 }
 
-// Register budgets: the producer warpgroup gives registers back, the math warpgroups take them.
 // A barrier among `threads` threads of the CTA (a multiple of 32), leaving the others out.
 // Barrier 0 is __syncthreads()'s.
 __device__ inline void NamedBarrierSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Two floats from shared memory, loaded where the code says (volatile, with a memory clobber):
+// for unrolled loops whose loads the compiler would otherwise all hoist to the top, keeping
+// every value live at once, in kernels that have no registers for that.
+__device__ inline float2 LoadSharedFloat2InPlace(const float* source) {
+  float2 value;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
+               : "=f"(value.x), "=f"(value.y)
+               : "r"(SharedAddress(source))
+               : "memory");
+  return value;
+}
+
+// Register budgets: the producer warpgroup gives registers back, the math warpgroups take them.
 template <uint32_t kRegisters>
 __device__ inline void ReleaseRegisters() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));

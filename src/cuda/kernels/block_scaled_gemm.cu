@@ -484,14 +484,12 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       for (int i = 0; i < kRegisters; ++i) acc[v][i] = 0.0f;
     }
 
-    if constexpr (kOuterScales && kPipelined) {
+    if constexpr (kOuterScales && kSlices == 1) {
       // Tensor or row scales apply to D at the end: the tensor core sums promotion_blocks
       // K-blocks (counted from K's start, as the emulation's promotion_interval) into one
-      // partial sum, which is then added to the f32 registers. Two partial sums in turn, one
-      // interval each: interval j's sum is added once interval j + 1's first block is on the
-      // tensor core, so the addition costs no tensor-core time. Each block's stage is freed once
+      // partial sum, which is then added to the f32 registers. Each block's stage is freed once
       // the next block's wgmma are issued and its own have completed.
-      float partial0[kRegisters], partial1[kRegisters];
+      float partial0[kRegisters];
       const int end_block = (unit % args.k_splits) * args.blocks_per_split + blocks;
       int kb = (unit % args.k_splits) * args.blocks_per_split;
       int held_stage = 0;  // the stage of the last block issued: its wgmma may still run
@@ -528,51 +526,37 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         release_stage(held_stage);
         add_partial(acc[0], sum);
       };
-      issue_first_block(partial0);
-      issue_other_blocks(partial0);
-      while (true) {
-        if (kb == end_block) {
-          finish(partial0);
-          break;
-        }
-        issue_first_block(partial1);
-        add_previous(partial0);
-        issue_other_blocks(partial1);
-        if (kb == end_block) {
-          finish(partial1);
-          break;
-        }
+      if constexpr (kPipelined) {
+        // Two partial sums in turn, one interval each: interval j's sum is added once interval
+        // j + 1's first block is on the tensor core, so the addition costs no tensor-core time.
+        float partial1[kRegisters];
         issue_first_block(partial0);
-        add_previous(partial1);
         issue_other_blocks(partial0);
-      }
-    } else if constexpr (kOuterScales && kSlices == 1) {
-      // As above with one partial sum (no registers for two: the 192-row tile's three
-      // warpgroups, the 128x192 tile's wide sums): each interval's wgmma are waited for before
-      // its sum is added, while the other warpgroups' wgmma run. Every wgmma of an interval is
-      // issued on one straight path, and the partial sum is read only after the last wait: a branch
-      // between them makes ptxas serialise the wgmma (C7518).
-      float partial[kRegisters];
-      const int first_block = (unit % args.k_splits) * args.blocks_per_split;
-      for (int i = 0; i < blocks;) {
-        // The interval's blocks in this run: up to the next multiple of promotion_blocks.
-        const int kb = first_block + i;
-        const int end = min(blocks, i + args.promotion_blocks - kb % args.promotion_blocks);
-        hopper::BarrierWait(&full[ring.stage], ring.phase);
-        issue_block(partial, ring.stage, first_slice_row, false);
-        int held_stage = ring.stage;  // its wgmma may still run
-        ring.Advance(kStages);
-        for (++i; i < end; ++i) {
-          hopper::BarrierWait(&full[ring.stage], ring.phase);
-          issue_block(partial, ring.stage, first_slice_row, true);
-          hopper::WgmmaWaitGroup<1>();
-          release_stage(held_stage);
-          held_stage = ring.stage;
-          ring.Advance(kStages);
+        while (true) {
+          if (kb == end_block) {
+            finish(partial0);
+            break;
+          }
+          issue_first_block(partial1);
+          add_previous(partial0);
+          issue_other_blocks(partial1);
+          if (kb == end_block) {
+            finish(partial1);
+            break;
+          }
+          issue_first_block(partial0);
+          add_previous(partial1);
+          issue_other_blocks(partial0);
         }
-        hopper::WgmmaWaitGroup<0>();
-        release_stage(held_stage);
-        add_partial(acc[0], partial);
+      } else {
+        // One partial sum (no registers for two: the 192-row tile's three warpgroups, the
+        // 128x192 tile's wide sums): each interval's wgmma are waited for before its sum is
+        // added, while the other warpgroups' wgmma run.
+        while (kb < end_block) {
+          issue_first_block(partial0);
+          issue_other_blocks(partial0);
+          finish(partial0);
+        }
       }
     } else if constexpr (kPipelined) {
       // Two partial sums in turn: block kb + 1 is on the tensor core while block kb is promoted,

@@ -90,20 +90,20 @@ Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
   }
   const float type_max = static_cast<float>(DTypeMaxFinite(spec.output_type));
   const float margin_factor = std::ldexp(1.0f, spec.margin);
+  // max |x|, when it is asked for or a given scale is not usable and x's own replaces it.
+  const bool given_unusable =
+      spec.given_scale && !quantize_rule::IsUsableGivenScale(*buffers.given_scale);
   int64_t unused;
-  const auto tensor_amax = [&] {
-    return FloatFromBits(GroupAmax(x, rows, cols, 0, 0, &unused)[0]);
-  };
-  if (spec.compute_amax) *buffers.amax = tensor_amax();
+  const float tensor_amax = spec.compute_amax || given_unusable
+                                ? FloatFromBits(GroupAmax(x, rows, cols, 0, 0, &unused)[0])
+                                : 0.0f;
+  if (spec.compute_amax) *buffers.amax = tensor_amax;
   // A given scale, or this input's own when the given one is not usable (quantize.h).
   float given_scale = 0;
   const float* given = nullptr;
   if (spec.given_scale) {
-    given_scale = *buffers.given_scale;
-    if (!quantize_rule::IsUsableGivenScale(given_scale)) {
-      given_scale =
-          quantize_rule::ResolveGivenScale(given_scale, tensor_amax(), margin_factor, type_max);
-    }
+    given_scale = quantize_rule::ResolveGivenScale(*buffers.given_scale, tensor_amax, margin_factor,
+                                                   type_max);
     *buffers.scale = given_scale;
     given = &given_scale;
   }

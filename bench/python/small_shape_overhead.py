@@ -1,7 +1,8 @@
 """Host cost of FP8 calls at small M, eager: fp8dot's torch ops vs torch's own path.
 
-At M ≤ 128 the GPU finishes a GEMM in a few microseconds, so the time per call of a loop of
-calls is the host cost of launching it. Median over rounds of back-to-back calls.
+Two numbers per call, medians over rounds: "host", the time to enqueue a burst of calls on an
+idle GPU (the host's work alone, the GPU never makes the host wait), and "loop", the time per
+call of a long back-to-back loop (the larger of host and GPU time per call).
 
 1. One GEMM: torch.ops.fp8dot.scaled_mm (.default, as fp8dot.torch.Linear calls it, and through
    the OpOverloadPacket), fp8dot.scaled_dot (the framework-neutral Python API) and
@@ -9,9 +10,13 @@ calls is the host cost of launching it. Median over rounds of back-to-back calls
 2. One quantisation of an activation [M, K] to e4m3 with a tensor scale: fp8dot's fused op vs
    the torch ops a hand-written FP8 linear uses (amax, scale, cast).
 3. One FP8 linear layer forward (inference, bf16 activations): fp8dot.torch.Linear (seed
-   recipe, tensorwise), torchao's Float8Linear (when installed) and bf16 nn.Linear.
+   recipe, tensorwise), the same FP8 linear on torch's own path (the torch ops of 2. and
+   torch._scaled_mm), torchao's Float8Linear (when installed) and bf16 nn.Linear; then with
+   the FP8 weight made once (fp8dot.torch.cached_weights, a pre-quantised weight for torch's
+   path), as in inference or gradient accumulation.
 """
 
+import contextlib
 import statistics
 import time
 
@@ -24,12 +29,24 @@ from fp8dot.torch import ops
 E4M3 = torch.float8_e4m3fn
 
 
-def per_call_us(fn, calls=200, rounds=7):
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
+def host_us(fn, calls=40, rounds=25):
+    """Enqueue time per call of bursts of `calls` on an idle GPU: short enough that the launch
+    queue (about a thousand launches) never fills and blocks the host."""
     samples = []
     for _ in range(rounds):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
+def loop_us(fn, calls=200, rounds=7):
+    samples = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
         start = time.perf_counter()
         for _ in range(calls):
             fn()
@@ -38,8 +55,20 @@ def per_call_us(fn, calls=200, rounds=7):
     return statistics.median(samples)
 
 
-def row(label, columns):
-    print(f"{label:>18} " + " ".join(f"{value:>14.1f}" for value in columns))
+def per_call_us(fn):
+    """(host, loop) µs per call, after a warm-up."""
+    for _ in range(20):
+        fn()
+    return host_us(fn), loop_us(fn)
+
+
+def header(label, names):
+    print(f"{label:>18} " + " ".join(f"{name + ' host/loop':>24}" for name in names))
+
+
+def row(label, fns):
+    cells = [per_call_us(fn) for fn in fns]
+    print(f"{label:>18} " + " ".join(f"{host:>15.1f} /{loop:>6.1f}" for host, loop in cells))
 
 
 def gemm_calls(m, n, k):
@@ -65,12 +94,26 @@ def quantize_calls(m, k):
     return [lambda: ft.quantize(x, E4M3, "tensor"), lambda: torch_quantize(x)]
 
 
-def linear_calls(m, n, k):
+def torch_fp8_linear(x, weight_q, weight_scale):
+    """An FP8 linear on torch's own path: x quantised with torch ops, torch._scaled_mm with
+    fast accumulation (the forward's precision DEFAULT)."""
+    x_q, x_scale = torch_quantize(x)
+    return torch._scaled_mm(x_q, weight_q.t(), x_scale, weight_scale, out_dtype=x.dtype,
+                            use_fast_accum=True)
+
+
+def linear_calls(m, n, k, contexts: contextlib.ExitStack):
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     bf16 = torch.nn.Linear(k, n, bias=False, device="cuda", dtype=torch.bfloat16)
-    fp8 = ft.Linear.from_linear(torch.nn.Linear(k, n, bias=False, device="cuda"),
-                                ft.Recipe.seed())
-    calls = {"fp8dot": lambda: fp8(x)}
+    master = torch.nn.Linear(k, n, bias=False, device="cuda")
+    fp8 = ft.Linear.from_linear(master, ft.Recipe.seed())
+    weight_q, weight_scale = torch_quantize(master.weight)
+    contexts.enter_context(ft.cached_weights(fp8))  # open until main's ExitStack closes
+    fp8_uncached = ft.Linear.from_linear(master, ft.Recipe.seed())
+    calls = {"fp8dot": lambda: fp8_uncached(x),
+             "torch path": lambda: torch_fp8_linear(x, *torch_quantize(master.weight)),
+             "fp8dot cached": lambda: fp8(x),
+             "torch cached": lambda: torch_fp8_linear(x, weight_q, weight_scale)}
     try:
         from torchao.float8 import convert_to_float8_training
 
@@ -88,20 +131,20 @@ def main():
     print(f"torch {torch.__version__}; fp8dot's torch ops in C++: {ops.NATIVE}")
     shapes = [(16, 4096, 4096), (64, 4096, 4096), (128, 7168, 2048)]
     print("\n1. one GEMM, us per call")
-    print(f"{'M x N x K':>18} {'op .default':>14} {'op packet':>14} {'scaled_dot':>14} "
-          f"{'_scaled_mm':>14}")
+    header("M x N x K", ["op .default", "op packet", "scaled_dot", "_scaled_mm"])
     for m, n, k in shapes:
-        row(f"{m}x{n}x{k}", [per_call_us(fn) for fn in gemm_calls(m, n, k)])
+        row(f"{m}x{n}x{k}", gemm_calls(m, n, k))
     print("\n2. quantise an activation (tensor scale), us per call")
-    print(f"{'M x K':>18} {'fp8dot op':>14} {'torch ops':>14}")
+    header("M x K", ["fp8dot op", "torch ops"])
     for m, _, k in shapes:
-        row(f"{m}x{k}", [per_call_us(fn) for fn in quantize_calls(m, k)])
+        row(f"{m}x{k}", quantize_calls(m, k))
     print("\n3. FP8 linear forward (bf16 in and out), us per call")
     for m, n, k in shapes:
-        calls = linear_calls(m, n, k)
-        if m == shapes[0][0]:
-            print(f"{'M x N x K':>18} " + " ".join(f"{name:>14}" for name in calls))
-        row(f"{m}x{n}x{k}", [per_call_us(fn) for fn in calls.values()])
+        with contextlib.ExitStack() as contexts:
+            calls = linear_calls(m, n, k, contexts)
+            if m == shapes[0][0]:
+                header("M x N x K", list(calls))
+            row(f"{m}x{n}x{k}", list(calls.values()))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,13 @@ namespace fp8dot::cpu {
 // Element operations a thread must get to be worth starting (about 50-100 µs of work).
 inline constexpr int64_t kMinWorkPerThread = int64_t{1} << 17;
 
+// std::thread::hardware_concurrency reads /sys on every call (several µs, as long as a small
+// dot itself): asked once per process.
+inline int64_t HardwareThreads() {
+  static const int64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  return threads;
+}
+
 // `work_per_item`: element operations of one item (a row of N·K products, a row of K values).
 template <typename Body>  // Body: void(int64_t begin, int64_t end)
 void ParallelFor(int64_t count, int64_t work_per_item, const Body& body) {
@@ -23,8 +30,7 @@ void ParallelFor(int64_t count, int64_t work_per_item, const Body& body) {
     work = std::numeric_limits<int64_t>::max();
   }
   const int64_t worth = std::max<int64_t>(1, work / kMinWorkPerThread);
-  const int64_t threads = std::min<int64_t>(
-      {static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency())), count, worth});
+  const int64_t threads = std::min<int64_t>({HardwareThreads(), count, worth});
   if (threads <= 1) {
     body(0, count);
     return;

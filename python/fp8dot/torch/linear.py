@@ -52,19 +52,20 @@ def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtyp
     return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax)
 
 
-def _transposed_scale(scale: torch.Tensor) -> torch.Tensor:
-    """A scale in the transposed operand's terms: block scales transpose (as a view), tensor and
-    per-row scales stay as they are."""
-    return scale.t() if scale.dim() == 2 else scale
+def _as_rhs(operand: Operand) -> Operand:
+    """A contracting-last operand [N,K] as scaled_mm's rhs [K,N]: the matrix's transpose view,
+    and a block scale's (tensor and per-row scales stay as they are). Views are cheap on the GPU
+    but each costs a dispatcher call on the host, so a cached weight keeps its rhs form."""
+    q, scale = operand
+    return q.t(), scale.t() if scale.dim() == 2 else scale
 
 
 def _gemm(lhs: Operand, rhs: Operand, config: GemmConfig, out_dtype: torch.dtype, backend: str,
           bias: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """lhs [M,K] · rhs [N,K]ᵀ with both operands contracting-last."""
-    rhs_q, rhs_scale = rhs
+    """lhs [M,K] · rhs [K,N]: lhs contracting-last, rhs in scaled_mm's form (`_as_rhs`)."""
     output, _ = torch.ops.fp8dot.scaled_mm.default(
-        lhs[0], rhs_q.t(), lhs[1], _transposed_scale(rhs_scale), bias,
-        None, out_dtype, config.precision[0], config.precision[1], False, backend)
+        lhs[0], rhs[0], lhs[1], rhs[1], bias, None, out_dtype, config.precision[0],
+        config.precision[1], False, backend)
     return output
 
 
@@ -138,13 +139,15 @@ def _record_amax(amax_history: Optional[torch.Tensor], row: int,
 def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Optional[torch.dtype],
                       scale: Optional[torch.Tensor], cache: Optional[dict], amax: bool
                       ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
-    """The weight for the forward GEMM, unless transposed_dtype is None its transpose for dgrad,
-    and (amax=True) max |weight|. With a cache (fp8dot.torch.cached_weights), the FP8 copies
-    made from this very weight (same version, storage, recipe) are reused instead of quantising
-    it again."""
+    """The weight as the forward GEMM's rhs, unless transposed_dtype is None its transpose as
+    dgrad's rhs (both in `_as_rhs` form), and (amax=True) max |weight|. With a cache
+    (fp8dot.torch.cached_weights), the FP8 copies made from this very weight (same version,
+    storage, recipe) are reused instead of quantising it again."""
     def fresh():
-        return _both_orientations(weight, _granularity(recipe, "weight"),
-                                  recipe.forward.rhs_dtype, transposed_dtype, scale, amax)
+        w_q, w_t, w_amax = _both_orientations(weight, _granularity(recipe, "weight"),
+                                              recipe.forward.rhs_dtype, transposed_dtype, scale,
+                                              amax)
+        return _as_rhs(w_q), None if w_t is None else _as_rhs(w_t), w_amax
     if cache is None:
         return fresh()
     key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, tuple(weight.shape),
@@ -157,30 +160,37 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     return entry[1], entry[2] if transposed_dtype is not None else None, entry[3]
 
 
+def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+                    amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
+                    weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool
+                    ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand]]:
+    """Y = X·Wᵀ (+ bias) in FP8, and the operands the backward pass will need, written by the
+    same quantisation kernels: Xᵀ for wgrad (need_wgrad) and Wᵀ for dgrad (need_dgrad), as
+    `_as_rhs` operands, else None."""
+    delayed = amax_history is not None
+    scale_x = _delayed_scale(amax_history, _INPUT, recipe, recipe.forward.lhs_dtype)
+    scale_w = _delayed_scale(amax_history, _WEIGHT, recipe, recipe.forward.rhs_dtype)
+    x_q, x_t, x_amax = _both_orientations(
+        x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
+        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, delayed)
+    w_rhs, w_t_rhs, w_amax = _quantized_weight(
+        weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
+        delayed)
+    _record_amax(amax_history, _INPUT, x_amax)
+    _record_amax(amax_history, _WEIGHT, w_amax)
+    bias_for_gemm = None if bias is None else bias.to(out_dtype)
+    output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
+    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs
+
+
 class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
-                weight_cache: Optional[dict], grad_enabled: bool):
-        delayed = amax_history is not None
-        scale_x = _delayed_scale(amax_history, _INPUT, recipe, recipe.forward.lhs_dtype)
-        scale_w = _delayed_scale(amax_history, _WEIGHT, recipe, recipe.forward.rhs_dtype)
-        # The transposes the backward pass will need, written by the same kernels. None under
-        # no_grad: needs_input_grad only says the inputs require grad (an evaluation loop's
-        # parameters do), not that a backward pass will come.
-        need_dgrad = grad_enabled and ctx.needs_input_grad[0]
-        need_wgrad = grad_enabled and ctx.needs_input_grad[1]
-        x_q, x_t, x_amax = _both_orientations(
-            x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-            recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, delayed)
-        w_q, w_t, w_amax = _quantized_weight(
-            weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
-            delayed)
-        _record_amax(amax_history, _INPUT, x_amax)
-        _record_amax(amax_history, _WEIGHT, w_amax)
-        bias_for_gemm = None if bias is None else bias.to(out_dtype)
-        output = _gemm(x_q, w_q, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
-
+                weight_cache: Optional[dict]):
+        output, x_t, w_t = _linear_forward(x, weight, bias, amax_history, recipe, out_dtype,
+                                           weight_cache, ctx.needs_input_grad[0],
+                                           ctx.needs_input_grad[1])
         ctx.recipe = recipe
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
@@ -192,7 +202,7 @@ class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
-        x_t_q, x_t_scale, w_t_q, w_t_scale, amax_history = ctx.saved_tensors
+        x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, amax_history = ctx.saved_tensors
         dy = grad_output.contiguous()
         need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None
@@ -204,7 +214,7 @@ class _Fp8Linear(torch.autograd.Function):
                 dy_q, dy_t, dy_amax = _both_orientations(
                     dy, granularity, recipe.dgrad.lhs_dtype,
                     recipe.wgrad.lhs_dtype if need_wgrad else None, scale_dy, delayed)
-                grad_x = _gemm(dy_q, (w_t_q, w_t_scale), recipe.dgrad, ctx.x_dtype,
+                grad_x = _gemm(dy_q, (w_t_rhs_q, w_t_rhs_scale), recipe.dgrad, ctx.x_dtype,
                                recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
@@ -214,11 +224,11 @@ class _Fp8Linear(torch.autograd.Function):
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             _record_amax(amax_history, _GRAD_OUTPUT, dy_amax)
             if need_wgrad:
-                grad_w = _gemm(dy_t, (x_t_q, x_t_scale), recipe.wgrad, ctx.weight_dtype,
-                               recipe.backend)
+                grad_w = _gemm(dy_t, (x_t_rhs_q, x_t_rhs_scale), recipe.wgrad,
+                               ctx.weight_dtype, recipe.backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
-        return grad_x, grad_w, grad_bias, None, None, None, None, None
+        return grad_x, grad_w, grad_bias, None, None, None, None
 
 
 class Linear(nn.Linear):
@@ -275,13 +285,19 @@ class Linear(nn.Linear):
         else:
             out_dtype = x.dtype
         compiling = torch.compiler.is_compiling()
-        if not compiling:  # for explain()
-            self.last_input_shape, self.last_dtypes = tuple(x.shape), (x.dtype, out_dtype)
+        if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
+            self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype))
         x2d = x.reshape(-1, self.in_features)
         # A compiled graph quantises the weight every call: the cache is Python state.
         cache = None if compiling else self.weight_cache
-        output = _Fp8Linear.apply(x2d, self.weight, self.bias, self.amax_history, self.recipe,
-                                  out_dtype, cache, torch.is_grad_enabled())
+        bias = self.bias
+        if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or
+                                        (bias is not None and bias.requires_grad)):
+            output = _Fp8Linear.apply(x2d, self.weight, bias, self.amax_history, self.recipe,
+                                      out_dtype, cache)
+        else:  # no backward pass can come: no autograd node, no transposes
+            output = _linear_forward(x2d, self.weight, bias, self.amax_history, self.recipe,
+                                     out_dtype, cache, False, False)[0]
         return output.reshape(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:

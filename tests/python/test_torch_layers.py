@@ -223,6 +223,23 @@ def test_no_grad_quantises_no_transposes(device):
             layer(x)
         assert mode.flags == expected, grad_enabled
 
+    # Grad enabled, but only the input requires grad (a frozen layer): Wᵀ for dgrad, no Xᵀ.
+    # Nothing requires grad: no transposes and no autograd node; the same bits every way.
+    with torch.no_grad():
+        reference = layer(x)
+    layer.requires_grad_(False)
+    with Transposed() as mode:
+        mode.flags = []
+        frozen = layer(x)
+        assert mode.flags == [False, True]
+        mode.flags = []
+        plain = layer(x.detach())
+        assert mode.flags == [False, False]
+    assert frozen.grad_fn is not None and plain.grad_fn is None and not plain.requires_grad
+    assert torch.equal(frozen.detach(), reference) and torch.equal(plain, reference)
+    frozen.sum().backward()
+    assert x.grad is not None and layer.weight.grad is None
+
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_autocast_quantises_the_input_cast_to_the_autocast_dtype(device):

@@ -3,15 +3,15 @@
 # bench/python/host_profile.py runs back to back under py-spy (--native: C++ frames too), and
 # bench/python/profile_summary.py writes the frames that hold the most samples.
 #   carry: build/wheel-cp312 .whl build-tools   (build-tools: the py-spy wheel, `pip download py-spy`)
-# Environment: CALLS (default "op scaled_mm linear linear-cached torchao"), SHAPE ("--m 64 --n
+# Environment: CALLS (default "op scaled_mm quantize"; also linear, linear-cached, torchao), SHAPE ("--m 64 --n
 # 4096 --k 4096"), SECONDS_PER_CALL (4), PY_SPY_OPTIONS ("--native --rate 1000"; native sampling
-# slows the sampled process, so Python-heavy calls want "--rate 200" alone).
+# slows the sampled process: the Python-heavy linear calls want "--rate 200" alone).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-python-env.sh
 python3 -m pip install -q --no-index --no-deps --target /tmp/pyspy build-tools/py_spy-*.whl || exit 1
 PY_SPY=/tmp/pyspy/bin/py-spy
-for call in ${CALLS:-op scaled_mm linear linear-cached torchao}; do
+for call in ${CALLS:-op scaled_mm quantize}; do
   echo "== $call"
   python3 bench/python/host_profile.py "$call" --seconds 2 ${SHAPE:-} | tee -a "$OUT/host-per-call.log"
   "$PY_SPY" record ${PY_SPY_OPTIONS:---native --rate 1000} --format raw -o "$OUT/profile-$call.txt" -- \

@@ -3,11 +3,9 @@
 
     python bench/python/host_profile.py CALL [--seconds S] [--m M --n N --k K]
 
-CALL is one of: op (torch.ops.fp8dot.scaled_mm.default, as fp8dot.torch.Linear calls it),
-scaled_mm (torch._scaled_mm, the peer), quantize (fp8dot's fused quantisation, tensor scale),
-linear (fp8dot.torch.Linear forward, seed recipe, no_grad), linear-cached (the same inside
-fp8dot.torch.cached_weights), torchao (torchao's Float8Linear forward). Prints the calls made
-and the microseconds per call.
+CALL is a column name of bench/python/small_shape_overhead.py's tables, which defines the calls:
+"op .default", "_scaled_mm", "fp8dot op" (quantisation), "fp8dot", "fp8dot cached", "torch
+path", "torchao", ... (no_grad, as there). Prints the calls made and the microseconds per call.
 """
 
 import argparse
@@ -16,40 +14,16 @@ import time
 
 import torch
 
-import fp8dot.torch as ft
-
-E4M3 = torch.float8_e4m3fn
+from small_shape_overhead import gemm_calls, linear_calls, quantize_calls
 
 
 def make_call(name, m, n, k, contexts: contextlib.ExitStack):
-    a = torch.randn(m, k, device="cuda").to(E4M3)
-    b = torch.randn(n, k, device="cuda").to(E4M3).t()
-    one = torch.ones((), device="cuda")
-    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    if name == "op":
-        args = (a, b, one, one, None, None, torch.bfloat16, "default", "default", False, "auto")
-        return lambda: torch.ops.fp8dot.scaled_mm.default(*args)
-    if name == "scaled_mm":
-        return lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16,
-                                        use_fast_accum=True)
-    if name == "quantize":
-        return lambda: ft.quantize(x, E4M3, "tensor")
-    if name in ("linear", "linear-cached"):
-        layer = ft.Linear.from_linear(torch.nn.Linear(k, n, bias=False, device="cuda"),
-                                      ft.Recipe.seed())
-        if name == "linear":
-            return lambda: layer(x)
-        # Open until main's ExitStack closes (a context entered here and dropped would close
-        # when its generator is collected, and the layer would quantise every call).
-        contexts.enter_context(ft.cached_weights(layer))
-        return lambda: layer(x)
-    if name == "torchao":
-        from torchao.float8 import convert_to_float8_training
-
-        peer = convert_to_float8_training(torch.nn.Sequential(
-            torch.nn.Linear(k, n, bias=False, device="cuda")))
-        return lambda: peer(x)
-    raise SystemExit(f"unknown call {name!r}")
+    for make_calls, arguments in ((gemm_calls, (m, n, k)), (quantize_calls, (m, k)),
+                                  (linear_calls, (m, n, k, contexts))):
+        calls = make_calls(*arguments)
+        if name in calls:
+            return calls[name]
+    raise SystemExit(f"unknown call {name!r}: a column name of small_shape_overhead.py's tables")
 
 
 @torch.no_grad()

@@ -70,12 +70,14 @@ def gemm_calls(m, n, k):
     b = torch.randn(n, k, device="cuda").to(E4M3).t()
     one = torch.ones((), device="cuda")
     args = (a, b, one, one, None, None, torch.bfloat16, "default", "default", False, "auto")
-    return [
-        lambda: torch.ops.fp8dot.scaled_mm.default(*args),
-        lambda: torch.ops.fp8dot.scaled_mm(*args),
-        lambda: fp8dot.scaled_dot(a, b, lhs_scale=one, rhs_scale=one, out_dtype=torch.bfloat16),
-        lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16, use_fast_accum=True),
-    ]
+    return {
+        "op .default": lambda: torch.ops.fp8dot.scaled_mm.default(*args),
+        "op packet": lambda: torch.ops.fp8dot.scaled_mm(*args),
+        "scaled_dot": lambda: fp8dot.scaled_dot(a, b, lhs_scale=one, rhs_scale=one,
+                                                out_dtype=torch.bfloat16),
+        "_scaled_mm": lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16,
+                                               use_fast_accum=True),
+    }
 
 
 def torch_quantize(x):
@@ -85,7 +87,8 @@ def torch_quantize(x):
 
 def quantize_calls(m, k):
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    return [lambda: ft.quantize(x, E4M3, "tensor"), lambda: torch_quantize(x)]
+    return {"fp8dot op": lambda: ft.quantize(x, E4M3, "tensor"),
+            "torch ops": lambda: torch_quantize(x)}
 
 
 def torch_fp8_linear(x, weight_q, weight_scale):
@@ -125,13 +128,17 @@ def main():
     print(f"torch {torch.__version__}; fp8dot's torch ops in C++: {ops.NATIVE}")
     shapes = [(16, 4096, 4096), (64, 4096, 4096), (128, 7168, 2048)]
     print("\n1. one GEMM, us per call")
-    header("M x N x K", ["op .default", "op packet", "scaled_dot", "_scaled_mm"])
     for m, n, k in shapes:
-        row(f"{m}x{n}x{k}", gemm_calls(m, n, k))
+        calls = gemm_calls(m, n, k)
+        if m == shapes[0][0]:
+            header("M x N x K", list(calls))
+        row(f"{m}x{n}x{k}", list(calls.values()))
     print("\n2. quantise an activation (tensor scale), us per call")
-    header("M x K", ["fp8dot op", "torch ops"])
     for m, _, k in shapes:
-        row(f"{m}x{k}", quantize_calls(m, k))
+        calls = quantize_calls(m, k)
+        if m == shapes[0][0]:
+            header("M x K", list(calls))
+        row(f"{m}x{k}", list(calls.values()))
     print("\n3. FP8 linear forward (bf16 in and out), us per call")
     for m, n, k in shapes:
         with contextlib.ExitStack() as contexts:

@@ -19,6 +19,7 @@ struct OwnCase {
   DType lhs_type = kE4M3;
   DType output_type = DType::kF32;
   bool column_major_scales = false;  // lhs scale M-major, rhs scale K-block-minor
+  bool row_major_rhs_scale = false;  // with column_major_scales: only the lhs scale M-major
   Distribution distribution = Distribution::kSymmetric;
   // lhs 1x128 with rhs 128x128 (the forward recipe) or 1x128 (the wgrad GEMM's), or tensor or
   // row/column scales on both.
@@ -44,9 +45,11 @@ StatusOr<DotProblem> BlockScaledProblem(const OwnCase& c, uint64_t seed) {
   FP8_ASSIGN_OR_RETURN(DotProblem p, MakeDotProblem(o));
   if (c.column_major_scales && IsBlockScale(c.lhs_scale_mode)) {
     FP8_ASSIGN_OR_RETURN(*p.lhs_scale, testing::WithLayout(*p.lhs_scale, {0, 1}));
-    FP8_ASSIGN_OR_RETURN(*p.rhs_scale, testing::WithLayout(*p.rhs_scale, {0, 1}));
     p.spec.lhs_scale.minor_to_major = {0, 1};
-    p.spec.rhs_scale.minor_to_major = {0, 1};
+    if (!c.row_major_rhs_scale) {
+      FP8_ASSIGN_OR_RETURN(*p.rhs_scale, testing::WithLayout(*p.rhs_scale, {0, 1}));
+      p.spec.rhs_scale.minor_to_major = {0, 1};
+    }
   }
   return p;
 }
@@ -59,7 +62,9 @@ std::string Label(const OwnCase& c, const std::string& tile) {
       (std::string(ScaleModeName(c.lhs_scale_mode)) + " x " + ScaleModeName(c.rhs_scale_mode))
           .c_str(),
       tile.empty() ? "(plan's choice)" : tile.c_str(),
-      c.column_major_scales ? ", column-major scales" : "");
+      !c.column_major_scales  ? ""
+      : c.row_major_rhs_scale ? ", column-major lhs scales"
+                              : ", column-major scales");
 }
 
 // Runs `c` on the own kernel (options.engine kOwn, or kAuto choosing it) and expects every
@@ -111,18 +116,50 @@ void ExpectBitIdentical(const OwnCase& c, const std::string& tile, uint64_t seed
   ExpectBitIdentical(c, options, seed);
 }
 
+// The explain's line on how the stage's scales are staged (plan_explain.cc).
+constexpr char kCopyEngineStaging[] = "scales arrive with its operand tiles";
+constexpr char kProducerWarpStaging[] = "producer warps copy each stage's scales";
+
+// Runs `c` on every tile with block scales, expecting the explain to name `staging`.
+void ExpectEveryTileBitIdentical(const OwnCase& c, const char* staging,
+                                 const std::vector<const char*>& tiles, uint64_t& seed) {
+  for (const char* tile : tiles) {
+    CudaDotOptions options;
+    options.engine = GemmEngine::kOwn;
+    options.own_tile = tile;
+    ExpectBitIdentical(c, options, ++seed);
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, seed));
+    FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
+                             CudaDotPlan::Create(p.spec, options));
+    EXPECT_NE(plan->Explain().find(staging), std::string::npos)
+        << Label(c, tile) << ": expected '" << staging << "' in\n"
+        << plan->Explain();
+  }
+}
+
 TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   // Ragged M (not a multiple of any block_m), an odd number of 128-column tiles (so a 2-CTA
   // cluster's second tile falls past N), several K blocks, and M spanning several tile-rows.
+  // Row-major scales whose rows are not 16-byte multiples are staged by the producer's warps;
+  // M-major lhs scales with rhs scales contiguous along K-blocks (cuBLASLt's layouts) or along
+  // column blocks, rows of 16-byte multiples, by the copy engine with the operand tiles.
+  const std::vector<const char*> tiles = {"256x128c2", "256x128", "256x64", "192x128",
+                                          "128x128c2", "128x128", "128x64", "128x32",
+                                          "64x128",    "64x64",   "64x32",  "64x16"};
   uint64_t seed = 9100;
-  for (const OwnCase& c : {OwnCase{.m = 200, .n = 384, .k = 640},
-                           OwnCase{.m = 600, .n = 640, .k = 384, .output_type = DType::kBF16}}) {
-    for (const char* tile : {"256x128c2", "256x128", "256x64", "192x128", "128x128c2", "128x128",
-                             "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
-      ExpectBitIdentical(c, tile, ++seed);
-    }
-  }
+  ExpectEveryTileBitIdentical({.m = 200, .n = 384, .k = 640}, kProducerWarpStaging, tiles, seed);
+  ExpectEveryTileBitIdentical({.m = 600, .n = 640, .k = 384, .output_type = DType::kBF16},
+                              kProducerWarpStaging, tiles, seed);
+  ExpectEveryTileBitIdentical({.m = 200, .n = 384, .k = 1024, .column_major_scales = true},
+                              kCopyEngineStaging, tiles, seed);
+  ExpectEveryTileBitIdentical({.m = 600,
+                               .n = 512,
+                               .k = 640,
+                               .output_type = DType::kBF16,
+                               .column_major_scales = true,
+                               .row_major_rhs_scale = true},
+                              kCopyEngineStaging, tiles, seed);
 }
 
 // Split-K: each tile's K-blocks cut into runs that different CTAs promote on their own; the last
@@ -281,16 +318,21 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
 TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   uint64_t seed = 9800;
-  for (const char* tile : {"256x64", "128x64", "128x32", "64x128", "64x64", "64x32", "64x16"}) {
-    ExpectBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_scale_mode = kColumnBlocks}, tile,
-                       ++seed);
-    ExpectBitIdentical({.m = 300,
-                        .n = 200,
-                        .k = 384,
-                        .output_type = DType::kBF16,
-                        .rhs_scale_mode = kColumnBlocks},
-                       tile, ++seed);
-  }
+  const std::vector<const char*> tiles = {"256x64", "128x64", "128x32", "64x128",
+                                          "64x64",  "64x32",  "64x16"};
+  ExpectEveryTileBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_scale_mode = kColumnBlocks},
+                              kProducerWarpStaging, tiles, seed);
+  ExpectEveryTileBitIdentical(
+      {.m = 300, .n = 200, .k = 384, .output_type = DType::kBF16, .rhs_scale_mode = kColumnBlocks},
+      kProducerWarpStaging, tiles, seed);
+  // M-major lhs scales and N-major rhs 1x128 scales (their row-major layout): the copy engine.
+  ExpectEveryTileBitIdentical({.m = 200,
+                               .n = 384,
+                               .k = 640,
+                               .column_major_scales = true,
+                               .row_major_rhs_scale = true,
+                               .rhs_scale_mode = kColumnBlocks},
+                              kCopyEngineStaging, tiles, seed);
   const OwnCase cases[] = {
       {.m = 70, .n = 99, .k = 336, .output_type = DType::kBF16, .rhs_scale_mode = kColumnBlocks},
       {.m = 129, .n = 260, .k = 1024, .column_major_scales = true, .rhs_scale_mode = kColumnBlocks},

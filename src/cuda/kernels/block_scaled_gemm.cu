@@ -60,12 +60,13 @@ constexpr int kSharedLimit = 227 * 1024;
 constexpr int kMaxStages = 16;
 constexpr int kTileRowsPerGroup = 8;   // rasterisation: tile-rows per group
 constexpr int kMaxSplitKBlockM = 128;  // the kernel's split-K reduction fits these tiles only
-// Register budgets after setmaxnreg (65536 per SM): 2 math warpgroups take 232 each, 3 take 160
-// (the producer warpgroup keeps 40, or 32: 128 x 32 + 384 x 160 = 65536).
+// Register budgets after setmaxnreg (65536 per SM): 2 math warpgroups take 232 each, 3 take 152
+// (the producer warpgroup keeps 40, or 56: 128 x 56 + 384 x 152 = 65536; with 32 its scale
+// warp's two ways of staging scales spilled).
 template <int kMathWarpgroups>
-constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 32 : 40;
+constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 56 : 40;
 template <int kMathWarpgroups>
-constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 160 : 232;
+constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 152 : 232;
 
 // Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
 constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
@@ -87,12 +88,14 @@ struct TileShape {
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
   static constexpr int kLhsTileBytes = kBlockM * kBlockK;
   static constexpr int kRhsTileBytes = kBlockN * kBlockK;
-  // A's scales, then B's: one per tile (a 16-byte slot), or one per column (B 1x128); none with
-  // outer scales, which apply to D.
-  static constexpr int kScaleBytes = kScaling == GemmScaling::kOuter ? 16
-                                     : kScaling == GemmScaling::kColumnBlocks
-                                         ? kBlockM * 4 + kBlockN * 4
-                                         : kBlockM * 4 + 16;
+  // A's scales, then B's: one per tile (the first of a 16-byte box), or one per column (B
+  // 1x128); none with outer scales, which apply to D. Each part starts on 128 bytes, as the
+  // copy engine's bulk tensor copies into shared memory must.
+  static constexpr int kLhsScaleBytes = kBlockM * 4;
+  static constexpr int kRhsScaleBytes =
+      kScaling == GemmScaling::kColumnBlocks ? (kBlockN * 4 + 127) / 128 * 128 : 128;
+  static constexpr int kScaleBytes =
+      kScaling == GemmScaling::kOuter ? 16 : kLhsScaleBytes + kRhsScaleBytes;
   static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
   // The epilogue stages D in shared memory for the copy engine's stores: boxes of 64 rows by
   // up to 128 bytes of columns (the widest swizzled box), each swizzled like the operand tiles
@@ -115,6 +118,7 @@ struct TileShape {
   static_assert(kBlockM % (kSliceRows * kSlices) == 0);
   static_assert(kScaling == GemmScaling::kOuter || kScaleColumns % kBlockN == 0);
   static_assert(kLhsTileBytes % 1024 == 0 && kRhsTileBytes % 1024 == 0);
+  static_assert(kLhsScaleBytes % 128 == 0 && kScaleBytes % 16 == 0);
   static_assert(kBoxBytes % 256 == 0 && kStagedSliceBytes % 1024 == 0 && kStages >= 2);
 };
 
@@ -126,11 +130,16 @@ struct KernelArgs {
   int k_splits, blocks_per_split;
   float* split_partials;  // [tile][run][kSlices * kRegisters / 4][math thread] float4s
   int* split_arrivals;    // [tile]: runs finished; reset to 0 by the last (zero between launches)
-  // The A scales are M-major (row stride 1), their K-blocks 16-byte aligned and M % 4 == 0.
+  // The stage's block scales come with its operand tiles (StagedScalesOf says when they can):
+  // A's, and B 1x128's, through the copy engine (lhs_scale_map, rhs_scale_map); B 128x128's one
+  // by the copy thread's own cp.async. Otherwise producer warps copy them with cp.async.
+  bool scale_maps;
+  // cp.async: the A scales are M-major (row stride 1), their K-blocks 16-byte aligned and
+  // M % 4 == 0.
   bool lhs_scale_vectors;
   int promotion_blocks;  // outer scales: K-blocks summed by the tensor core per promotion
-  // B 1x128: its scales are N-major (column stride 1), their K-blocks 16-byte aligned and
-  // N % 4 == 0.
+  // cp.async, B 1x128: its scales are N-major (column stride 1), their K-blocks 16-byte aligned
+  // and N % 4 == 0.
   bool rhs_scale_vectors;
   int unit_rows, unit_cols;  // units of work (a cluster's tiles: one row, kCluster columns)
   const float* lhs_scale;
@@ -208,13 +217,16 @@ template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, G
 __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>::kThreads, 1)
     block_scaled_gemm_kernel(const __grid_constant__ CUtensorMap lhs_map,
                              const __grid_constant__ CUtensorMap rhs_map,
+                             const __grid_constant__ CUtensorMap lhs_scale_map,
+                             const __grid_constant__ CUtensorMap rhs_scale_map,
                              const __grid_constant__ CUtensorMap output_map,
                              const KernelArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>;
   constexpr bool kColumnScales = kScaling == GemmScaling::kColumnBlocks;
   constexpr bool kOuterScales = kScaling == GemmScaling::kOuter;
-  // Producer warps that copy scales: A's (and B's one per tile), B's per column.
+  // Producer warps that stage the scales: A's and B 128x128's one (warp 1), B 1x128's (warp 2);
+  // with scale maps, lane 0 of warp 1 alone.
   constexpr int kScaleWarps = kOuterScales ? 0 : kColumnScales ? 2 : 1;
   using Wgmma = hopper::WgmmaFp8<kBlockN, kLhs>;
   constexpr int kStages = Shape::kStages;
@@ -240,7 +252,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   int* adds_the_runs = reinterpret_cast<int*>(empty + kStages);  // split-K: this CTA is last
   // Stage s's scales: A's block_m (one per tile row), then B's one (or block_n: B 1x128).
   const auto lhs_scales = [&](int stage) { return scales + stage * Shape::kScaleBytes / 4; };
-  const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + kBlockM; };
+  const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + Shape::kLhsScaleBytes / 4; };
 
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
   const int warp_in_group = (threadIdx.x % kWarpgroupThreads) / 32;
@@ -249,9 +261,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     hopper::PrefetchTensorMap(&lhs_map);
     hopper::PrefetchTensorMap(&rhs_map);
     if (args.tma_store) hopper::PrefetchTensorMap(&output_map);
+    if (args.scale_maps) {
+      hopper::PrefetchTensorMap(&lhs_scale_map);
+      if (kColumnScales) hopper::PrefetchTensorMap(&rhs_scale_map);
+    }
     for (int s = 0; s < kStages; ++s) {
       // The copy thread and the scale warps' lanes.
-      hopper::BarrierInit(&full[s], 1 + kScaleWarps * 32);
+      hopper::BarrierInit(&full[s], 1 + (args.scale_maps ? 1 : kScaleWarps * 32));
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
@@ -277,7 +293,10 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     if constexpr (Shape::kMathWarpgroups > 1) {
       hopper::ReleaseRegisters<kProducerRegisters<Shape::kMathWarpgroups>>();
     }
-    if (warp_in_group > kScaleWarps || (warp_in_group == 0 && lane != 0)) return;
+    if (warp_in_group > kScaleWarps || (warp_in_group == 0 && lane != 0) ||
+        (args.scale_maps && (warp_in_group > 1 || lane != 0))) {
+      return;
+    }
     const bool copies_tiles = warp_in_group == 0;
     StageRing ring;
     for (int unit = first_unit; unit < units; unit += unit_stride) {
@@ -305,6 +324,25 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
           }
           hopper::TmaLoad2d(rhs_tiles + ring.stage * Shape::kRhsTileBytes, &rhs_map, filled,
                             kb * kBlockK, origin.col);
+        } else if (!kOuterScales && args.scale_maps) {
+          // Lane 0 of warp 1: the copy engine brings A's scales (and B 1x128's) in the same
+          // phase as the tiles; every CTA of a cluster copies its own A scales (the same rows;
+          // they are small). Rows and columns past the edges arrive as zeros. B 128x128's one
+          // scale is no box the copy engine takes (a box starts on 16 bytes): a cp.async.
+          hopper::BarrierExpectBytes(filled, (kBlockM + (kColumnScales ? kBlockN : 0)) * 4);
+          hopper::TmaLoad2d(lhs_scales(ring.stage), &lhs_scale_map, filled, origin.row, kb);
+          if constexpr (kColumnScales) {
+            hopper::TmaLoad2d(rhs_scale(ring.stage), &rhs_scale_map, filled, origin.col, kb);
+            hopper::BarrierArrive(filled);
+          } else {
+            if (has_columns) {
+              hopper::CopyAsync4(rhs_scale(ring.stage),
+                                 rhs_scale_row + kb * args.rhs_scale_block_stride);
+            } else {
+              rhs_scale(ring.stage)[0] = 0.0f;
+            }
+            hopper::BarrierArriveWhenCopiesLand(filled);
+          }
         } else if (kColumnScales && warp_in_group == 2) {
           // One B scale per column, the same way as A's rows (columns past N: zeros).
           float* stage_columns = rhs_scale(ring.stage);
@@ -839,6 +877,72 @@ StatusOr<CUtensorMap> OutputMap(const BlockScaledGemmParams& p, const std::strin
                      kSliceRows, kSwizzle, context);
 }
 
+// A float array [outer][inner] with inner contiguous and rows outer_stride elements apart, read
+// by the copy engine in boxes of box_inner x 1. A box must start on 16 bytes of the inner
+// dimension (the H200 raises an illegal instruction otherwise, after a clean encode): the
+// kernel's boxes start at multiples of block_m or block_n.
+struct ScaleArray {
+  const float* data;
+  int64_t inner, outer, outer_stride;
+  int box_inner;
+  // The copy engine can read it in place: base and row stride multiples of 16 bytes (one row:
+  // any stride), rows not overlapping.
+  bool Mappable() const {
+    return reinterpret_cast<uintptr_t>(data) % 16 == 0 &&
+           (outer == 1 || (outer_stride % 4 == 0 && outer_stride >= inner));
+  }
+  StatusOr<CUtensorMap> Map(const char* name, const std::string& context) const {
+    const int64_t row_bytes = outer == 1 ? (inner * 4 + 15) / 16 * 16 : outer_stride * 4;
+    return TensorMap2d(name, data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, outer, inner, row_bytes,
+                       box_inner, 1, CU_TENSOR_MAP_SWIZZLE_NONE, context);
+  }
+};
+
+// The stage's block scales as the copy engine reads them with its operand tiles: A's block_m
+// scales of a K-block (M-major), and with B 1x128 its block_n scales (N-major). Nothing when a
+// layout does not allow it; the producer's scale warps then copy them with cp.async, from any
+// layout. (B 128x128's one scale per stage is copied by the copy thread in any layout; outer
+// scales apply to D and are not staged.)
+struct StagedScales {
+  ScaleArray lhs;
+  std::optional<ScaleArray> rhs;  // B 1x128's
+};
+
+std::optional<StagedScales> StagedScalesOf(const BlockScaledGemmParams& p) {
+  const int64_t k_blocks = std::max<int64_t>(1, (p.k + kBlockK - 1) / kBlockK);
+  if (p.scaling == GemmScaling::kOuter || (p.lhs_scale_row_stride != 1 && p.m > 1)) {
+    return std::nullopt;
+  }
+  const StagedScales staged{
+      {p.lhs_scale, p.m, k_blocks, p.lhs_scale_block_stride, p.tile.block_m},
+      p.scaling == GemmScaling::kColumnBlocks
+          ? std::optional<ScaleArray>(
+                {p.rhs_scale, p.n, k_blocks, p.rhs_scale_block_stride, p.tile.block_n})
+          : std::nullopt};
+  const bool rhs_mappable =
+      !staged.rhs || ((p.rhs_scale_row_stride == 1 || p.n == 1) && staged.rhs->Mappable());
+  if (!staged.lhs.Mappable() || !rhs_mappable) return std::nullopt;
+  return staged;
+}
+
+// The tensor maps of StagedScalesOf (zeros where there are none).
+struct ScaleMaps {
+  bool used = false;
+  CUtensorMap lhs{}, rhs{};
+};
+
+StatusOr<ScaleMaps> ScaleMapsFor(const BlockScaledGemmParams& p, const std::string& context) {
+  ScaleMaps maps;
+  const std::optional<StagedScales> staged = StagedScalesOf(p);
+  if (!staged) return maps;
+  maps.used = true;
+  FP8_ASSIGN_OR_RETURN(maps.lhs, staged->lhs.Map("lhs scales", context));
+  if (staged->rhs) {
+    FP8_ASSIGN_OR_RETURN(maps.rhs, staged->rhs->Map("rhs scales", context));
+  }
+  return maps;
+}
+
 // A launch of `grid` CTAs of `threads` threads, in clusters of `cluster` (a plain launch when it
 // is 1). Holds the cluster attribute that config.attrs points at, hence not copyable.
 struct KernelLaunch {
@@ -944,6 +1048,8 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   args.rhs_scale_vectors = p.rhs_scale_row_stride == 1 && p.n % 4 == 0 &&
                            p.rhs_scale_block_stride % 4 == 0 &&
                            reinterpret_cast<uintptr_t>(p.rhs_scale) % 16 == 0;
+  FP8_ASSIGN_OR_RETURN(const ScaleMaps scale_maps, ScaleMapsFor(p, context));
+  args.scale_maps = scale_maps.used;
   args.promotion_blocks = p.promotion_blocks;
   args.lhs_scale_row_stride = p.lhs_scale_row_stride;
   args.lhs_scale_block_stride = p.lhs_scale_block_stride;
@@ -963,8 +1069,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   const int units = args.unit_rows * args.unit_cols * args.k_splits;
   const int grid = kCluster * std::max(1, std::min(units, *resident_units));
   const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
-  FP8_CUDA_RETURN_IF_ERROR(
-      cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map, output_map, args), context);
+  FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map,
+                                              scale_maps.lhs, scale_maps.rhs, output_map, args),
+                           context);
   return OkStatus();
 }
 
@@ -1148,6 +1255,10 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     }
   }
   return best;
+}
+
+bool BlockScaledGemmStagesScalesByCopyEngine(const BlockScaledGemmParams& params) {
+  return StagedScalesOf(params).has_value();
 }
 
 std::string BlockScaledGemmRejection(const BlockScaledGemmParams& p) {

@@ -111,6 +111,13 @@ struct BlockScaledGemmParams {
   size_t workspace_bytes = 0;
 };
 
+// Whether each stage's block scales arrive with its operand tiles (the copy engine brings A's
+// and B 1x128's, the copy thread B 128x128's one), which takes M-major A scales (and N-major B
+// 1x128 scales) with 16-byte aligned bases and rows; otherwise producer warps copy them
+// (cp.async), from any layout. Null scale pointers count as aligned (a plan's layout-only
+// answer).
+bool BlockScaledGemmStagesScalesByCopyEngine(const BlockScaledGemmParams& params);
+
 // Why these operands cannot run on the kernel ("" when they can): types, alignment, sizes.
 std::string BlockScaledGemmRejection(const BlockScaledGemmParams& params);
 

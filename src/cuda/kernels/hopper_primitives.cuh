@@ -39,6 +39,14 @@ __device__ inline void BarrierArriveExpectBytes(uint64_t* barrier, uint32_t byte
       : "memory");
 }
 
+// Tells the barrier to wait for `bytes` more of copies completing on it, without arriving.
+__device__ inline void BarrierExpectBytes(uint64_t* barrier, uint32_t bytes) {
+  asm volatile(
+      "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(SharedAddress(barrier)),
+      "r"(bytes)
+      : "memory");
+}
+
 // Waits until the barrier's phase with parity `phase` has completed. On a fresh barrier, parity
 // 1 counts as completed (the phase before the first), so a producer's first wait on an empty
 // slot passes.

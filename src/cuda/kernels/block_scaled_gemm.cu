@@ -10,10 +10,12 @@
 //     A and B blocks stay in L2); with kCluster = 2, two CTAs take neighbouring column tiles of
 //     the same rows and load A once between them (TMA multicast);
 //   - warp-specialised: the last warpgroup produces. One thread issues the bulk tensor copies of
-//     A (block_m x 128) and B (block_n x 128) into a ring of shared-memory stages; one warp copies
-//     the stage's block_m A scales and its B scale beside them (cp.async, any scale layout), and
-//     with B 1x128 another warp B's block_n scales. The other warpgroups are the math, one per
-//     64-row slice of the tile (two slices each for 256-row tiles);
+//     A (block_m x 128) and B (block_n x 128) into a ring of shared-memory stages. The stage's
+//     scales come with them: with M-major A scales (and N-major B 1x128 ones) one lane of a
+//     second warp has the copy engine bring them in the same barrier phase, and B 128x128's one
+//     scale by cp.async; from other layouts that warp copies A's with 32 lanes of cp.async (and
+//     a third warp B 1x128's). The other warpgroups are the math, one per 64-row slice of the
+//     tile (two slices each for 256-row tiles);
 //   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into a
 //     partial sum (the tensor core's own, limited-precision accumulation over 128 products) and
 //     promotes it: acc = fma(partial, scale_a * scale_b, acc) in FP32. Warpgroups of one slice

@@ -90,9 +90,9 @@ struct TileShape {
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
   static constexpr int kLhsTileBytes = kBlockM * kBlockK;
   static constexpr int kRhsTileBytes = kBlockN * kBlockK;
-  // A's scales, then B's: one per tile (the first of a 16-byte box), or one per column (B
-  // 1x128); none with outer scales, which apply to D. Each part starts on 128 bytes, as the
-  // copy engine's bulk tensor copies into shared memory must.
+  // A's scales, then B's: one per tile, or one per column (B 1x128); none with outer scales,
+  // which apply to D. Each part starts on 128 bytes, as the copy engine's bulk tensor copies
+  // into shared memory must.
   static constexpr int kLhsScaleBytes = kBlockM * 4;
   static constexpr int kRhsScaleBytes =
       kScaling == GemmScaling::kColumnBlocks ? (kBlockN * 4 + 127) / 128 * 128 : 128;
@@ -134,7 +134,7 @@ struct KernelArgs {
   int* split_arrivals;    // [tile]: runs finished; reset to 0 by the last (zero between launches)
   // The stage's block scales come with its operand tiles (StagedScalesOf says when they can):
   // A's, and B 1x128's, through the copy engine (lhs_scale_map, rhs_scale_map); B 128x128's one
-  // by the copy thread's own cp.async. Otherwise producer warps copy them with cp.async.
+  // by a cp.async of the scale warp's lane 0. Otherwise producer warps copy them with cp.async.
   bool scale_maps;
   // cp.async: the A scales are M-major (row stride 1), their K-blocks 16-byte aligned and
   // M % 4 == 0.
@@ -903,8 +903,8 @@ struct ScaleArray {
 // The stage's block scales as the copy engine reads them with its operand tiles: A's block_m
 // scales of a K-block (M-major), and with B 1x128 its block_n scales (N-major). Nothing when a
 // layout does not allow it; the producer's scale warps then copy them with cp.async, from any
-// layout. (B 128x128's one scale per stage is copied by the copy thread in any layout; outer
-// scales apply to D and are not staged.)
+// layout. (B 128x128's one scale per stage is a cp.async from any layout; outer scales apply
+// to D and are not staged.)
 struct StagedScales {
   ScaleArray lhs;
   std::optional<ScaleArray> rhs;  // B 1x128's

@@ -670,16 +670,18 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         const float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
         __stcg(slot(run) + j * Shape::kMathThreads, make_float4(a[0], a[1], a[2], a[3]));
       }
-      __threadfence();
+      // The barrier orders every math thread's stores before thread 0's release on the tile's
+      // count, which publishes them all (one GPU-scope fence per run, not one per thread); its
+      // acquire makes the earlier runs' sums visible, to all after the second barrier.
       hopper::NamedBarrierSync(1, Shape::kMathThreads);
       if (math_thread == 0) {
-        *adds_the_runs = atomicAdd(&args.split_arrivals[tile], 1) == args.k_splits - 1;
+        *adds_the_runs =
+            hopper::AcquireReleaseIncrement(&args.split_arrivals[tile]) == args.k_splits - 1;
         if (*adds_the_runs)
           args.split_arrivals[tile] = 0;  // every run has arrived: ready for reuse
       }
       hopper::NamedBarrierSync(1, Shape::kMathThreads);
       if (!*adds_the_runs) continue;
-      __threadfence();
       // The runs in order, this one's included (read back like the others: no register copy
       // to keep), each run's loads in flight together: one L2 round trip per run.
       for (int r = 0; r < args.k_splits; ++r) {

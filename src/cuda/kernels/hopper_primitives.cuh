@@ -208,6 +208,19 @@ __device__ inline uint64_t SwizzledK128Descriptor(const void* tile) {
   return descriptor;
 }
 
+// Adds 1 to a counter in global memory as one acquire-release at GPU scope and returns the old
+// value. After a barrier with other threads of the CTA, the release publishes their writes too
+// (it is cumulative: one thread's fence for the whole CTA); the acquire makes what earlier
+// arrivals published visible here, and to the other threads after the next barrier.
+__device__ inline int AcquireReleaseIncrement(int* counter) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;"
+               : "=r"(old)
+               : "l"(counter)
+               : "memory");
+  return old;
+}
+
 // A barrier among `threads` threads of the CTA (a multiple of 32), leaving the others out.
 // Barrier 0 is __syncthreads()'s.
 __device__ inline void NamedBarrierSync(int id, int threads) {

@@ -120,7 +120,7 @@ void ExpectBitIdentical(const OwnCase& c, const std::string& tile, uint64_t seed
 constexpr char kCopyEngineStaging[] = "scales arrive with its operand tiles";
 constexpr char kProducerWarpStaging[] = "producer warps copy each stage's scales";
 
-// Runs `c` on every tile with block scales, expecting the explain to name `staging`.
+// Runs `c` on each of `tiles`, expecting the explain to name `staging`.
 void ExpectEveryTileBitIdentical(const OwnCase& c, const char* staging,
                                  const std::vector<const char*>& tiles, uint64_t& seed) {
   for (const char* tile : tiles) {
@@ -141,9 +141,10 @@ TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   // Ragged M (not a multiple of any block_m), an odd number of 128-column tiles (so a 2-CTA
   // cluster's second tile falls past N), several K blocks, and M spanning several tile-rows.
-  // Row-major scales whose rows are not 16-byte multiples are staged by the producer's warps;
-  // M-major lhs scales with rhs scales contiguous along K-blocks (cuBLASLt's layouts) or along
-  // column blocks, rows of 16-byte multiples, by the copy engine with the operand tiles.
+  // Row-major lhs scales are staged by the producer's warps; M-major lhs scales whose K-blocks
+  // start on 16 bytes by the copy engine with the operand tiles, whichever the rhs 128x128
+  // scales' layout (K-blocks contiguous, cuBLASLt's, or column blocks): their one scale per
+  // stage is a cp.async either way.
   const std::vector<const char*> tiles = {"256x128c2", "256x128", "256x64", "192x128",
                                           "128x128c2", "128x128", "128x64", "128x32",
                                           "64x128",    "64x64",   "64x32",  "64x16"};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.h"
+#include "cuda/kernels/block_scaled_gemm.h"
 #include "status_matchers.h"
 
 namespace fp8dot {
@@ -578,6 +579,64 @@ TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
     EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(plan.status().message().find(bad), std::string::npos) << plan.status().message();
   }
+}
+
+// Which way the kernel stages a stage's scales is a host decision on the layout and the scale
+// pointers' alignment (no GPU needed): the copy engine for M-major lhs scales (and N-major rhs
+// 1x128 ones) with 16-byte aligned bases and K-block strides, producer warps otherwise.
+TEST(CudaOwnGemmTest, ScaleStagingFollowsTheLayoutAndTheAlignment) {
+  const auto at = [](uintptr_t address) { return reinterpret_cast<const float*>(address); };
+  cuda::BlockScaledGemmParams p;
+  p.m = 256, p.n = 512, p.k = 1024;  // 8 K-blocks, 4 column blocks
+  p.tile = {128, 128};
+  p.scaling = cuda::GemmScaling::kBlocks;
+  p.lhs_scale = at(4096), p.lhs_scale_row_stride = 1, p.lhs_scale_block_stride = 256;
+  p.rhs_scale = at(8192), p.rhs_scale_row_stride = 8, p.rhs_scale_block_stride = 1;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // cuBLASLt's layouts
+  p.rhs_scale_row_stride = 1, p.rhs_scale_block_stride = 4;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // any rhs 128x128 layout
+  p.rhs_scale = at(8196);
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // its one scale: a cp.async
+  p.lhs_scale = nullptr, p.rhs_scale = nullptr;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // a plan's layout-only answer
+
+  cuda::BlockScaledGemmParams q = p;
+  q.lhs_scale = at(4100);  // not 16-byte aligned
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.lhs_scale_row_stride = 8, q.lhs_scale_block_stride = 1;  // row-major [M][K/128]
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.m = 258, q.lhs_scale_block_stride = 258;  // K-blocks 1032 bytes apart
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.lhs_scale_block_stride = 260;  // padded to 16 bytes
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.lhs_scale_block_stride = 200;  // K-blocks overlapping
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.m = 1, q.lhs_scale_row_stride = 5, q.lhs_scale_block_stride = 4;  // one row: any row stride
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.lhs_scale_block_stride = 1;  // its K-blocks 4 bytes apart: no copy-engine map
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.k = 128, q.lhs_scale_block_stride = 3;  // one K-block: its stride is never used
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+
+  // rhs 1x128: its scales too, N-major ([K/128][N], their row-major layout).
+  q = p;
+  q.scaling = cuda::GemmScaling::kColumnBlocks;
+  q.rhs_scale_row_stride = 1, q.rhs_scale_block_stride = 512;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.rhs_scale_row_stride = 8, q.rhs_scale_block_stride = 1;  // K-blocks contiguous
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.n = 510, q.rhs_scale_row_stride = 1, q.rhs_scale_block_stride = 510;
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+
+  // Tensor or row scales apply to D: nothing is staged.
+  q = p;
+  q.scaling = cuda::GemmScaling::kOuter;
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
 }
 
 }  // namespace

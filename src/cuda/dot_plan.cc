@@ -584,30 +584,17 @@ Status EnqueueCopies(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cudaStrea
 StatusOr<void*> EnqueueGemm(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cudaStream_t stream) {
   const DotSpec& spec = plan.spec;
   if (plan.own) {
-    const CanonicalDot& dot = plan.info.dot;
-    BlockScaledGemmParams p;
+    BlockScaledGemmParams p = OwnGemmLaunchShape(*plan.own, plan.info.dot);
     p.lhs = plan.lhs.Resolve(b.lhs);
     p.rhs = plan.rhs.Resolve(b.rhs);
     p.lhs_type = plan.lhs.target_type;
     p.rhs_type = plan.rhs.target_type;
     p.lhs_row_bytes = plan.lhs.ld;  // FP8: one byte per element
     p.rhs_row_bytes = plan.rhs.ld;
-    p.m = dot.m;
-    p.n = dot.n;
-    p.k = dot.k;
     p.lhs_scale = b.lhs_scale;
-    p.lhs_scale_row_stride = plan.own->lhs_scale.row;
-    p.lhs_scale_block_stride = plan.own->lhs_scale.block;
     p.rhs_scale = b.rhs_scale;
-    p.rhs_scale_row_stride = plan.own->rhs_scale.row;
-    p.rhs_scale_block_stride = plan.own->rhs_scale.block;
-    p.scaling = plan.own->scaling;
-    p.promotion_blocks = plan.own->promotion_blocks;
     p.output = b.output;
     p.output_type = spec.output_type;
-    p.output_ld = dot.n;
-    p.tile = plan.own->tile;
-    p.sm_count = plan.own->sm_count;
     p.workspace = plan.workspace.data();
     p.workspace_bytes = plan.workspace.size();
     FP8_RETURN_IF_ERROR(LaunchBlockScaledGemm(p, stream, plan.context));

@@ -113,6 +113,23 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
 }
 
+BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot& dot) {
+  BlockScaledGemmParams p;
+  p.m = dot.m;
+  p.n = dot.n;
+  p.k = dot.k;
+  p.lhs_scale_row_stride = gemm.lhs_scale.row;
+  p.lhs_scale_block_stride = gemm.lhs_scale.block;
+  p.rhs_scale_row_stride = gemm.rhs_scale.row;
+  p.rhs_scale_block_stride = gemm.rhs_scale.block;
+  p.scaling = gemm.scaling;
+  p.promotion_blocks = gemm.promotion_blocks;
+  p.output_ld = dot.n;
+  p.tile = gemm.tile;
+  p.sm_count = gemm.sm_count;
+  return p;
+}
+
 std::string OwnGemmDescription(const OwnGemm& gemm) {
   return "fp8dot block-scaled " + gemm.tile.ToString();
 }

@@ -38,6 +38,10 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 // that kind, bench/results/2026-12-02-h200-5409812-own-gemm-tma-store.md).
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 
+// The kernel's parameters that the plan decides (shape, scale strides and scaling, tile, D's row
+// stride); a run adds the pointers, types and workspace.
+BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot& dot);
+
 // One line for Explain() and CudaPlanInfo::engine.
 std::string OwnGemmDescription(const OwnGemm& gemm);
 

@@ -34,33 +34,22 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
                  static_cast<long long>(own.lhs_scale.block),
                  ScaleModeName(plan.spec.rhs_scale.mode), static_cast<long long>(own.rhs_scale.row),
                  static_cast<long long>(own.rhs_scale.block)));
-  if (own.scaling != GemmScaling::kOuter) {
-    // The layout alone decides, as long as the run's scale pointers are 16-byte aligned.
-    BlockScaledGemmParams layout;
-    layout.m = plan.info.dot.m;
-    layout.n = plan.info.dot.n;
-    layout.k = plan.info.dot.k;
-    layout.scaling = own.scaling;
-    layout.tile = own.tile;
-    layout.lhs_scale_row_stride = own.lhs_scale.row;
-    layout.lhs_scale_block_stride = own.lhs_scale.block;
-    layout.rhs_scale_row_stride = own.rhs_scale.row;
-    layout.rhs_scale_block_stride = own.rhs_scale.block;
-    Line(out, BlockScaledGemmStagesScalesByCopyEngine(layout)
-                  ? "scale staging: each stage's scales arrive with its operand tiles (lhs "
-                    "scales and rhs 1x128 scales through the copy engine, an rhs 128x128 scale "
-                    "by the copy thread; producer warps copy them instead if a run's scale "
-                    "pointers are not 16-byte aligned)"
-                  : "scale staging: producer warps copy each stage's scales (cp.async); the copy "
-                    "engine would bring them with the operand tiles from M-major lhs scales "
-                    "(and N-major rhs 1x128 scales), rows 16-byte aligned");
-  }
   if (own.scaling == GemmScaling::kOuter) {
     Line(out, StrFormat("accumulation: the wgmma partial sum of every %d K promoted into f32 "
                         "registers (acc += partial), D = f32(acc * f32(scale_a * scale_b)) at "
                         "the end (emulated with Fp8AccumulatorModel::promotion_interval %d)",
                         plan.info.promotion_interval, plan.info.promotion_interval));
   } else {
+    // The layout decides, as long as the run's scale pointers are 16-byte aligned (the launch
+    // shape has none: they count as aligned).
+    Line(out, BlockScaledGemmStagesScalesByCopyEngine(OwnGemmLaunchShape(own, plan.info.dot))
+                  ? "scale staging: each stage's scales arrive with its operand tiles (lhs "
+                    "scales and rhs 1x128 scales through the copy engine, an rhs 128x128 scale "
+                    "by a cp.async of the scale warp; producer warps copy them instead if a "
+                    "run's scale pointers are not 16-byte aligned)"
+                  : "scale staging: producer warps copy each stage's scales (cp.async); the copy "
+                    "engine would bring them with the operand tiles from M-major lhs scales "
+                    "(and N-major rhs 1x128 scales), rows 16-byte aligned");
     Line(out,
          "accumulation: each 128-K block's wgmma partial sum promoted into f32 registers: "
          "acc = fma(partial, f32(scale_a * scale_b), acc), one rounding (emulated with "

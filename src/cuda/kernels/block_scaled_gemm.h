@@ -112,8 +112,8 @@ struct BlockScaledGemmParams {
 };
 
 // Whether each stage's block scales arrive with its operand tiles (the copy engine brings A's
-// and B 1x128's, the copy thread B 128x128's one), which takes M-major A scales (and N-major B
-// 1x128 scales) with 16-byte aligned bases and rows; otherwise producer warps copy them
+// and B 1x128's, a cp.async of the scale warp B 128x128's one), which takes M-major A scales (and
+// N-major B 1x128 scales) with 16-byte aligned bases and rows; otherwise producer warps copy them
 // (cp.async), from any layout. Null scale pointers count as aligned (a plan's layout-only
 // answer).
 bool BlockScaledGemmStagesScalesByCopyEngine(const BlockScaledGemmParams& params);

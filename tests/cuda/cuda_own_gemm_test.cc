@@ -69,8 +69,10 @@ std::string Label(const OwnCase& c, const std::string& tile) {
 }
 
 // Runs `c` on the own kernel (options.engine kOwn, or kAuto choosing it) and expects every
-// element equal to the emulation's (the emulation promotes every 128-K block, as the kernel).
-void ExpectBitIdentical(const OwnCase& c, const CudaDotOptions& options, uint64_t seed) {
+// element equal to the emulation's (the emulation promotes every 128-K block, as the kernel),
+// and the plan's explain to contain `explained` when given.
+void ExpectBitIdentical(const OwnCase& c, const CudaDotOptions& options, uint64_t seed,
+                        const char* explained = nullptr) {
   const std::string label = Label(c, options.own_tile);
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, seed));
   StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
@@ -107,6 +109,11 @@ void ExpectBitIdentical(const OwnCase& c, const CudaDotOptions& options, uint64_
       << (first_difference >= 0 ? emulated.output.GetPhysical(first_difference) : 0.0) << "\n"
       << run->explain;
   EXPECT_NE(run->info.engine.find("fp8dot block-scaled"), std::string::npos) << run->info.engine;
+  if (explained != nullptr) {
+    EXPECT_NE(run->explain.find(explained), std::string::npos)
+        << label << ": expected '" << explained << "' in\n"
+        << run->explain;
+  }
 }
 
 // The same with the own kernel forced, on the given tile ("": the plan's choice).
@@ -128,13 +135,7 @@ void ExpectEveryTileBitIdentical(const OwnCase& c, const char* staging,
     CudaDotOptions options;
     options.engine = GemmEngine::kOwn;
     options.own_tile = tile;
-    ExpectBitIdentical(c, options, ++seed);
-    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, seed));
-    FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
-                             CudaDotPlan::Create(p.spec, options));
-    EXPECT_NE(plan->Explain().find(staging), std::string::npos)
-        << Label(c, tile) << ": expected '" << staging << "' in\n"
-        << plan->Explain();
+    ExpectBitIdentical(c, options, ++seed, staging);
   }
 }
 

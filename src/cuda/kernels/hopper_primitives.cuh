@@ -50,16 +50,21 @@ __device__ inline void BarrierExpectBytes(uint64_t* barrier, uint32_t bytes) {
 // Waits until the barrier's phase with parity `phase` has completed. On a fresh barrier, parity
 // 1 counts as completed (the phase before the first), so a producer's first wait on an empty
 // slot passes.
-__device__ inline void BarrierWait(uint64_t* barrier, uint32_t phase) {
+// The barrier is given by its 32-bit shared-window address (loops that wait on a ring of
+// barriers keep the base in a register rather than converting a pointer at every wait).
+__device__ inline void BarrierWait(uint32_t barrier_address, uint32_t phase) {
   asm volatile(
       "{\n"
       ".reg .pred done;\n"
       "WAIT:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
       "@!done bra WAIT;\n"
-      "}\n" ::"r"(SharedAddress(barrier)),
+      "}\n" ::"r"(barrier_address),
       "r"(phase)
       : "memory");
+}
+__device__ inline void BarrierWait(uint64_t* barrier, uint32_t phase) {
+  BarrierWait(SharedAddress(barrier), phase);
 }
 
 // ---- Small asynchronous copies ---------------------------------------------------------------
@@ -198,14 +203,23 @@ __device__ inline void FenceRegister(float& value) { asm volatile("" : "+f"(valu
 // swizzle: rows of 128 bytes (128 FP8 elements of K), in groups of 8 rows (1024 bytes, the
 // stride between groups). The tile must start on a 1024-byte boundary. Moving along K inside
 // the row is adding bytes/16 to the descriptor (the swizzle is applied to the final address).
-__device__ inline uint64_t SwizzledK128Descriptor(const void* tile) {
+__device__ inline uint64_t SwizzledK128Descriptor(uint32_t tile_address) {
   constexpr uint64_t kGroupStrideBytes = 1024;
   constexpr uint64_t kSwizzle128B = 1;
-  uint64_t descriptor = (SharedAddress(tile) & 0x3FFFF) >> 4;
+  uint64_t descriptor = (tile_address & 0x3FFFF) >> 4;
   descriptor |= uint64_t{1} << 16;  // leading-dimension stride: unused for swizzled K-major
   descriptor |= (kGroupStrideBytes >> 4) << 32;
   descriptor |= kSwizzle128B << 62;
   return descriptor;
+}
+
+// The descriptor of the same kind of tile `units` x 16 bytes further on. Only the low word
+// changes: the start address (bits 0-13, in 16-byte units) stays below 2^14 because shared
+// memory ends below 256 KiB, so the sum never carries into the fields above (a 64-bit addition
+// would make the compiler carry, in two instructions per descriptor).
+__device__ inline uint64_t AdvanceDescriptor(uint64_t descriptor, uint32_t units) {
+  const uint32_t low = static_cast<uint32_t>(descriptor) + units;
+  return (descriptor & 0xFFFFFFFF00000000ull) | low;
 }
 
 // Adds 1 to a counter in global memory as one acquire-release at GPU scope and returns the old
@@ -225,6 +239,15 @@ __device__ inline int AcquireReleaseIncrement(int* counter) {
 // Barrier 0 is __syncthreads()'s.
 __device__ inline void NamedBarrierSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// A float from shared memory at a 32-bit shared-window address (one LDS, where a generic
+// pointer would take a 64-bit address and a generic load). Volatile, so that it stays after the
+// barrier wait that makes the data visible.
+__device__ inline float LoadSharedFloat(uint32_t address) {
+  float value;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(value) : "r"(address));
+  return value;
 }
 
 // Two floats from shared memory, loaded where the code says (volatile, with a memory clobber):

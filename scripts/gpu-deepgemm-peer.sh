@@ -68,13 +68,10 @@ if [[ "${NCU:-0}" == 1 ]]; then
     python3 bench/sass_stalls.py "/tmp/sass-$kernel.csv" --top 12 > "$OUT/stalls-$kernel.txt" 2>&1
     echo "stalls $kernel rc=$?"
   done
-  # Few files come back from the GPU machine: the profiles travel as one archive.
-  tar -C "$OUT" -cJf "$OUT/ncu.tar.xz" $(cd "$OUT" && ls ncu-* stalls-*) && \
-    (cd "$OUT" && rm -f ncu-*.txt ncu-*.log)
 fi
 
 echo "== summary"
-grep -E "^\| |^\|---" "$OUT/deepgemm-peer.md" | head -24
+[[ -f "$OUT/deepgemm-peer.md" ]] && grep -E "^\| |^\|---" "$OUT/deepgemm-peer.md" | head -24
 [[ -f "$OUT/gpu-bench.md" ]] && cut -d'|' -f2-6 "$OUT/gpu-bench.md" | grep -v "^-" | head -22
 for f in "$OUT"/ncu-*-details.txt; do
   [[ -f "$f" ]] || continue
@@ -86,3 +83,8 @@ for f in "$OUT"/stalls-*.txt; do
   echo "== $(basename "$f")"
   head -${STALL_LINES:-14} "$f"
 done
+if [[ "${NCU:-0}" == 1 ]]; then
+  # Few files come back from the GPU machine: the profiles travel as one archive (after the
+  # summary above has read them).
+  (cd "$OUT" && tar -cJf ncu.tar.xz ncu-* stalls-* && rm -f ncu-*.txt ncu-*.log)
+fi

@@ -33,9 +33,10 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count);
 
 // Whether GemmEngine::kAuto takes the own kernel for an eligible dot: where it measured faster
-// than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 with the
-// heuristic's tile and split-K filling the GPU in one wave (1.13-1.38x on DeepGEMM's shapes of
-// that kind, bench/results/2026-12-02-h200-5409812-own-gemm-tma-store.md).
+// than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 (1.11-1.46x
+// on DeepGEMM's six shapes), or M <= 128 with the heuristic's tile and split-K filling the GPU in
+// one wave (1.04-1.39x on its four shapes of that kind; the two others 0.95x and 0.99x),
+// bench/results/2026-12-03-h200-c1c1fc4-own-gemm-producer-loop.md.
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 
 // The kernel's parameters that the plan decides (shape, scale strides and scaling, tile, D's row

@@ -7,6 +7,7 @@
 
 #include "cuda/cuda_test_util.h"
 #include "cuda/kernels/block_scaled_gemm.h"
+#include "cuda/own_gemm.h"
 #include "status_matchers.h"
 
 namespace fp8dot {
@@ -279,8 +280,8 @@ TEST(CudaOwnGemmTest, ExplainNamesTheEngineAndTheTile) {
   EXPECT_EQ(plan->info().fast_accum, 0);
 }
 
-// GemmEngine::kAuto takes the own kernel where it measured faster (M <= 64, one wave) and
-// cuBLASLt elsewhere; kCublasLt is cuBLASLt; kOwn is the own kernel.
+// GemmEngine::kAuto takes the own kernel where it measured faster (M <= 64; M <= 128 in one
+// wave) and cuBLASLt elsewhere; kCublasLt is cuBLASLt; kOwn is the own kernel.
 TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem small,
@@ -293,8 +294,8 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   options.engine = GemmEngine::kCublasLt;
   FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(small.spec, options));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
-  for (const OwnCase& c : {OwnCase{.m = 128, .n = 4096, .k = 7168},
-                           OwnCase{.m = 64, .n = 32768, .k = 512}}) {  // two waves of tiles
+  for (const OwnCase& c : {OwnCase{.m = 128, .n = 24576, .k = 1536},
+                           OwnCase{.m = 4096, .n = 4096, .k = 7168}}) {  // M = 128: two waves
     FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, 9602));
     FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec));
     EXPECT_EQ(plan->info().engine, "cuBLASLt") << c.m << "x" << c.n << "x" << c.k;
@@ -312,6 +313,32 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem tensor_scaled, MakeDotProblem(o));
   FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(tensor_scaled.spec));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
+}
+
+// The rule behind kAuto without a GPU (it needs only the shape and the SM count): the own kernel
+// for B 128x128 at M <= 64 whatever the waves, at M <= 128 when the plan's units fit one wave of
+// 132 SMs (the H200's count), never above, and never for other scalings.
+TEST(CudaOwnGemmTest, TheAutoRuleFollowsTheMeasurements) {
+  constexpr int kSms = 132;
+  DotSpec spec;
+  spec.lhs_scale.mode = ScaleMode::kBlock1x128;
+  spec.rhs_scale.mode = ScaleMode::kBlock128x128;
+  const auto own = [&](int64_t m, int64_t n, int64_t k) {
+    CanonicalDot dot;
+    dot.m = m, dot.n = n, dot.k = k;
+    return cuda::OwnGemmIsFaster(spec, dot, kSms);
+  };
+  EXPECT_TRUE(own(64, 2112, 7168));
+  EXPECT_TRUE(own(64, 32768, 512));   // two waves of 64x128 tiles: measured faster too
+  EXPECT_TRUE(own(128, 4096, 7168));  // 128x64 tiles in 2 runs of K: 128 units
+  EXPECT_TRUE(own(128, 2112, 7168));
+  EXPECT_FALSE(own(128, 24576, 1536));  // 192 units of 128x128
+  EXPECT_FALSE(own(128, 32768, 512));
+  EXPECT_FALSE(own(129, 2112, 7168));
+  EXPECT_FALSE(own(4096, 4096, 7168));
+  EXPECT_FALSE(own(4096, 2112, 7168));
+  spec.rhs_scale.mode = ScaleMode::kBlock1x128;  // measured with B 128x128 only
+  EXPECT_FALSE(own(64, 2112, 7168));
 }
 
 // rhs 1x128 (the weight-gradient GEMM's scales: one per column and K-block), which the kernel

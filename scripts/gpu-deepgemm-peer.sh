@@ -5,12 +5,11 @@
 # kernels of one shape (warp-stall sampling per SASS instruction, summarised by
 # bench/sass_stalls.py). Logs go to $OUT; a short table is printed last.
 #   carry: build/wheel-cp312 build/gpu_bench build-tools/deepgemm-2.6.1-pkg.tar.xz
-# The DeepGEMM package is built on the development machine (it has the H200's Python 3.12 and
-# torch 2.11): a clone of deepseek-ai/DeepGEMM 2.6.1 with CUTLASS headers from the nvidia-cutlass
-# wheel and fmt's headers in third-party/, `python3.12 setup.py build_ext --inplace`, the
-# CUTLASS cute/ and cutlass/ folders copied into deep_gemm/include/ (its JIT compiles against
-# them), then `tar cJf build-tools/deepgemm-2.6.1-pkg.tar.xz deep_gemm`. Its kernels are
-# compiled on this machine at first use (nvcc, a few seconds each; done in parallel first).
+# The DeepGEMM package and the wheel are built on the development machine (it has the H200's
+# Python 3.12 and torch 2.11) by scripts/build-gpu-carry.sh (DEEPGEMM=<DeepGEMM 2.6.1 checkout>
+# FMT=<fmt checkout>): DeepGEMM with the nvidia-cutlass wheel's headers, which travel with it
+# because its JIT compiles against them. Its kernels are compiled on this machine at first use
+# (nvcc, a few seconds each; done in parallel first).
 # Environment: SHAPES (default bench/deepgemm_shapes.txt), NCU=1, NCU_SHAPE (default
 #   "4096 7168 16384"), NCU_KERNELS (kernel-name regexes; default DeepGEMM's, the own, cuBLASLt's),
 #   SKIP_PEER=1, SKIP_GPU_BENCH=1.

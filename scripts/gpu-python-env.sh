@@ -1,5 +1,6 @@
 # Sourced by the GPU machine's Python scripts: installs the fp8dot wheel built here
-# (build/wheel-cp312, with the OpenBLAS libraries it links) and the carried peer wheels, if any
+# (build/wheel-cp312, with the OpenBLAS libraries it links: scripts/build-gpu-carry.sh makes
+# both) and the carried peer wheels, if any
 # (.whl/: torchao) into /tmp/site, and sets OUT, PYTHONPATH and LD_LIBRARY_PATH.
 OUT=${OUT:-/tmp/fp8dot-out}
 mkdir -p "$OUT" /tmp/fp8dot-libs

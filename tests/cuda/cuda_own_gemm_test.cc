@@ -147,7 +147,7 @@ TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   // Row-major lhs scales are staged by the producer's warps; M-major lhs scales whose K-blocks
   // start on 16 bytes by the copy engine with the operand tiles, whichever the rhs 128x128
   // scales' layout (K-blocks contiguous, cuBLASLt's, or column blocks): their one scale per
-  // stage is written from the unit's B scales, copied ahead in chunks, either way.
+  // stage is a cp.async either way.
   const std::vector<const char*> tiles = {"256x128c2", "256x128", "256x64", "192x128",
                                           "128x128c2", "128x128", "128x64", "128x32",
                                           "64x128",    "64x64",   "64x32",  "64x16"};
@@ -200,11 +200,10 @@ TEST(CudaOwnGemmTest, SplitKIsBitIdenticalToTheEmulation) {
   }
 }
 
-// B 128x128's scales reach the producer's scale lane in chunks of 64 K-blocks, the next one's
-// copies in flight while the current one is used (RhsScaleChunks): K of three chunks (64, 64
-// and 3 blocks), split-K runs that start and end inside a chunk, both ways of staging A's
-// scales, and both layouts of B's.
-TEST(CudaOwnGemmTest, BlockScalesOverSeveralChunksAreBitIdenticalToTheEmulation) {
+// A long K (131 blocks: more stages than the ring holds many times over, and B scale rows longer
+// than a cache line) with both ways of staging A's scales and both layouts of B's, and split-K
+// runs that start in the middle of it.
+TEST(CudaOwnGemmTest, LongKIsBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   constexpr int64_t kK = 131 * 128;
   uint64_t seed = 10400;

@@ -12,11 +12,10 @@
 //   - warp-specialised: the last warpgroup produces. One thread issues the bulk tensor copies of
 //     A (block_m x 128) and B (block_n x 128) into a ring of shared-memory stages. The stage's
 //     scales come with them: with M-major A scales (and N-major B 1x128 ones) one lane of a
-//     second warp has the copy engine bring them in the same barrier phase; from other layouts
-//     that warp copies A's with 32 lanes of cp.async (and a third warp B 1x128's). B 128x128's
-//     one scale per stage is written by that warp's lane 0 from the unit's B scales, which it
-//     copies into shared memory in chunks ahead of use (RhsScaleChunks). The other warpgroups are
-//     the math, one per 64-row slice of the tile (two slices each for 256-row tiles);
+//     second warp has the copy engine bring them in the same barrier phase, and B 128x128's one
+//     scale by cp.async; from other layouts that warp copies A's with 32 lanes of cp.async (and
+//     a third warp B 1x128's). The other warpgroups are the math, one per 64-row slice of the
+//     tile (two slices each for 256-row tiles);
 //   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into a
 //     partial sum (the tensor core's own, limited-precision accumulation over 128 products) and
 //     promotes it: acc = fma(partial, scale_a * scale_b, acc) in FP32. Warpgroups of one slice
@@ -61,15 +60,13 @@ constexpr int kSliceRows = 64;      // rows per wgmma (its M)
 constexpr int kScaleColumns = 128;  // columns one B scale covers
 constexpr int kSharedLimit = 227 * 1024;
 constexpr int kMaxStages = 16;
-constexpr int kTileRowsPerGroup = 8;      // rasterisation: tile-rows per group
-constexpr int kMaxSplitKBlockM = 128;     // the kernel's split-K reduction fits these tiles only
-constexpr int kRhsScaleChunkBlocks = 64;  // B 128x128 scales copied at once (RhsScaleChunks)
+constexpr int kTileRowsPerGroup = 8;   // rasterisation: tile-rows per group
+constexpr int kMaxSplitKBlockM = 128;  // the kernel's split-K reduction fits these tiles only
 // Register budgets after setmaxnreg (65536 per SM): 2 math warpgroups take 232 each, 3 take 152
-// (the producer warpgroup keeps 48, or 56: 128 x 48 + 256 x 232 = 128 x 56 + 384 x 152 = 65536;
-// with 40 its scale lane's B-scale chunks spilled, with 32 its scale warp's two ways of staging
-// scales).
+// (the producer warpgroup keeps 40, or 56: 128 x 56 + 384 x 152 = 65536; with 32 its scale
+// warp's two ways of staging scales spilled).
 template <int kMathWarpgroups>
-constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 56 : 48;
+constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 56 : 40;
 template <int kMathWarpgroups>
 constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 152 : 232;
 
@@ -102,9 +99,6 @@ struct TileShape {
   static constexpr int kScaleBytes =
       kScaling == GemmScaling::kOuter ? 16 : kLhsScaleBytes + kRhsScaleBytes;
   static constexpr int kStageBytes = kLhsTileBytes + kRhsTileBytes + kScaleBytes;
-  // B 128x128: two chunks of the unit's B scales (RhsScaleChunks).
-  static constexpr int kRhsScaleChunkBytes =
-      kScaling == GemmScaling::kBlocks ? 2 * kRhsScaleChunkBlocks * 4 : 0;
   // The epilogue stages D in shared memory for the copy engine's stores: boxes of 64 rows by
   // up to 128 bytes of columns (the widest swizzled box), each swizzled like the operand tiles
   // so that the math threads' writes hit distinct banks. A warpgroup stages all its slices, or
@@ -119,10 +113,9 @@ struct TileShape {
   static constexpr int kFlagBytes = 16;         // split-K: "this CTA adds the runs" (one int)
   static constexpr int kStages =
       std::min(kMaxStages,
-               (kSharedLimit - kAlignmentSlack - kOutputBytes - kRhsScaleChunkBytes - kFlagBytes) /
-                   (kStageBytes + 16));
-  static constexpr int kSharedBytes = kOutputBytes + kStages * (kStageBytes + 16) +
-                                      kRhsScaleChunkBytes + kFlagBytes + kAlignmentSlack;
+               (kSharedLimit - kAlignmentSlack - kOutputBytes - kFlagBytes) / (kStageBytes + 16));
+  static constexpr int kSharedBytes =
+      kOutputBytes + kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
   static constexpr int kMathThreads = kMathWarpgroups * kWarpgroupThreads;
   static_assert(kBlockM % (kSliceRows * kSlices) == 0);
   static_assert(kScaling == GemmScaling::kOuter || kScaleColumns % kBlockN == 0);
@@ -140,8 +133,8 @@ struct KernelArgs {
   float* split_partials;  // [tile][run][kSlices * kRegisters / 4][math thread] float4s
   int* split_arrivals;    // [tile]: runs finished; reset to 0 by the last (zero between launches)
   // The stage's block scales come with its operand tiles (StagedScalesOf says when they can):
-  // A's, and B 1x128's, through the copy engine (lhs_scale_map, rhs_scale_map). Otherwise
-  // producer warps copy them with cp.async. B 128x128's come from RhsScaleChunks either way.
+  // A's, and B 1x128's, through the copy engine (lhs_scale_map, rhs_scale_map); B 128x128's one
+  // by a cp.async of the scale warp's lane 0. Otherwise producer warps copy them with cp.async.
   bool scale_maps;
   // cp.async: the A scales are M-major (row stride 1), their K-blocks 16-byte aligned and
   // M % 4 == 0.
@@ -194,56 +187,6 @@ __device__ TileOrigin TileAt(int index, int rank, const KernelArgs& args) {
           ((in_group / group_rows) * kCluster + rank) * kBlockN};
 }
 
-// B 128x128's scales of a unit (one per K-block of its tile's 128 columns) for the producer's
-// scale lane, which writes each stage's one from here: they come from global memory a chunk of
-// kRhsScaleChunkBlocks blocks at a time, the next chunk's copies in flight while this one is
-// used. (A cp.async per stage, whose landing the stage's full barrier waited for, cost 12-20% at
-// M <= 128 on the H200, 2026-12-03.)
-struct RhsScaleChunks {
-  float* chunks;  // shared: [2][kRhsScaleChunkBlocks]
-  const float* row;
-  int64_t block_stride;
-  int end_block;
-  int begin = 0, end = 0;  // the blocks in `chunks[buffer]`
-  int buffer = 1;
-
-  // A unit's blocks [first_block, end_block) of the scale row `row`: the first chunk's copies.
-  __device__ void Start(const float* unit_row, int64_t stride, int first_block, int last_block) {
-    row = unit_row, block_stride = stride, end_block = last_block;
-    begin = end = first_block, buffer = 1;
-    Copy(0, first_block);
-  }
-  // Block kb's scale; kb goes through the unit's blocks in order.
-  __device__ float At(int kb) {
-    if (kb == end) {
-      buffer ^= 1, begin = kb, end = min(kb + kRhsScaleChunkBlocks, end_block);
-      if (end < end_block) {
-        Copy(buffer ^ 1, end);
-        hopper::CopyAsyncWaitGroup<1>();
-      } else {
-        hopper::CopyAsyncWaitGroup<0>();
-      }
-    }
-    return chunks[buffer * kRhsScaleChunkBlocks + kb - begin];
-  }
-  __device__ void Copy(int into, int first) {
-    const int last = min(first + kRhsScaleChunkBlocks, end_block);
-    for (int kb = first; kb < last; ++kb) {
-      hopper::CopyAsync4(chunks + into * kRhsScaleChunkBlocks + kb - first,
-                         row + kb * block_stride);
-    }
-    hopper::CopyAsyncCommitGroup();
-  }
-};
-
-// blockIdx.x read afresh, for the math warpgroups, which would otherwise keep it (or spill it)
-// through setmaxnreg.
-__device__ inline int BlockIndex() {
-  int index;
-  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(index));
-  return index;
-}
-
 // threadIdx.x read afresh (the compiler cannot reuse an earlier read): for code after the main
 // loop, where keeping it live costs a register the 128-row pipelined tiles do not have.
 __device__ inline int ThreadIndex() {
@@ -284,7 +227,6 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>;
   constexpr bool kColumnScales = kScaling == GemmScaling::kColumnBlocks;
   constexpr bool kOuterScales = kScaling == GemmScaling::kOuter;
-  constexpr bool kBlockScales = kScaling == GemmScaling::kBlocks;  // B 128x128
   // Producer warps that stage the scales: A's and B 128x128's one (warp 1), B 1x128's (warp 2);
   // with scale maps, lane 0 of warp 1 alone.
   constexpr int kScaleWarps = kOuterScales ? 0 : kColumnScales ? 2 : 1;
@@ -307,8 +249,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   uint8_t* lhs_tiles = output_staging + Shape::kOutputBytes;
   uint8_t* rhs_tiles = lhs_tiles + kStages * Shape::kLhsTileBytes;
   float* scales = reinterpret_cast<float*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
-  float* rhs_scale_chunks = scales + kStages * Shape::kScaleBytes / 4;
-  uint64_t* full = reinterpret_cast<uint64_t*>(rhs_scale_chunks + Shape::kRhsScaleChunkBytes / 4);
+  uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
   uint64_t* empty = full + kStages;
   int* adds_the_runs = reinterpret_cast<int*>(empty + kStages);  // split-K: this CTA is last
   // Stage s's scales: A's block_m (one per tile row), then B's one (or block_n: B 1x128).
@@ -327,10 +268,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       if (kColumnScales) hopper::PrefetchTensorMap(&rhs_scale_map);
     }
     for (int s = 0; s < kStages; ++s) {
-      // The copy thread and the scale warps' lanes (and, B 128x128 without scale maps, lane 0
-      // once more for B's scale, written after its A-scale copies).
-      hopper::BarrierInit(&full[s],
-                          1 + (args.scale_maps ? 1 : kScaleWarps * 32 + (kBlockScales ? 1 : 0)));
+      // The copy thread and the scale warps' lanes.
+      hopper::BarrierInit(&full[s], 1 + (args.scale_maps ? 1 : kScaleWarps * 32));
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
@@ -361,24 +300,19 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       return;
     }
     const bool copies_tiles = warp_in_group == 0;
-    const bool copies_rhs_scales = kBlockScales && warp_in_group == 1 && lane == 0;
-    RhsScaleChunks rhs_scale_chunk{rhs_scale_chunks};
     StageRing ring;
     for (int unit = first_unit; unit < units; unit += unit_stride) {
       const TileOrigin origin =
           TileAt<kBlockM, kBlockN, kCluster>(unit / args.k_splits, rank, args);
       const bool has_columns = origin.col < args.n;
+      const float* rhs_scale_row =
+          args.rhs_scale + (origin.col / kScaleColumns) * args.rhs_scale_row_stride;
       // The bounds once per unit: the copies' asm statements clobber memory, so a bound written
       // into the loop's condition was recomputed (a division) at every block, on the one thread
       // that issues every stage's copies (H200, 2026-12-03: 64-row tiles 1.37-1.44x faster at
       // M <= 128).
       const int first_block = (unit % args.k_splits) * args.blocks_per_split;
       const int end_block = first_block + blocks_of(unit);
-      if (copies_rhs_scales && has_columns) {
-        rhs_scale_chunk.Start(
-            args.rhs_scale + (origin.col / kScaleColumns) * args.rhs_scale_row_stride,
-            args.rhs_scale_block_stride, first_block, end_block);
-      }
       for (int kb = first_block; kb < end_block; ++kb) {
         uint64_t* filled = &full[ring.stage];
         hopper::BarrierWait(&empty[ring.stage], ring.phase ^ 1);
@@ -401,16 +335,21 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
           // Lane 0 of warp 1: the copy engine brings A's scales (and B 1x128's) in the same
           // phase as the tiles; every CTA of a cluster copies its own A scales (the same rows;
           // they are small). Rows and columns past the edges arrive as zeros. B 128x128's one
-          // scale (no box the copy engine takes: a box starts on 16 bytes) from its chunk,
-          // written before the arrival, which releases it.
+          // scale is no box the copy engine takes (a box starts on 16 bytes): a cp.async.
           hopper::BarrierExpectBytes(filled, (kBlockM + (kColumnScales ? kBlockN : 0)) * 4);
           hopper::TmaLoad2d(lhs_scales(ring.stage), &lhs_scale_map, filled, origin.row, kb);
           if constexpr (kColumnScales) {
             hopper::TmaLoad2d(rhs_scale(ring.stage), &rhs_scale_map, filled, origin.col, kb);
+            hopper::BarrierArrive(filled);
           } else {
-            rhs_scale(ring.stage)[0] = has_columns ? rhs_scale_chunk.At(kb) : 0.0f;
+            if (has_columns) {
+              hopper::CopyAsync4(rhs_scale(ring.stage),
+                                 rhs_scale_row + kb * args.rhs_scale_block_stride);
+            } else {
+              rhs_scale(ring.stage)[0] = 0.0f;
+            }
+            hopper::BarrierArriveWhenCopiesLand(filled);
           }
-          hopper::BarrierArrive(filled);
         } else if (kColumnScales && warp_in_group == 2) {
           // One B scale per column, the same way as A's rows (columns past N: zeros).
           float* stage_columns = rhs_scale(ring.stage);
@@ -434,7 +373,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
             }
           }
           hopper::BarrierArriveWhenCopiesLand(filled);
-        } else if constexpr (!kOuterScales) {
+        } else {
           float* stage_scales = lhs_scales(ring.stage);
           const float* block_scales = args.lhs_scale + kb * args.lhs_scale_block_stride;
           if (args.lhs_scale_vectors) {
@@ -460,13 +399,15 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
               stage_scales[r] = 0.0f;  // rows past M: their partial sums are zero anyway
             }
           }
-          hopper::BarrierArriveWhenCopiesLand(filled);
-          // B 1x128: warp 2 copies its scales. B 128x128: lane 0 writes its one, and arrives
-          // once more to release it (the copies' arrival does not).
-          if (copies_rhs_scales) {
-            rhs_scale(ring.stage)[0] = has_columns ? rhs_scale_chunk.At(kb) : 0.0f;
-            hopper::BarrierArrive(filled);
+          if (kColumnScales) {
+            // B 1x128: warp 2 copies its scales.
+          } else if (lane == 0 && has_columns) {
+            hopper::CopyAsync4(rhs_scale(ring.stage),
+                               rhs_scale_row + kb * args.rhs_scale_block_stride);
+          } else if (lane == 0) {
+            rhs_scale(ring.stage)[0] = 0.0f;
           }
+          hopper::BarrierArriveWhenCopiesLand(filled);
         }
         ring.Advance(kStages);
       }
@@ -612,7 +553,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   };
 
   StageRing ring;
-  for (int unit = BlockIndex() / kCluster; unit < units; unit += unit_stride) {
+  for (int unit = first_unit; unit < units; unit += unit_stride) {
     const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit / args.k_splits, rank, args);
     const int blocks = blocks_of(unit);
     float acc[kSlices][kRegisters];
@@ -809,33 +750,26 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     const bool stores_output = ThreadIndex() % kWarpgroupThreads == 0;  // issues the D copies
     if constexpr (kOuterScales) {
       // D = f32(sum * f32(scale_a * scale_b)), as the emulation scales a promoted sum. A row
-      // stride of 0 is one tensor scale. The tile's column scales and the warpgroup's row
-      // scales pass through the staging boxes, free until D is written there, and are read a
-      // pair at a time: read from global memory by each thread for its own rows and
-      // kRegisters / 2 columns, they were all kept in flight, and the 256-row tiles have no
-      // registers for that (ptxas spilled).
-      constexpr int kWarpgroupRows = kSlices * kSliceRows;
-      static_assert((kBlockN + kWarpgroupRows) * 4 <= Shape::kStagedSliceBytes);
+      // stride of 0 is one tensor scale. The tile's column scales pass through the staging
+      // boxes, free until D is written there, and are read one pair at a time: read from global
+      // memory by each thread for its kRegisters / 2 columns, they were all kept in flight, and
+      // the 256-row tiles have no registers for that (ptxas spilled).
       float* column_scales = reinterpret_cast<float*>(staging);
-      float* row_scales = column_scales + kBlockN;
       if (args.tma_store && stores_output) hopper::BulkWaitGroupRead<0>();
       hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
-      const int thread_in_group = ThreadIndex() % kWarpgroupThreads;
-      for (int c = thread_in_group; c < kBlockN; c += kWarpgroupThreads) {
+      for (int c = ThreadIndex() % kWarpgroupThreads; c < kBlockN; c += kWarpgroupThreads) {
         const int col = origin.col + c;
         column_scales[c] = col < args.n ? args.rhs_scale[col * args.rhs_scale_row_stride] : 0;
-      }
-      for (int r = thread_in_group; r < kWarpgroupRows; r += kWarpgroupThreads) {
-        const int row = origin.row + first_slice_row + r;
-        row_scales[r] = row < args.m ? args.lhs_scale[row * args.lhs_scale_row_stride] : 0;
       }
       hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
 #pragma unroll
       for (int v = 0; v < kSlices; ++v) {
-        const uint32_t slice_rows =
-            hopper::SharedAddress(row_scales) + (v * kSliceRows + row_in_slice) * 4;
-        const float scale_a[2] = {hopper::LoadSharedFloat(slice_rows),
-                                  hopper::LoadSharedFloat(slice_rows + 8 * 4)};
+        float scale_a[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = origin.row + first_slice_row + v * kSliceRows + row_in_slice + 8 * h;
+          scale_a[h] = row < args.m ? args.lhs_scale[row * args.lhs_scale_row_stride] : 0;
+        }
 #pragma unroll
         for (int j = 0; j < kRegisters / 4; ++j) {
           const float2 scale_b =

@@ -83,18 +83,6 @@ __device__ inline void CopyAsync16(void* destination, const void* source) {
                : "memory");
 }
 
-// Closes this thread's cp.async copies issued so far into a group (CopyAsyncWaitGroup waits for
-// groups).
-__device__ inline void CopyAsyncCommitGroup() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// Waits until at most kPendingGroups of this thread's cp.async groups have not landed.
-template <int kPendingGroups>
-__device__ inline void CopyAsyncWaitGroup() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPendingGroups) : "memory");
-}
-
 // Arrives on `barrier` once this thread's earlier cp.async copies have landed (the arrival is
 // one of the barrier's expected arrivals: .noinc).
 __device__ inline void BarrierArriveWhenCopiesLand(uint64_t* barrier) {

@@ -36,7 +36,9 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 // than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 (1.11-1.46x
 // on DeepGEMM's six shapes), or M <= 128 with the heuristic's tile and split-K filling the GPU in
 // one wave (1.04-1.39x on its four shapes of that kind; the two others 0.95x and 0.99x),
-// bench/results/2026-12-03-h200-c1c1fc4-own-gemm-producer-loop.md.
+// bench/results/2026-12-03-h200-c1c1fc4-own-gemm-producer-loop.md; or M >= 4096 with N >= 2048
+// and K >= 512 (1.01-1.21x on DeepGEMM's six M = 4096 shapes, 1.00-1.06x on the 13 GEMMs of
+// the training benchmarks), bench/results/2026-12-03-h200-556ca5d-training-shapes-and-peer.md.
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 
 // The kernel's parameters that the plan decides (shape, scale strides and scaling, tile, D's row

@@ -62,9 +62,12 @@ constexpr int kSharedLimit = 227 * 1024;
 constexpr int kMaxStages = 16;
 constexpr int kTileRowsPerGroup = 8;   // rasterisation: tile-rows per group
 constexpr int kMaxSplitKBlockM = 128;  // the kernel's split-K reduction fits these tiles only
-// Register budgets after setmaxnreg (65536 per SM): 2 math warpgroups take 232 each, 3 take 152
-// (the producer warpgroup keeps 40, or 56: 128 x 56 + 384 x 152 = 65536; with 32 its scale
-// warp's two ways of staging scales spilled).
+// Register budgets after setmaxnreg: 2 math warpgroups take 232 each, 3 take 152, the producer
+// warpgroup keeps 40 or 56. They must add up to no more than the CTA was launched with (ptxas's
+// count under __launch_bounds__: 168 a thread for 384 threads, 128 for 512), or setmaxnreg.inc
+// waits for ever: 128 x 40 + 256 x 232 = 384 x 168 and 128 x 56 + 384 x 152 = 512 x 128 exactly
+// (a producer of 48 hung every two-warpgroup tile on the H200, 2026-12-03). With 32 the scale
+// warp's two ways of staging scales spilled.
 template <int kMathWarpgroups>
 constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 56 : 40;
 template <int kMathWarpgroups>

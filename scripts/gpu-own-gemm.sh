@@ -9,7 +9,9 @@
 #   (the tests compute-sanitizer runs; default OWN_TEST_FILTER),
 #   OWN_TILES (a comma-separated list: also time each of these tiles on OWN_SHAPES),
 #   OWN_CONFIGS (gpu_bench configs on OWN_SHAPES and the tiles; default "1x128 x 128x128 own"),
-#   SUITE_CONFIGS (gpu_bench configs on the suite; default OWN_CONFIGS).
+#   SUITE_CONFIGS (gpu_bench configs on the suite; default OWN_CONFIGS), SKIP_TRAINING=1
+#   (skips the training benchmarks' GEMMs, bench/training_shapes.txt, in the three own modes:
+#   the region of the auto rule's M >= 4096 case).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fp8dot-own-gemm}
@@ -42,6 +44,12 @@ if [[ "${SKIP_SUITE:-0}" != 1 ]]; then
     --csv "$OUT/own-suite.csv" > "$OUT/own-suite.md" 2>&1
   echo "suite bench rc=$?"
 fi
+if [[ "${SKIP_TRAINING:-0}" != 1 ]]; then
+  timeout 200 "$BUILD/gpu_bench" bench/training_shapes.txt \
+    --configs "1x128 x 128x128 own,1x128 blocks own,fp8 promoted own" \
+    --csv "$OUT/own-training.csv" > "$OUT/own-training.md" 2>&1
+  echo "training shapes bench rc=$?"
+fi
 if [[ "${SKIP_SANITIZER:-0}" != 1 ]]; then
   echo "== compute-sanitizer memcheck over the own GEMM tests"
   timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
@@ -53,3 +61,4 @@ fi
 echo "== summary"
 cut -d'|' -f2-6,14 "$OUT/own-deepgemm.md" | grep -v "^-" | head -40
 [[ -f "$OUT/own-suite.md" ]] && cut -d'|' -f2-6,14 "$OUT/own-suite.md" | head -20
+[[ -f "$OUT/own-training.md" ]] && cut -d'|' -f2-6,14 "$OUT/own-training.md" | grep own | head -40

@@ -307,11 +307,11 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem small,
                            BlockScaledProblem({.m = 64, .n = 4096, .k = 7168}, 9601));
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem large,
+                           BlockScaledProblem({.m = 4096, .n = 4096, .k = 7168}, 9601));
   std::unique_ptr<CudaDotPlan> plan;
-  for (const OwnCase& c :
-       {OwnCase{.m = 64, .n = 4096, .k = 7168}, OwnCase{.m = 4096, .n = 4096, .k = 7168}}) {
-    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, 9601));
-    FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec));
+  for (const DotProblem* p : {&small, &large}) {
+    FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p->spec));
     EXPECT_EQ(plan->info().engine.rfind("fp8dot block-scaled ", 0), 0u) << plan->info().engine;
     EXPECT_NE(plan->Explain().find("(auto: the own kernel measured faster"), std::string::npos)
         << plan->Explain();
@@ -566,13 +566,13 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
     OwnCase shape;
     bool own_wins_on_h200;
   };
-  for (const Race& race : {Race{{.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16}, true},
-                           Race{{.m = 4096,
-                           .n = 4096,
-                           .k = 7168,
-                           .output_type = DType::kBF16,
-                           .rhs_scale_mode = kColumnBlocks},
-                                false}}) {
+  const OwnCase own_faster{.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16};
+  const OwnCase cublaslt_faster{.m = 4096,
+                                .n = 4096,
+                                .k = 7168,
+                                .output_type = DType::kBF16,
+                                .rhs_scale_mode = kColumnBlocks};
+  for (const Race& race : {Race{own_faster, true}, Race{cublaslt_faster, false}}) {
     const std::string label = Label(race.shape, "");
     FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(race.shape, 9701));
     FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
@@ -596,7 +596,7 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
     EXPECT_NE(again->Explain().find("the engine the cache file remembers"), std::string::npos)
         << again->Explain();
   }
-  ExpectBitIdentical({.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16}, options, 9701);
+  ExpectBitIdentical(own_faster, options, 9701);
   std::remove(cache_path.c_str());
 }
 

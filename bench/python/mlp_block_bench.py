@@ -34,7 +34,8 @@ class MlpBlock(nn.Module):
         return self.down(torch.nn.functional.gelu(self.up(x)))
 
 
-def make_variants(reference: nn.Module, names: list[str]) -> dict[str, nn.Module]:
+def make_variants(reference: nn.Module, names: list[str], compile_mode: str = "default"
+                  ) -> dict[str, nn.Module]:
     variants = {}
     for name in names:
         model = copy.deepcopy(reference)
@@ -55,7 +56,7 @@ def make_variants(reference: nn.Module, names: list[str]) -> dict[str, nn.Module
             convert_to_float8_training(model)
         elif name != "bf16":
             raise ValueError(f"unknown variant {name}")
-        variants[name] = torch.compile(model)
+        variants[name] = torch.compile(model, mode=compile_mode)
     return variants
 
 
@@ -141,6 +142,16 @@ def profile_step(name: str, model, x, dy, top: int) -> None:
         entry[1] += 1
     def is_gemm(kernel: str) -> bool:
         return any(tag in kernel.lower() for tag in ("gemm", "xmma", "cutlass", "matmul", "sm90_"))
+    # Gaps on the GPU's own clock: the time from one GPU operation's end to the next one's
+    # start, charged to the one that follows (negative: the two overlapped).
+    spans = sorted((event.time_range.start, event.time_range.end, event.name)
+                   for event in prof.events()
+                   if event.device_type == torch.autograd.DeviceType.CUDA)
+    gaps = {}
+    for (_, previous_end, _), (start, _, kernel) in zip(spans, spans[1:]):
+        entry = gaps.setdefault(kernel, [0.0, 0])
+        entry[0] += (start - previous_end) / steps / 1000.0
+        entry[1] += 1
     gemm_ms = sum(ms for kernel, (ms, _) in kernels.items() if is_gemm(kernel))
     other_ms = sum(ms for kernel, (ms, _) in kernels.items() if not is_gemm(kernel))
     # idle: the step's time on the GPU clock that no kernel covers (launch gaps, host waits).
@@ -150,6 +161,9 @@ def profile_step(name: str, model, x, dy, top: int) -> None:
                       "kernels_per_step": sum(count for _, count in kernels.values()) // steps}))
     for kernel, (ms, count) in sorted(kernels.items(), key=lambda item: -item[1][0])[:top]:
         print(f"  {ms:7.3f} ms  x{count // steps:<3} {'GEMM ' if is_gemm(kernel) else '     '}{kernel[:110]}")
+    print(f"  gaps before each operation, ms per step (total {sum(g for g, _ in gaps.values()):.3f}):")
+    for kernel, (ms, count) in sorted(gaps.items(), key=lambda item: -item[1][0])[:top]:
+        print(f"  {ms:7.3f} ms  x{count // steps:<3} {kernel[:110]}")
 
 
 def main():
@@ -161,6 +175,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
+    parser.add_argument("--compile-mode", default="default",
+                        help="torch.compile's mode for every variant (reduce-overhead: CUDA graphs)")
     parser.add_argument("--profile", action="store_true",
                         help="after timing, print each variant's kernels per step (torch.profiler)")
     parser.add_argument("--clock-log", metavar="PATH",
@@ -178,7 +194,7 @@ def main():
     variants = {}
     for name in names:
         try:
-            variants.update(make_variants(reference, [name]))
+            variants.update(make_variants(reference, [name], args.compile_mode))
         except Exception as error:  # a peer that does not install is reported, not fatal
             print(json.dumps({"variant": name, "error": f"{type(error).__name__}: {error}"}))
     for model in variants.values():  # compile and warm up
@@ -204,7 +220,7 @@ def main():
         rows.append(row)
         print(json.dumps(row))
     print(f"\nMLP block fwd+bwd, {args.tokens} tokens x {args.d_model} -> {args.hidden} -> "
-          f"{args.d_model}, {args.param_dtype} parameters, torch.compile, median of {args.rounds} "
+          f"{args.d_model}, {args.param_dtype} parameters, torch.compile ({args.compile_mode}), median of {args.rounds} "
           f"rounds x {args.steps} steps")
     print(f"{'variant':18} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10}")
     for row in rows:

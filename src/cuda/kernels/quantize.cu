@@ -6,9 +6,13 @@
 //   - loads always in flight: for 2-byte inputs each CTA double-buffers (cp.async brings the
 //     next tile into shared memory while it works on one); for f32, three single-buffered CTAs
 //     per SM overlap one another;
-//   - each tile is read from shared memory three times (amaxes, q, qᵀ), never again from HBM;
-//     its 16-byte chunks are XOR-swizzled by row octet so that both the row reads (q) and the
+//   - each tile is read from shared memory at most three times (block scales' amaxes, q, qᵀ),
+//     never again from HBM; the tensor's amax is taken from what the cast reads anyway; its
+//     16-byte chunks are XOR-swizzled by row octet so that both the row reads (q) and the
 //     column reads (qᵀ) hit 32 different banks;
+//   - few instructions per element: the issue slots, not HBM, were the limit (ncu: 70% SM, 51-58%
+//     DRAM throughput), so addresses are computed once per tile and stepped, and tile positions
+//     use 32-bit division;
 //   - a group's scale becomes one reciprocal; each element costs a multiplication and half a
 //     paired conversion (quantize_rule.h).
 // Numerics are quantize_rule.h's, so the output equals QuantizeOnCpu bit for bit.
@@ -237,25 +241,37 @@ struct StagedTile {
 // Starts copying tile (row0, col0) of the input into `tile`: 16-byte cp.async copies where the
 // input allows them (chunks past the matrix are zero-filled), plain loads otherwise. Elements
 // past the matrix are 0, which changes no amax and is never stored.
+//
+// A thread copies the same chunk column k of every kRowsPerCopy-th row, so its source pointer
+// and shared offsets are computed once per tile and stepped (this loop ran 43 instructions per
+// 16-byte copy when it divided and multiplied per chunk: a sixth of the kernel's instructions).
 template <typename T>
 __device__ void LoadTileAsync(const T* input, int64_t rows, int64_t cols, int64_t row0,
                               int64_t col0, bool vector, uint8_t* tile) {
   using Tile = StagedTile<T>;
-  for (int i = threadIdx.x; i < kTile * Tile::kChunks; i += kThreads) {
-    const int r = i / Tile::kChunks, k = i % Tile::kChunks;
-    const int64_t row = row0 + r, col = col0 + int64_t{k} * Tile::kPerChunk;
-    uint8_t* destination = tile + Tile::ChunkOffset(r, k);
-    if (vector) {
-      const bool inside = row < rows && col < cols;
-      const T* source = inside ? input + row * cols + col : input;
-      const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(destination));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(source),
-                   "r"(inside ? 16 : 0));
-    } else {
-      T* elements = reinterpret_cast<T*>(destination);
-      for (int j = 0; j < Tile::kPerChunk; ++j) {
-        elements[j] = row < rows && col + j < cols ? input[row * cols + col + j] : T(0.0f);
-      }
+  constexpr int kRowsPerCopy = kThreads / Tile::kChunks;  // 16 (2-byte inputs) or 8 (f32)
+  const int k = threadIdx.x % Tile::kChunks, first_row = threadIdx.x / Tile::kChunks;
+  const int64_t col = col0 + int64_t{k} * Tile::kPerChunk;
+  if (vector) {
+    const bool full_tile = row0 + kTile <= rows && col0 + kTile <= cols;
+    const T* source = input + (row0 + first_row) * cols + col;
+    const int64_t source_step = kRowsPerCopy * cols;
+    const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(tile));
+#pragma unroll
+    for (int copy = 0; copy < kTile / kRowsPerCopy; ++copy, source += source_step) {
+      const int r = first_row + copy * kRowsPerCopy;
+      const bool inside = full_tile || (row0 + r < rows && col < cols);
+      asm volatile(
+          "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared + Tile::ChunkOffset(r, k)),
+          "l"(inside ? source : input), "r"(inside ? 16 : 0));
+    }
+    return;
+  }
+  for (int r = first_row; r < kTile; r += kRowsPerCopy) {
+    T* elements = reinterpret_cast<T*>(tile + Tile::ChunkOffset(r, k));
+    const int64_t row = row0 + r;
+    for (int j = 0; j < Tile::kPerChunk; ++j) {
+      elements[j] = row < rows && col + j < cols ? input[row * cols + col + j] : T(0.0f);
     }
   }
 }
@@ -269,7 +285,7 @@ __device__ void WaitForAllLoads() { asm volatile("cp.async.wait_group 0;\n" ::);
 template <typename T, __nv_fp8_interpretation_t kFormat>
 __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, int64_t tile_row,
                              int64_t tile_col, int64_t row_tiles, int64_t col_tiles,
-                             unsigned* warp_max, unsigned* column_max) {
+                             unsigned* warp_max, unsigned* column_max, unsigned& amax_seen) {
   using Tile = StagedTile<T>;
   const int64_t row0 = tile_row * kTile, col0 = tile_col * kTile;
   const int segment_col = (threadIdx.x % kSegmentsPerRow) * kVector;
@@ -279,9 +295,14 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
       p.granularity == ScaleGranularity::k1x128 || p.granularity == ScaleGranularity::k128x128;
   const bool column_scales = transposed && p.granularity == ScaleGranularity::k1x128;
 
-  // Amaxes: per row segment (1x128), per column (1x128 of qᵀ), of the tile (128x128, amax).
+  // Block scales need the amaxes before the cast: per row segment (1x128), per column (1x128 of
+  // qᵀ), of the tile (128x128). The tensor's amax (`amax_bits`) is only an output: without block
+  // scales it is taken from the values the cast reads anyway (q's, else qᵀ's), and each thread
+  // keeps its max over all its tiles (`amax_seen`) for one reduction at the kernel's end.
   unsigned row_max[kPasses] = {}, tile_max = 0;
-  if (blocks || p.amax_bits != nullptr) {
+  const bool amax_in_q = !blocks && p.amax_bits != nullptr && p.output != nullptr;
+  const bool amax_in_transposed = !blocks && p.amax_bits != nullptr && p.output == nullptr;
+  if (blocks) {
     unsigned column_bits[kVector] = {}, all = 0;
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
@@ -304,10 +325,8 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
         }
       }
     }
-    if (p.granularity == ScaleGranularity::k128x128 || p.amax_bits != nullptr) {
-      tile_max = BlockMax(all, warp_max);
-    }
-    if (p.amax_bits != nullptr && threadIdx.x == 0) atomicMax(p.amax_bits, tile_max);
+    if (p.granularity == ScaleGranularity::k128x128) tile_max = BlockMax(all, warp_max);
+    amax_seen = max(amax_seen, all);
     if (column_scales) {
       if (threadIdx.x < kTile) column_max[threadIdx.x] = 0;
       __syncthreads();
@@ -316,18 +335,21 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
       __syncthreads();
     }
   }
-  float tile_scale = ScaleFromAmax(FloatFromBits(tile_max), p.margin_factor, p.type_max);
-  if (p.granularity == ScaleGranularity::k128x128 && threadIdx.x == 0) {
-    p.block_scale[tile_row * col_tiles + tile_col] = tile_scale;
+  float tile_scale = 1.0f;  // kRow and k1x128 scale per row or column below
+  if (p.granularity == ScaleGranularity::k128x128) {
+    tile_scale = ScaleFromAmax(FloatFromBits(tile_max), p.margin_factor, p.type_max);
+    if (threadIdx.x == 0) p.block_scale[tile_row * col_tiles + tile_col] = tile_scale;
   }
   if (p.granularity == ScaleGranularity::kTensor) tile_scale = __ldg(p.scale);
   const float tile_inverse = InverseScale(tile_scale);  // tensor and 128x128, for q and qᵀ
 
-  // q: each thread casts its row segments.
+  // q: each thread casts its row segments. Its output offset is stepped from pass to pass.
   const int64_t c0 = col0 + segment_col;
   if (p.output != nullptr || p.granularity == ScaleGranularity::k1x128) {
+    int64_t q_offset = (row0 + pass_row) * p.cols + c0;
+    const int64_t q_step = kRowsPerPass * p.cols;
 #pragma unroll
-    for (int pass = 0; pass < kPasses; ++pass) {
+    for (int pass = 0; pass < kPasses; ++pass, q_offset += q_step) {
       const int r = pass * kRowsPerPass + pass_row;
       const int64_t row = row0 + r;
       if (row >= p.rows) break;
@@ -340,9 +362,13 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
       if (p.output != nullptr && c0 < p.cols) {
         float v[kVector];
         Tile::Row8(tile, r, segment_col, v);
+        if (amax_in_q) {
+#pragma unroll
+          for (int j = 0; j < kVector; ++j) amax_seen = max(amax_seen, MagnitudeBits(v[j]));
+        }
         const bool shared_scale = p.granularity == ScaleGranularity::kTensor ||
                                   p.granularity == ScaleGranularity::k128x128;
-        StoreEight(static_cast<uint8_t*>(p.output) + row * p.cols + c0,
+        StoreEight(static_cast<uint8_t*>(p.output) + q_offset,
                    CastEight<kFormat>(v, shared_scale ? tile_inverse : InverseScale(scale)),
                    p.cols - c0, p.vector_output);
       }
@@ -351,21 +377,28 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
   if (!transposed) return;
 
   // qᵀ: a warp step reads one 4-byte word (kPerWord columns) of one chunk from 8 rows, lane
-  // l taking word l % 4 of row octet l / 4 (+ 8 in odd steps): the octets' swizzle puts the 32
+  // l taking word l % 4 of row octet l / 4 (+ 8 in odd warps): the octets' swizzle puts the 32
   // lanes in 32 banks, and the 8 rows of an octet share one swizzled offset. Each column
-  // becomes 8 bytes of a qᵀ row.
+  // becomes 8 bytes of a qᵀ row. A thread keeps its row octet in every step, and its chunk
+  // advances by kWarps / 2, so its shared and output offsets are stepped, not recomputed.
   if (column_scales && threadIdx.x < kTile && col0 + threadIdx.x < p.cols) {
     p.transposed_block_scale[(col0 + threadIdx.x) * row_tiles + tile_row] =
         ScaleFromAmax(FloatFromBits(column_max[threadIdx.x]), p.margin_factor, p.type_max);
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int step = warp; step < Tile::kChunks * 2; step += kWarps) {
-    const int chunk = step / 2;
-    const int octet = (step % 2) * 8 + lane / 4;
-    const int64_t out_col = row0 + octet * 8;
-    if (out_col >= p.rows) continue;
-    const uint8_t* words =
-        tile + octet * 8 * Tile::kRowBytes + 16 * (chunk ^ (octet & 7)) + 4 * (lane % 4);
+  const int octet = (warp % 2) * 8 + lane / 4;
+  const int64_t out_col = row0 + octet * 8;
+  if (out_col >= p.rows) return;
+  constexpr int kChunkStep = kWarps / 2;
+  const int first_column = (warp / 2) * Tile::kPerChunk + (lane % 4) * Tile::kPerWord;
+  const uint8_t* octet_words = tile + octet * 8 * Tile::kRowBytes + 4 * (lane % 4);
+  uint8_t* transposed_output = static_cast<uint8_t*>(p.transposed_output);
+  int64_t out_offset = (col0 + first_column) * p.rows + out_col;
+  const int64_t out_step = int64_t{kChunkStep} * Tile::kPerChunk * p.rows;
+#pragma unroll
+  for (int step = 0; step < Tile::kChunks / kChunkStep; ++step, out_offset += out_step) {
+    const int chunk = warp / 2 + step * kChunkStep;
+    const uint8_t* words = octet_words + 16 * (chunk ^ (octet & 7));
     uint32_t raw[kVector];
 #pragma unroll
     for (int i = 0; i < kVector; ++i) {
@@ -373,12 +406,16 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
     }
 #pragma unroll
     for (int e = 0; e < Tile::kPerWord; ++e) {
-      const int c = chunk * Tile::kPerChunk + (lane % 4) * Tile::kPerWord + e;
+      const int c = first_column + step * kChunkStep * Tile::kPerChunk + e;
       const int64_t out_row = col0 + c;
       if (out_row >= p.cols) continue;
       float column[kVector];
 #pragma unroll
       for (int i = 0; i < kVector; ++i) column[i] = Tile::WordElement(raw[i], e);
+      if (amax_in_transposed) {
+#pragma unroll
+        for (int i = 0; i < kVector; ++i) amax_seen = max(amax_seen, MagnitudeBits(column[i]));
+      }
       float inverse = tile_inverse;
       if (p.granularity == ScaleGranularity::kRow) {
         inverse = InverseScale(__ldg(p.transposed_scale + out_row));
@@ -387,8 +424,8 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
             InverseScale(ScaleFromAmax(FloatFromBits(column_max[c]), p.margin_factor, p.type_max));
       }
       const uint2 packed = CastEight<kFormat>(column, inverse);
-      StoreEight(static_cast<uint8_t*>(p.transposed_output) + out_row * p.rows + out_col, packed,
-                 p.rows - out_col, p.vector_transposed_output, /*streaming=*/true);
+      StoreEight(transposed_output + out_offset + e * p.rows, packed, p.rows - out_col,
+                 p.vector_transposed_output, /*streaming=*/true);
     }
   }
 }
@@ -398,12 +435,17 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
 // q's rows and qᵀ's rows are written in runs of 1 KiB or more instead of one 128-byte piece per
 // row (what a plain row-by-row order gives qᵀ).
 struct TilePosition {
-  static constexpr int64_t kBandRows = 8;
-  int64_t row, col;
-  __device__ TilePosition(int64_t tile, int64_t row_tiles, int64_t col_tiles) {
-    const int64_t band = tile / (kBandRows * col_tiles);
-    const int64_t band_rows = min(kBandRows, row_tiles - band * kBandRows);
-    const int64_t in_band = tile - band * kBandRows * col_tiles;
+  static constexpr int kBandRows = 8;
+  int row = 0, col = 0;
+  // 32-bit: TileCount keeps the tile count within int (a 64-bit division is a subroutine call).
+  __device__ TilePosition(int tile, int row_tiles, int col_tiles) {
+    const int64_t band_tiles = int64_t{kBandRows} * col_tiles;
+    const int band =
+        band_tiles > tile
+            ? 0
+            : static_cast<int>(static_cast<unsigned>(tile) / static_cast<unsigned>(band_tiles));
+    const int band_rows = min(kBandRows, row_tiles - band * kBandRows);
+    const int in_band = tile - band * kBandRows * col_tiles;
     row = band * kBandRows + in_band % band_rows;
     col = in_band / band_rows;
   }
@@ -416,40 +458,49 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
   __shared__ unsigned warp_max[kWarps];
   __shared__ unsigned column_max[kTile];
 
-  const int64_t row_tiles = (p.rows + kTile - 1) / kTile, col_tiles = (p.cols + kTile - 1) / kTile;
-  const int64_t tiles = row_tiles * col_tiles;
+  const int row_tiles = static_cast<int>((p.rows + kTile - 1) / kTile);
+  const int col_tiles = static_cast<int>((p.cols + kTile - 1) / kTile);
+  const int tiles = row_tiles * col_tiles;  // <= INT_MAX (TileCount)
   const T* input = static_cast<const T*>(p.input);
-  auto load = [&](int64_t tile, int stage) {
-    const TilePosition at(tile, row_tiles, col_tiles);
-    LoadTileAsync(input, p.rows, p.cols, at.row * kTile, at.col * kTile, p.vector_input,
-                  staged + stage * Tile::kBytes);
+  unsigned amax_seen = 0;  // max |x| of this thread's elements (magnitude bits), for amax_bits
+  auto load = [&](TilePosition at, int stage) {
+    LoadTileAsync(input, p.rows, p.cols, int64_t{at.row} * kTile, int64_t{at.col} * kTile,
+                  p.vector_input, staged + stage * Tile::kBytes);
   };
   if constexpr (Tile::kStages == 1) {
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      load(tile, 0);
+      const TilePosition at(static_cast<int>(tile), row_tiles, col_tiles);
+      load(at, 0);
       CommitLoads();
       WaitForAllLoads();
       __syncthreads();
-      const TilePosition at(tile, row_tiles, col_tiles);
       QuantizeTile<T, kFormat>(p, staged, at.row, at.col, row_tiles, col_tiles, warp_max,
-                               column_max);
+                               column_max, amax_seen);
       __syncthreads();  // the buffer is refilled next iteration
     }
   } else {
-    if (blockIdx.x < tiles) load(blockIdx.x, 0);
+    TilePosition at(blockIdx.x, row_tiles, col_tiles);
+    if (static_cast<int>(blockIdx.x) < tiles) load(at, 0);
     CommitLoads();
     int stage = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, stage ^= 1) {
       // The next tile streams into the other buffer while this one is worked on.
-      if (tile + gridDim.x < tiles) load(tile + gridDim.x, stage ^ 1);
+      const int64_t next_tile = tile + gridDim.x;
+      const TilePosition next =
+          next_tile < tiles ? TilePosition(static_cast<int>(next_tile), row_tiles, col_tiles) : at;
+      if (next_tile < tiles) load(next, stage ^ 1);
       CommitLoads();
       WaitForAllButNewestLoads();
       __syncthreads();
-      const TilePosition at(tile, row_tiles, col_tiles);
       QuantizeTile<T, kFormat>(p, staged + stage * Tile::kBytes, at.row, at.col, row_tiles,
-                               col_tiles, warp_max, column_max);
+                               col_tiles, warp_max, column_max, amax_seen);
       __syncthreads();  // this buffer is refilled next iteration
+      at = next;
     }
+  }
+  if (p.amax_bits != nullptr) {
+    const unsigned cta_max = BlockMax(amax_seen, warp_max);
+    if (threadIdx.x == 0) atomicMax(p.amax_bits, cta_max);
   }
 }
 

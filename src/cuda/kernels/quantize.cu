@@ -479,7 +479,7 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
       __syncthreads();  // the buffer is refilled next iteration
     }
   } else {
-    TilePosition at(blockIdx.x, row_tiles, col_tiles);
+    TilePosition at(blockIdx.x, row_tiles, col_tiles);  // the grid has at most `tiles` CTAs
     if (static_cast<int>(blockIdx.x) < tiles) load(at, 0);
     CommitLoads();
     int stage = 0;

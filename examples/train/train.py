@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+import gpu_timeline
 from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
 from gpt import GPT, GPTConfig, parameter_counts
@@ -50,6 +51,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="bf16: autocast over fp32 master weights; fp32: no autocast")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
+    parser.add_argument("--compile-mode", default="default",
+                        choices=("default", "reduce-overhead", "max-autotune-no-cudagraphs"),
+                        help="torch.compile's mode (reduce-overhead: the forward and backward "
+                             "graphs replay as CUDA graphs, without per-kernel launches)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-stdlib-tests", action="store_true",
                         help="leave the standard library's test suite out of the corpus")
@@ -63,12 +68,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.device, last_step: int) -> None:
-    """Stops the profiler and writes its op table, the ops that took the most time first."""
+def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.device, last_step: int,
+                  step_seconds: list[float]) -> None:
+    """Stops the profiler and writes its op table, the ops that took the most time first, and
+    on a GPU the kernels' timeline (gpu_timeline.py: idle time, what the GPU waited for)."""
     profiler.stop()
     sort_key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(profiler.key_averages().table(sort_by=sort_key, row_limit=40) +
+    timeline = ""
+    if device.type == "cuda" and step_seconds:
+        # The whole timeline, host and GPU, for a closer look (chrome://tracing, Perfetto).
+        profiler.export_chrome_trace(str(path.with_suffix(".trace.json")))
+        timeline = gpu_timeline.summarize(profiler.events(), len(step_seconds),
+                                          1000 * sum(step_seconds) / len(step_seconds)) + "\n"
+    path.write_text(timeline + profiler.key_averages().table(sort_by=sort_key, row_limit=40) +
                     "\nBy input shape:\n" +
                     profiler.key_averages(group_by_input_shape=True).table(sort_by=sort_key,
                                                                            row_limit=60))
@@ -108,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(linear_description)
     # After the swap: the optimizer must hold the parameters the swapped layers train.
     optimizer = make_adamw(model, args.lr, args.weight_decay, fused=device.type == "cuda")
-    step_model = torch.compile(model) if args.compile else model
+    step_model = torch.compile(model, mode=args.compile_mode) if args.compile else model
 
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.dtype == "bf16")
     tokens_per_step = args.batch_size * args.seq_len
@@ -118,7 +131,8 @@ def main(argv: list[str] | None = None) -> dict:
         type="run", framework="torch", label=label,
         **{k: getattr(args, k) for k in HYPERPARAMETERS},
         linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
-        dtype=args.dtype, compile=args.compile, seed=args.seed, device=str(device),
+        dtype=args.dtype, compile=args.compile,
+        compile_mode=args.compile_mode if args.compile else None, seed=args.seed, device=str(device),
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         torch_version=torch.__version__, python_version=corpus.python_version,
         corpus_sha256=corpus.sha256, corpus_train_bytes=len(corpus.train),
@@ -135,6 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     val_loss = evaluate(0)
     profiler = None
+    profiled_seconds: list[float] = []
     started = time.perf_counter()
     for step in range(1, args.steps + 1):
         if args.profile and step == PROFILED_STEPS[0]:
@@ -153,9 +168,11 @@ def main(argv: list[str] | None = None) -> dict:
         optimizer.zero_grad(set_to_none=True)
         loss_value, grad_norm_value = loss.item(), grad_norm.item()  # .item() waits for the GPU
         seconds = time.perf_counter() - step_start
-        if profiler is not None and step == PROFILED_STEPS[-1]:
-            write_profile(profiler, args.profile, device, step)
-            profiler = None
+        if profiler is not None:
+            profiled_seconds.append(seconds)
+            if step == PROFILED_STEPS[-1]:
+                write_profile(profiler, args.profile, device, step, profiled_seconds)
+                profiler = None
 
         if not log.train_step(step, loss_value, lr, grad_norm_value, seconds):
             break
@@ -163,7 +180,7 @@ def main(argv: list[str] | None = None) -> dict:
             val_loss = evaluate(step)
 
     if profiler is not None:  # the run stopped inside the profiled steps
-        write_profile(profiler, args.profile, device, len(log.train_losses))
+        write_profile(profiler, args.profile, device, len(log.train_losses), profiled_seconds)
     summary = log.summary(
         label=label, linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
         val_loss=val_loss, train_seconds=time.perf_counter() - started, counts=counts,

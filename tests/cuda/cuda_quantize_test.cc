@@ -178,10 +178,18 @@ TEST(CudaQuantizeTest, BitIdenticalToTheCpuBackend) {
           }
         }
       }
-      RunCase({rows, cols, ScaleGranularity::kTensor, DType::kBF16, DType::kF8E5M2, true, true,
-               true, true, 0},
-              ++seed);
-      if (HasFatalFailure()) return;
+      // A usable given scale (delayed scaling): with the amax output, the cast resolves the
+      // scale and takes the amax from its own reads; without it, a kernel resolves the scale.
+      struct Outputs {
+        bool row_major, transposed, amax;
+      };
+      for (const Outputs o :
+           {Outputs{true, true, true}, Outputs{false, true, true}, Outputs{true, false, false}}) {
+        RunCase({rows, cols, ScaleGranularity::kTensor, o.amax ? DType::kBF16 : DType::kF16,
+                 DType::kF8E5M2, o.row_major, o.transposed, true, o.amax, 0},
+                ++seed);
+        if (HasFatalFailure()) return;
+      }
       // Given scales that are not usable: the input's own scale (an amax pass on the GPU).
       for (const float unusable : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
         RunCase({rows, cols, ScaleGranularity::kTensor, DType::kF32, DType::kF8E4M3FN, true,

@@ -178,8 +178,8 @@ TEST(CudaQuantizeTest, BitIdenticalToTheCpuBackend) {
           }
         }
       }
-      // A usable given scale (delayed scaling): with the amax output, the cast resolves the
-      // scale and takes the amax from its own reads; without it, a kernel resolves the scale.
+      // A usable given scale (delayed scaling), with and without the amax output, which the
+      // cast then takes from its own reads of q's or qᵀ's values.
       struct Outputs {
         bool row_major, transposed, amax;
       };

@@ -16,8 +16,8 @@ timeout 200 python3 -m pytest -q -p no:cacheprovider tests/python/test_quantize.
   tests/python/test_torch_layers.py -k "quantiz or delayed or amax or cuda" \
   -W ignore::DeprecationWarning > "$OUT/pytest-quantize.log" 2>&1
 echo "rc $?"; tail -2 "$OUT/pytest-quantize.log"
-echo "== Nsight Compute: the cast kernel's four calls"
-timeout 120 ncu --clock-control none --kernel-name regex:quantize_cast --launch-count 4 \
+echo "== Nsight Compute: the cast kernel's six calls"
+timeout 120 ncu --clock-control none --kernel-name regex:quantize_cast --launch-count 6 \
   --section SpeedOfLight --metrics smsp__inst_executed.sum \
   python3 bench/python/quantize_ncu_calls.py > "$OUT/ncu.log" 2>&1
 grep -E "Duration|DRAM Throughput|Compute \(SM\)|inst_executed.sum" "$OUT/ncu.log"

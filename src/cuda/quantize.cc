@@ -57,10 +57,21 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   amax.vector_input = vector_input;
   const bool scale_from_this_input =
       spec.granularity == ScaleGranularity::kTensor || spec.granularity == ScaleGranularity::kRow;
-  if (spec.given_scale) {
-    // The given scale, or this input's own when it is not usable (quantize.h): an amax pass
-    // that every CTA skips when the given scale is usable, then one thread resolves the scale
-    // into q's. The cast reads it from there.
+  if (spec.given_scale && spec.compute_amax) {
+    // Delayed scaling: the given scale, or this input's own when it is not usable (quantize.h).
+    // The amax pass, which every CTA skips when the given scale is usable, writes max |x| into
+    // the amax output; the cast resolves the scale from the two and writes it as q's. Three
+    // GPU operations with the memset above: at small shapes their count is the cost.
+    amax.tensor_bits = bits(buffers.amax);
+    amax.skip_when_usable = buffers.given_scale;
+    FP8_RETURN_IF_ERROR(cuda::LaunchAmax(amax, stream, context));
+    cast.scale = buffers.given_scale;
+    cast.resolve_given_scale = true;
+    cast.block_scale = buffers.scale;
+    cast.amax_bits = bits(buffers.amax);
+  } else if (spec.given_scale) {
+    // The same without an amax output to hold the fallback's amax: the pass writes it into
+    // q's scale, and one thread resolves the scale there before the cast reads it.
     FP8_RETURN_IF_ERROR(zero(buffers.scale, 1));
     amax.tensor_bits = bits(buffers.scale);
     amax.skip_when_usable = buffers.given_scale;
@@ -68,7 +79,6 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
     FP8_RETURN_IF_ERROR(cuda::LaunchResolveGivenScale(buffers.given_scale, buffers.scale,
                                                       margin_factor, type_max, stream, context));
     cast.scale = buffers.scale;
-    cast.amax_bits = spec.compute_amax ? bits(buffers.amax) : nullptr;
   } else if (scale_from_this_input) {
     // Pass 1: the amaxes, straight into the scale arrays; then, in place, their scales.
     const bool row = spec.granularity == ScaleGranularity::kRow;

@@ -6,7 +6,8 @@
 //                    given scale, unless it is not usable (then its amax pass's scale)
 //   cast kernel      q and qᵀ from one read of the input (persistent CTAs over 128x128 tiles);
 //                    1x128 and 128x128 scales computed in the tile, tensor and row scales read
-//                    (given, or from the two kernels above)
+//                    (given, or from the two kernels above); a given tensor scale with an amax
+//                    output resolved by the cast itself (resolve_given_scale)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,6 +35,12 @@ struct QuantizeCastParams {
   bool vector_input = false;              // 16-byte aligned, cols % 8 == 0
   bool vector_output = false;             // q 8-byte aligned, cols % 8 == 0
   bool vector_transposed_output = false;  // qᵀ 8-byte aligned, rows % 8 == 0
+  // kTensor with a given scale and amax_bits (delayed scaling): `scale` is the given scale,
+  // which the cast resolves itself (ResolveGivenScale) against amax_bits, where the amax pass
+  // put max |x| if the given scale is unusable (zero otherwise, until the cast fills it); it
+  // writes the resolved scale to block_scale[0]. No separate resolve kernel, no scale memset.
+  // (A flag and reused fields: a larger parameter block changed the kernel's code generation.)
+  bool resolve_given_scale = false;
 };
 
 struct AmaxParams {

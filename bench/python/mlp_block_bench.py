@@ -125,45 +125,17 @@ class ClockLog:
 
 
 def profile_step(name: str, model, x, dy, top: int) -> None:
-    """Where one fwd+bwd step's GPU time goes: kernels grouped by name, GEMMs (cuBLASLt / cutlass
-    / sm90 xmma kernels) apart from everything else (quantisation, GELU, transposes)."""
+    """Where one fwd+bwd step's GPU time goes (fp8dot.torch.timeline): kernel time by kind and
+    by kernel, the idle time between kernels and which kernels the GPU waited for."""
     from torch.profiler import ProfilerActivity, profile
+
+    from fp8dot.torch.timeline import summarize
 
     steps = 3
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step_ms = time_steps(model, x, dy, steps)
-    steps += 1  # the untimed first step is profiled too
-    kernels = {}
-    for event in prof.events():
-        if event.device_type != torch.autograd.DeviceType.CUDA:
-            continue
-        entry = kernels.setdefault(event.name, [0.0, 0])
-        entry[0] += event.device_time / steps / 1000.0  # ms per step
-        entry[1] += 1
-    def is_gemm(kernel: str) -> bool:
-        return any(tag in kernel.lower() for tag in ("gemm", "xmma", "cutlass", "matmul", "sm90_"))
-    # Gaps on the GPU's own clock: the time from one GPU operation's end to the next one's
-    # start, charged to the one that follows (negative: the two overlapped).
-    spans = sorted((event.time_range.start, event.time_range.end, event.name)
-                   for event in prof.events()
-                   if event.device_type == torch.autograd.DeviceType.CUDA)
-    gaps = {}
-    for (_, previous_end, _), (start, _, kernel) in zip(spans, spans[1:]):
-        entry = gaps.setdefault(kernel, [0.0, 0])
-        entry[0] += (start - previous_end) / steps / 1000.0
-        entry[1] += 1
-    gemm_ms = sum(ms for kernel, (ms, _) in kernels.items() if is_gemm(kernel))
-    other_ms = sum(ms for kernel, (ms, _) in kernels.items() if not is_gemm(kernel))
-    # idle: the step's time on the GPU clock that no kernel covers (launch gaps, host waits).
-    print(json.dumps({"profile": name, "step_ms": round(step_ms, 3), "gemm_ms": round(gemm_ms, 3),
-                      "other_ms": round(other_ms, 3),
-                      "idle_ms": round(step_ms - gemm_ms - other_ms, 3),
-                      "kernels_per_step": sum(count for _, count in kernels.values()) // steps}))
-    for kernel, (ms, count) in sorted(kernels.items(), key=lambda item: -item[1][0])[:top]:
-        print(f"  {ms:7.3f} ms  x{count // steps:<3} {'GEMM ' if is_gemm(kernel) else '     '}{kernel[:110]}")
-    print(f"  gaps before each operation, ms per step (total {sum(g for g, _ in gaps.values()):.3f}):")
-    for kernel, (ms, count) in sorted(gaps.items(), key=lambda item: -item[1][0])[:top]:
-        print(f"  {ms:7.3f} ms  x{count // steps:<3} {kernel[:110]}")
+        time_steps(model, x, dy, steps)
+    print(f"== profile: {name}")
+    print(summarize(prof.events(), steps + 1, top=top))  # time_steps' untimed first step too
 
 
 def main():

@@ -29,7 +29,6 @@ from pathlib import Path
 
 import torch
 
-import gpu_timeline
 from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
 from gpt import GPT, GPTConfig, parameter_counts
@@ -71,16 +70,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.device, last_step: int,
                   step_seconds: list[float]) -> None:
     """Stops the profiler and writes its op table, the ops that took the most time first, and
-    on a GPU the kernels' timeline (gpu_timeline.py: idle time, what the GPU waited for)."""
+    on a GPU the kernels' timeline (fp8dot.torch.timeline: idle time, what the GPU waited for)."""
     profiler.stop()
     sort_key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     path.parent.mkdir(parents=True, exist_ok=True)
     timeline = ""
     if device.type == "cuda" and step_seconds:
+        from fp8dot.torch.timeline import summarize as summarize_timeline
+
         # The whole timeline, host and GPU, for a closer look (chrome://tracing, Perfetto).
         profiler.export_chrome_trace(str(path.with_suffix(".trace.json")))
-        timeline = gpu_timeline.summarize(profiler.events(), len(step_seconds),
-                                          1000 * sum(step_seconds) / len(step_seconds)) + "\n"
+        timeline = summarize_timeline(profiler.events(), len(step_seconds),
+                                      1000 * sum(step_seconds) / len(step_seconds)) + "\n"
     path.write_text(timeline + profiler.key_averages().table(sort_by=sort_key, row_limit=40) +
                     "\nBy input shape:\n" +
                     profiler.key_averages(group_by_input_shape=True).table(sort_by=sort_key,

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fp8dot
+
 TRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "train"
 
 # How far the tiny run's training and validation losses must fall over its 30 steps, in nats,
@@ -32,7 +34,11 @@ def run_script(script: str, tmp_path: Path, name: str, *extra: str,
     # A fixed thread count. Bit-identical repeats hold for one thread: on the 16-core GPU
     # machine two bf16 runs differed at step 2 (in the 6th digit) with two threads, and with
     # torch's default thread count.
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    # The subprocess runs in the example's folder: it finds the fp8dot these tests import
+    # through an absolute path (a relative PYTHONPATH would point elsewhere from there).
+    package_root = str(Path(fp8dot.__file__).resolve().parents[1])
+    python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": python_path}
     result = subprocess.run(command, cwd=TRAIN_DIR, capture_output=True, text=True, timeout=300,
                             env=env)
     assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"

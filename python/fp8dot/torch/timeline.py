@@ -1,15 +1,26 @@
-"""Where profiled training steps spend the GPU's time, from the profiler's kernel events.
+"""Where profiled steps spend the GPU's time, from torch.profiler's kernel events.
 
-The op table of `--profile` sums device time per op, which neither shows how long the GPU sat
-idle nor names a kernel in full. This reads the kernels' own start and end times (the GPU's
-clock) and reports, per step: the span from the first kernel to the last, the kernel time by
-kind, the idle time in between, and which kernels the GPU waited for (each gap is charged to
-the kernel that ends it: a long gap before a kernel means the host launched it late).
+torch.profiler's op table sums device time per op, which neither shows how long the GPU sat
+idle nor names a kernel in full. `summarize` reads the kernels' own start and end times (the
+GPU's clock) and reports, per step: the span from the first kernel to the last, the kernel time
+by kind (GEMMs, attention, fp8dot's quantisation, ...), the idle time in between, and which
+kernels the GPU waited for (each gap is charged to the kernel that ends it: a long gap before a
+kernel means the host launched it late).
+
+    with torch.profiler.profile() as profiler:
+        for _ in range(steps):
+            train_step()
+    print(fp8dot.torch.timeline.summarize(profiler.events(), steps, wall_ms_per_step))
+
+examples/train/train.py --profile and bench/python/mlp_block_bench.py --profile use it.
 """
 
 from __future__ import annotations
 
 import collections
+from typing import Optional
+
+import torch
 
 KINDS = (  # the first kind whose tag is in a kernel's name (lower case) wins
     ("attention", ("sdpa", "flash", "cudnn", "attention")),
@@ -29,10 +40,9 @@ def kind_of(kernel: str) -> str:
     return "other"
 
 
-def summarize(events, steps: int, wall_ms_per_step: float, top: int = 25) -> str:
-    """The report for `steps` profiled steps; `events` is profiler.events()."""
-    import torch  # only where a profile is written
-
+def summarize(events, steps: int, wall_ms_per_step: Optional[float] = None, top: int = 25) -> str:
+    """The report for `steps` profiled steps; `events` is profiler.events(), and
+    wall_ms_per_step (if known) the host's time per step while they ran."""
     # Kernels, copies and memsets; not the user annotations ("## Call CompiledFxGraph ...")
     # that the profiler also puts on the GPU's timeline, which span whole graphs.
     spans = sorted((event.time_range.start, event.time_range.end, event.name)
@@ -57,11 +67,13 @@ def summarize(events, steps: int, wall_ms_per_step: float, top: int = 25) -> str
             gaps[name][1] += 1
         covered_until = max(covered_until, end)
     gpu_span = (covered_until - spans[0][0]) / 1000.0 / steps
-    lines = [f"GPU timeline, ms per step (mean of {steps} profiled steps; host clock "
-             f"{wall_ms_per_step:.3f} ms per step under the profiler):",
+    host = ("" if wall_ms_per_step is None else
+            f"; host clock {wall_ms_per_step:.3f} ms per step under the profiler")
+    outside = ("" if wall_ms_per_step is None else
+               f"   before the first / after the last {wall_ms_per_step - gpu_span:8.3f}")
+    lines = [f"GPU timeline, ms per step (mean of {steps} profiled steps{host}):",
              f"  first kernel to last {gpu_span:8.3f}   kernels {sum(per_kind.values()):8.3f}"
-             f"   idle between them {idle:8.3f}   before the first / after the last "
-             f"{wall_ms_per_step - gpu_span:8.3f}"]
+             f"   idle between them {idle:8.3f}{outside}"]
     for kind, ms in per_kind.most_common():
         lines.append(f"  {kind:18s} {ms:8.3f}")
     lines.append(f"kernels by time ({len(spans) // steps} launches per step):")

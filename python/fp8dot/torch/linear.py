@@ -113,27 +113,32 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
                     out_dtype)
 
 
-def _delayed_scale(amax_history: Optional[torch.Tensor], row: int, recipe: Recipe,
-                   dtype: torch.dtype) -> Optional[torch.Tensor]:
-    """The scale delayed scaling uses this step for one row of the history (before this step's
-    amax is recorded); None under the other scalings, whose scales the quantisation kernel
-    computes. While the history has no positive amax (the first step) it is 0, which quantize
-    replaces by the tensor's own scale (current scaling) rather than guessing, in the same
-    pass."""
+def _delayed_scales(amax_history: Optional[torch.Tensor], recipe: Recipe
+                    ) -> Optional[torch.Tensor]:
+    """The scales delayed scaling uses this step for X, W and dY ([3], the history's rows),
+    from the history as it stands at the layer's forward (dY's row is unchanged until this
+    step's backward records it); None under the other scalings, whose scales the quantisation
+    kernel computes. While a row has no positive amax (the first step) its scale is 0, which
+    quantize replaces by the tensor's own scale (current scaling) rather than guessing, in the
+    same pass. One small kernel for all three: at 30 layers a step, each launch counts."""
     if amax_history is None:
         return None
-    history = amax_history[row]
-    remembered = history.amax() if recipe.amax_compute == "max" else history[0]
-    return torch.where(remembered > 0, scale_from_amax(remembered, dtype, recipe.margin), 0.0)
+    remembered = (amax_history.amax(dim=1) if recipe.amax_compute == "max"
+                  else amax_history[:, 0])
+    dtypes = (recipe.forward.lhs_dtype, recipe.forward.rhs_dtype, recipe.dgrad.lhs_dtype)
+    scales = torch.stack([scale_from_amax(remembered[row], dtype, recipe.margin)
+                          for row, dtype in enumerate(dtypes)])
+    return torch.where(remembered > 0, scales, 0.0)
 
 
-def _record_amax(amax_history: Optional[torch.Tensor], row: int,
-                 amax: Optional[torch.Tensor]) -> None:
-    """Shifts one row of the history by one step and stores this step's amax (max |tensor|,
-    from its quantisation) in front."""
+def _record_amaxes(amax_history: Optional[torch.Tensor], first_row: int,
+                   amaxes: list[Optional[torch.Tensor]]) -> None:
+    """Shifts rows first_row, first_row + 1, ... of the history by one step and stores this
+    step's amaxes (max |tensor|, from their quantisation) in front, all in one operation."""
     if amax_history is not None:
-        history = amax_history[row]
-        history.copy_(torch.cat([amax.float().reshape(1), history[:-1]]))
+        rows = amax_history[first_row:first_row + len(amaxes)]
+        newest = torch.stack([amax.float().reshape(()) for amax in amaxes]).reshape(-1, 1)
+        rows.copy_(torch.cat([newest, rows[:, :-1]], dim=1))
 
 
 def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Optional[torch.dtype],
@@ -163,24 +168,25 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
 def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                     amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                     weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool
-                    ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand]]:
-    """Y = X·Wᵀ (+ bias) in FP8, and the operands the backward pass will need, written by the
-    same quantisation kernels: Xᵀ for wgrad (need_wgrad) and Wᵀ for dgrad (need_dgrad), as
-    `_as_rhs` operands, else None."""
+                    ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
+                               Optional[torch.Tensor]]:
+    """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
+    and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
+    operands, else None; under delayed scaling dY's scale for this step, else None."""
     delayed = amax_history is not None
-    scale_x = _delayed_scale(amax_history, _INPUT, recipe, recipe.forward.lhs_dtype)
-    scale_w = _delayed_scale(amax_history, _WEIGHT, recipe, recipe.forward.rhs_dtype)
+    scales = _delayed_scales(amax_history, recipe)
+    scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
     x_q, x_t, x_amax = _both_orientations(
         x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
         recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, delayed)
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         delayed)
-    _record_amax(amax_history, _INPUT, x_amax)
-    _record_amax(amax_history, _WEIGHT, w_amax)
+    _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
     output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
-    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs
+    scale_dy = None if scales is None else scales[_GRAD_OUTPUT]
+    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scale_dy
 
 
 class _Fp8Linear(torch.autograd.Function):
@@ -188,27 +194,28 @@ class _Fp8Linear(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                 weight_cache: Optional[dict]):
-        output, x_t, w_t = _linear_forward(x, weight, bias, amax_history, recipe, out_dtype,
-                                           weight_cache, ctx.needs_input_grad[0],
-                                           ctx.needs_input_grad[1])
+        output, x_t, w_t, scale_dy = _linear_forward(x, weight, bias, amax_history, recipe,
+                                                     out_dtype, weight_cache,
+                                                     ctx.needs_input_grad[0],
+                                                     ctx.needs_input_grad[1])
         ctx.recipe = recipe
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
         w_t = w_t or (None, None)
-        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], amax_history)
+        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], amax_history, scale_dy)
         return output
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
-        x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, amax_history = ctx.saved_tensors
+        (x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, amax_history,
+         scale_dy) = ctx.saved_tensors
         dy = grad_output.contiguous()
         need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None
         if need_dgrad or need_wgrad:
             delayed = amax_history is not None
-            scale_dy = _delayed_scale(amax_history, _GRAD_OUTPUT, recipe, recipe.dgrad.lhs_dtype)
             granularity = _granularity(recipe, "gradient")
             if need_dgrad:
                 dy_q, dy_t, dy_amax = _both_orientations(
@@ -222,7 +229,7 @@ class _Fp8Linear(torch.autograd.Function):
                                   transposed=True, scale=scale_dy if same_dtype else None,
                                   amax=delayed)
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
-            _record_amax(amax_history, _GRAD_OUTPUT, dy_amax)
+            _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
             if need_wgrad:
                 grad_w = _gemm(dy_t, (x_t_rhs_q, x_t_rhs_scale), recipe.wgrad,
                                ctx.weight_dtype, recipe.backend)

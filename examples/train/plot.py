@@ -12,12 +12,16 @@ the step the run diverged at, if it did.
 When a configuration ran with more than one --seed, a second table sets each configuration's
 mean final validation loss against its framework's bf16 mean and against bf16's own
 seed-to-seed spread (max - min): the issue's question is whether an FP8 recipe ends within it.
+When a configuration ran more than once with the same seed (scripts/gpu-train.sh with ROUNDS),
+a speed table gives each one's median ms per step over its repeats against bf16's and
+torchao's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 
 import matplotlib
@@ -155,6 +159,40 @@ def seed_table(runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def speed_table(runs: list[dict]) -> str:
+    """With repeated runs of the same configuration and seed (gpu-train.sh's ROUNDS, which
+    interleaves them), the median ms per step of each configuration over its repeats and its
+    speed against bf16's and torchao's medians; short speed runs move by a few percent from
+    one run to the next, so one pair of runs cannot settle a 2-5% difference. Empty without
+    repeats."""
+    groups: dict[tuple[str, str, object], list[float]] = {}
+    for run in runs:
+        s = run["summary"]
+        if s is not None:
+            key = (*configuration(run), run["run"].get("seed"))
+            groups.setdefault(key, []).append(s["ms_per_step"])
+    if not any(len(times) > 1 for times in groups.values()):
+        return ""
+    medians = {key: statistics.median(times) for key, times in groups.items()}
+
+    def reference(frame: str, seed, label: str) -> float | None:
+        return medians.get((frame, label, seed))
+
+    lines = ["| run | repeats | ms per step (each) | median | vs bf16 | vs torchao |",
+             "|---|---:|---|---:|---:|---:|"]
+    for (frame, label, seed), times in groups.items():
+        median = medians[(frame, label, seed)]
+        versus = []
+        for other in ("bf16", "torchao"):
+            base = reference(frame, seed, other)
+            versus.append(f"{base / median:.3f}x" if base and label != other else "")
+        name = label if frame == "torch" else f"{frame}: {label}"
+        each = ", ".join(f"{t:.2f}" for t in times)
+        lines.append(f"| {name} | {len(times)} | {each} | {median:.2f} | {versus[0]} | "
+                     f"{versus[1]} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", nargs="+", type=Path, help="train.py --log files")
@@ -166,9 +204,9 @@ def main() -> None:
     runs = [read_log(path) for path in args.logs]
     plot(runs, args.png)
     markdown = table(runs, args.baseline)
-    spread = seed_table(runs)
-    if spread:
-        markdown += "\n" + spread
+    for extra in (seed_table(runs), speed_table(runs)):
+        if extra:
+            markdown += "\n" + extra
     print(markdown, end="")
     print(f"wrote {args.png}")
     if args.table:

@@ -1,5 +1,6 @@
-"""examples/train/plot.py's tables from hand-made run logs: per-run rows, and with several seeds
-the mean against bf16's mean and bf16's own seed-to-seed spread."""
+"""examples/train/plot.py's tables from hand-made run logs: per-run rows, with several seeds
+the mean against bf16's mean and bf16's own seed-to-seed spread, with repeated runs (rounds)
+the median speed against bf16's and torchao's."""
 
 from __future__ import annotations
 
@@ -17,16 +18,16 @@ import plot  # noqa: E402
 
 
 def write_log(directory: Path, label: str, seed: int, val_loss: float,
-              framework: str = "torch") -> Path:
+              framework: str = "torch", ms_per_step: float = 50.0, name: str = "") -> Path:
     linear = label.split("-")[0]
     records = [
         {"type": "run", "framework": framework, "label": label, "linear": linear, "seed": seed},
         {"type": "eval", "step": 10, "val_loss": val_loss},
         {"type": "summary", "label": label, "linear": linear, "final_val_loss": val_loss,
          "tokens_per_s": 1000.0 * (2 if linear == "fp8dot" else 1), "peak_memory_bytes": 2**30,
-         "steps": 10, "diverged_at": None},
+         "steps": 10, "diverged_at": None, "ms_per_step": ms_per_step},
     ]
-    path = directory / f"{framework}-{label}-seed{seed}.jsonl"
+    path = directory / f"{framework}-{label}-seed{seed}{name}.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     return path
 
@@ -69,3 +70,26 @@ def test_seed_table_keeps_frameworks_apart(tmp_path):
     jax_row = [row for row in rows if row.startswith("| jax: fp8dot-seed")][0]
     assert "| +0.00% | yes |" in jax_row  # against JAX's bf16 mean (1.05), not torch's (2.0)
     assert any(row.startswith("| bf16 |") for row in rows)  # torch's bf16, its own row
+
+
+def test_speed_table_takes_the_median_of_repeated_runs(tmp_path):
+    # Three interleaved rounds of bf16, fp8dot and torchao (seed 0); one fp8dot round was slow.
+    specs = []
+    for round_, (bf16, fp8, peer) in enumerate([(60.0, 46.0, 50.0), (62.0, 51.0, 51.0),
+                                                 (61.0, 47.0, 52.0)]):
+        specs += [("bf16", 0, 1.0, "torch", bf16, f"-round{round_}"),
+                  ("fp8dot-fast-delayed", 0, 1.0, "torch", fp8, f"-round{round_}"),
+                  ("torchao", 0, 1.0, "torch", peer, f"-round{round_}")]
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")
+            for line in plot.speed_table(runs(tmp_path, specs)).splitlines()[2:]}
+    assert set(rows) == {"bf16", "fp8dot-fast-delayed", "torchao"}
+    # Medians 61, 47 and 51 ms: 61 / 47 = 1.298, 51 / 47 = 1.085; torchao 61 / 51 = 1.196.
+    assert rows["fp8dot-fast-delayed"][1:] == ["3", "46.00, 51.00, 47.00", "47.00", "1.298x",
+                                               "1.085x |"]
+    assert rows["torchao"][3:] == ["51.00", "1.196x", " |"]
+    assert rows["bf16"][3:] == ["61.00", "", "0.836x |"]
+
+
+def test_speed_table_needs_repeats(tmp_path):
+    logs = runs(tmp_path, [("bf16", 0, 1.0), ("fp8dot-seed", 0, 1.01), ("fp8dot-seed", 1, 1.0)])
+    assert plot.speed_table(logs) == ""  # two seeds are not repeats of one run

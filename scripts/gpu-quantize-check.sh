@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine: the quantisation kernel's tests (C++ bit-identity with the CPU, Python
 # quantise and delayed-scaling layer tests), its Nsight Compute instruction count and time on
-# four calls (bench/python/quantize_ncu_calls.py), quantize_bench on the model's and the MLP
+# six calls (bench/python/quantize_ncu_calls.py), quantize_bench on the model's and the MLP
 # block's tensors, and the MLP block (MLP=0 skips it; VARIANTS picks its variants). Logs to $OUT.
+# BEFORE_WHEEL=<wheel folder of the base commit> also times the cast under Nsight Compute with
+# both builds (scripts/gpu-python-before-after.sh).
 #   carry: build/wheel-cp312 .whl build/tests/cuda/cuda_test build/libfp8dot_c.so
+#          (and BEFORE_WHEEL's folder)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-python-env.sh >/dev/null
@@ -17,10 +20,20 @@ timeout 200 python3 -m pytest -q -p no:cacheprovider tests/python/test_quantize.
   -W ignore::DeprecationWarning > "$OUT/pytest-quantize.log" 2>&1
 echo "rc $?"; tail -2 "$OUT/pytest-quantize.log"
 echo "== Nsight Compute: the cast kernel's six calls"
-timeout 120 ncu --clock-control none --kernel-name regex:quantize_cast --launch-count 6 \
-  --section SpeedOfLight --metrics smsp__inst_executed.sum \
-  python3 bench/python/quantize_ncu_calls.py > "$OUT/ncu.log" 2>&1
+ncu_calls=(ncu --clock-control none --kernel-name regex:quantize_cast --launch-count 6
+  --section SpeedOfLight --metrics smsp__inst_executed.sum
+  python3 bench/python/quantize_ncu_calls.py)
+timeout 120 "${ncu_calls[@]}" > "$OUT/ncu.log" 2>&1
 grep -E "Duration|DRAM Throughput|Compute \(SM\)|inst_executed.sum" "$OUT/ncu.log"
+if [[ -n "${BEFORE_WHEEL:-}" ]]; then
+  # The cast's code generation is fragile (docs/quantize.md): its durations, before and after,
+  # three rounds in alternating processes.
+  echo "== Nsight Compute durations (us), before and after (BEFORE_WHEEL=$BEFORE_WHEEL)"
+  ROUNDS=3 scripts/gpu-python-before-after.sh ncu timeout 120 "${ncu_calls[@]}" >/dev/null
+  for log in "$OUT"/ncu-before-*.log "$OUT"/ncu-after-*.log; do
+    echo "$(basename "$log" .log): $(grep -E '^ +Duration' "$log" | awk '{printf "%s ", $3}')"
+  done
+fi
 echo "== quantize_bench"
 timeout 100 python3 bench/python/quantize_bench.py --suite model --granularities tensor \
   --rounds 3 > "$OUT/q-model.log" 2>&1

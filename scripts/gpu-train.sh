@@ -2,6 +2,7 @@
 # On the GPU machine: the training example (examples/train, config h200-300m) for each run in
 # RUNS, STEPS steps each; JSON-lines logs to $OUT, the summary line of each run printed last.
 #   torch (train.py, torch.compile): "linear:recipe", e.g. "bf16:seed fp8dot:seed torchao:seed"
+#                                    (torchao:fast: the peer with fast accumulation everywhere)
 #   JAX (train_flax.py, jax.jit):    "jax:linear[:recipe]", e.g. "jax:bf16 jax:flax-fp8 jax:fp8dot
 #                                    jax:fp8dot:seed" (jax:fp8dot alone: fp8dot.flax's default,
 #                                    Flax's delayed recipe)

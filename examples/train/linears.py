@@ -25,6 +25,14 @@ FP8DOT_RECIPES = {
 }
 
 
+# --recipe name for --linear torchao -> which GEMMs get fast accumulation, and what it means.
+# torchao's default Float8LinearConfig is the seed's rule with tensorwise current scaling.
+TORCHAO_RECIPES = {
+    "seed": ((True, False, False), "default config: forward fast, dgrad/wgrad promoted; tensorwise"),
+    "fast": ((True, True, True), "fast accumulation in all three GEMMs; tensorwise"),
+}
+
+
 def fp8dot_recipe(recipe_class, name: str):
     """The --recipe `name` as an instance of recipe_class: fp8dot.torch.Recipe or
     fp8dot.jax.Recipe (the same recipes with each framework's FP8 dtypes; train_flax.py uses
@@ -45,11 +53,20 @@ def swap_block_linears(model: nn.Module, linear: str, recipe: str) -> str:
         ft.convert(model, recipe=fp8dot_recipe(ft.Recipe, recipe), module_filter=is_block_projection)
         return f"fp8dot recipe {recipe!r} ({FP8DOT_RECIPES[recipe][2]})\n{ft.explain(model)}"
     if linear == "torchao":
-        from torchao.float8 import convert_to_float8_training  # the peer
+        from torchao.float8 import Float8LinearConfig, convert_to_float8_training  # the peer
+        from torchao.float8.config import Float8GemmConfig
 
-        # torchao's default Float8LinearConfig: tensorwise dynamic scaling; its filter takes
-        # (module, fqn), fp8dot's (fqn, module).
-        convert_to_float8_training(model, module_filter_fn=lambda module, fqn: is_block_projection(fqn, module))
+        if recipe not in TORCHAO_RECIPES:
+            raise ValueError(f"torchao recipe {recipe!r}: expected one of {sorted(TORCHAO_RECIPES)}")
+        (output, grad_input, grad_weight), meaning = TORCHAO_RECIPES[recipe]
+        config = Float8LinearConfig(
+            gemm_config_output=Float8GemmConfig(use_fast_accum=output),
+            gemm_config_grad_input=Float8GemmConfig(use_fast_accum=grad_input),
+            gemm_config_grad_weight=Float8GemmConfig(use_fast_accum=grad_weight))
+        # torchao's filter takes (module, fqn), fp8dot's (fqn, module).
+        convert_to_float8_training(model, config=config,
+                                   module_filter_fn=lambda module, fqn: is_block_projection(fqn, module))
         swapped = sum(type(m).__name__ == "Float8Linear" for m in model.modules())
-        return f"torchao convert_to_float8_training, default (tensorwise) config: {swapped} Float8Linear layers"
+        return (f"torchao convert_to_float8_training, recipe {recipe!r} ({meaning}): {swapped} "
+                "Float8Linear layers")
     raise ValueError(f"unknown linear {linear!r}; expected one of {LINEARS}")

@@ -32,7 +32,7 @@ import torch
 from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
 from gpt import GPT, GPTConfig, parameter_counts
-from linears import FP8DOT_RECIPES, LINEARS, swap_block_linears
+from linears import FP8DOT_RECIPES, LINEARS, TORCHAO_RECIPES, swap_block_linears
 from optim import lr_at, make_adamw, set_lr
 from runlog import TIMING_WARMUP_STEPS, RunLog
 
@@ -44,8 +44,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add_config_flags(parser)
     parser.add_argument("--linear", choices=LINEARS, default="bf16",
                         help="the blocks' projection layers (embeddings and LM head stay bf16)")
-    parser.add_argument("--recipe", choices=sorted(FP8DOT_RECIPES), default="seed",
-                        help="fp8dot recipe (with --linear fp8dot)")
+    parser.add_argument("--recipe", choices=sorted(set(FP8DOT_RECIPES) | set(TORCHAO_RECIPES)),
+                        default="seed",
+                        help="with --linear fp8dot: its recipe; with --linear torchao: seed (its "
+                             "default config) or fast (fast accumulation in all three GEMMs)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="bf16: autocast over fp32 master weights; fp32: no autocast")
@@ -61,8 +63,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", type=Path,
                         help="profile 5 steps after the timing warm-up; write the op table here")
     args = parser.parse_args(argv)
-    if args.recipe != "seed" and args.linear != "fp8dot":
-        parser.error("--recipe applies to --linear fp8dot only")
+    if args.recipe != "seed" and args.linear == "bf16":
+        parser.error("--recipe applies to --linear fp8dot and torchao")
+    if args.linear == "torchao" and args.recipe not in TORCHAO_RECIPES:
+        parser.error(f"--linear torchao takes --recipe {' or '.join(sorted(TORCHAO_RECIPES))}")
     fill_from_config(args)
     return args
 
@@ -126,12 +130,14 @@ def main(argv: list[str] | None = None) -> dict:
 
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.dtype == "bf16")
     tokens_per_step = args.batch_size * args.seq_len
-    label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" else "")
+    # torchao's default config is plain "torchao" (the peer every comparison names).
+    label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" or
+                           (args.linear == "torchao" and args.recipe != "seed") else "")
     log = RunLog(args.log, args.steps, tokens_per_step)
     log.record(
         type="run", framework="torch", label=label,
         **{k: getattr(args, k) for k in HYPERPARAMETERS},
-        linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
+        linear=args.linear, recipe=args.recipe if args.linear != "bf16" else None,
         dtype=args.dtype, compile=args.compile,
         compile_mode=args.compile_mode if args.compile else None, seed=args.seed, device=str(device),
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
@@ -183,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict:
     if profiler is not None:  # the run stopped inside the profiled steps
         write_profile(profiler, args.profile, device, len(log.train_losses), profiled_seconds)
     summary = log.summary(
-        label=label, linear=args.linear, recipe=args.recipe if args.linear == "fp8dot" else None,
+        label=label, linear=args.linear, recipe=args.recipe if args.linear != "bf16" else None,
         val_loss=val_loss, train_seconds=time.perf_counter() - started, counts=counts,
         peak_memory_bytes=torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
     )

@@ -98,3 +98,26 @@ def test_corpus_file_list_is_fixed_and_leaves_out_what_is_not_stdlib_source():
     assert "os.py" in relative and "json/decoder.py" in relative
     assert set(without_tests) < set(with_tests)
     assert not any("/test/" in "/" + p.relative_to(root).as_posix() for p in without_tests)
+
+
+def test_torchao_recipes_choose_each_gemms_accumulation():
+    """The peer's two configurations: its default (the seed's rule) and fast accumulation in
+    all three GEMMs, the like-for-like peer of fp8dot's fast recipes."""
+    pytest.importorskip("torchao", reason="torchao (the peer) is not installed here")
+    sys.path.insert(0, str(TRAIN_DIR))
+    from linears import swap_block_linears
+
+    for recipe, expected in (("seed", (True, False, False)), ("fast", (True, True, True))):
+        model = torch.nn.Module()
+        model.blocks = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.Linear(32, 32))
+        model.head = torch.nn.Linear(32, 32)  # outside the blocks: never swapped
+        description = swap_block_linears(model, "torchao", recipe)
+        assert f"recipe {recipe!r}" in description and "2 Float8Linear layers" in description
+        assert type(model.head) is torch.nn.Linear
+        for layer in model.blocks:
+            config = layer.config
+            assert (config.gemm_config_output.use_fast_accum,
+                    config.gemm_config_grad_input.use_fast_accum,
+                    config.gemm_config_grad_weight.use_fast_accum) == expected
+    with pytest.raises(ValueError, match="torchao recipe 'delayed'"):
+        swap_block_linears(torch.nn.Module(), "torchao", "delayed")

@@ -162,9 +162,10 @@ def seed_table(runs: list[dict]) -> str:
 def speed_table(runs: list[dict]) -> str:
     """With repeated runs of the same configuration and seed (gpu-train.sh's ROUNDS, which
     interleaves them), the median ms per step of each configuration over its repeats and its
-    speed against bf16's and torchao's medians; short speed runs move by a few percent from
-    one run to the next, so one pair of runs cannot settle a 2-5% difference. Empty without
-    repeats."""
+    speed against the medians of bf16 and of each torchao configuration (torchao: its default,
+    the seed's rule; torchao-fast: fast accumulation everywhere); short speed runs move by a few
+    percent from one run to the next, so one pair of runs cannot settle a 2-5% difference.
+    Empty without repeats."""
     groups: dict[tuple[str, str, object], list[float]] = {}
     for run in runs:
         s = run["summary"]
@@ -174,22 +175,20 @@ def speed_table(runs: list[dict]) -> str:
     if not any(len(times) > 1 for times in groups.values()):
         return ""
     medians = {key: statistics.median(times) for key, times in groups.items()}
-
-    def reference(frame: str, seed, label: str) -> float | None:
-        return medians.get((frame, label, seed))
-
-    lines = ["| run | repeats | ms per step (each) | median | vs bf16 | vs torchao |",
-             "|---|---:|---|---:|---:|---:|"]
+    references = ["bf16"] + sorted({label for _, label, _ in groups if label.startswith("torchao")})
+    lines = ["| run | repeats | ms per step (each) | median | "
+             + " | ".join(f"vs {r}" for r in references) + " |",
+             "|---|---:|---|---:|" + "---:|" * len(references)]
     for (frame, label, seed), times in groups.items():
         median = medians[(frame, label, seed)]
         versus = []
-        for other in ("bf16", "torchao"):
-            base = reference(frame, seed, other)
-            versus.append(f"{base / median:.3f}x" if base and label != other else "")
+        for reference in references:
+            base = medians.get((frame, reference, seed))
+            versus.append(f"{base / median:.3f}x" if base and label != reference else "")
         name = label if frame == "torch" else f"{frame}: {label}"
         each = ", ".join(f"{t:.2f}" for t in times)
-        lines.append(f"| {name} | {len(times)} | {each} | {median:.2f} | {versus[0]} | "
-                     f"{versus[1]} |")
+        lines.append(f"| {name} | {len(times)} | {each} | {median:.2f} | " + " | ".join(versus)
+                     + " |")
     return "\n".join(lines) + "\n"
 
 

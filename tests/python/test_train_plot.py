@@ -73,21 +73,23 @@ def test_seed_table_keeps_frameworks_apart(tmp_path):
 
 
 def test_speed_table_takes_the_median_of_repeated_runs(tmp_path):
-    # Three interleaved rounds of bf16, fp8dot and torchao (seed 0); one fp8dot round was slow.
+    # Three interleaved rounds of bf16, fp8dot and torchao's two configurations (seed 0); one
+    # fp8dot round was slow.
     specs = []
-    for round_, (bf16, fp8, peer) in enumerate([(60.0, 46.0, 50.0), (62.0, 51.0, 51.0),
-                                                 (61.0, 47.0, 52.0)]):
-        specs += [("bf16", 0, 1.0, "torch", bf16, f"-round{round_}"),
-                  ("fp8dot-fast-delayed", 0, 1.0, "torch", fp8, f"-round{round_}"),
-                  ("torchao", 0, 1.0, "torch", peer, f"-round{round_}")]
-    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")
-            for line in plot.speed_table(runs(tmp_path, specs)).splitlines()[2:]}
-    assert set(rows) == {"bf16", "fp8dot-fast-delayed", "torchao"}
-    # Medians 61, 47 and 51 ms: 61 / 47 = 1.298, 51 / 47 = 1.085; torchao 61 / 51 = 1.196.
+    for round_, times in enumerate([(60.0, 46.0, 50.0, 49.0), (62.0, 51.0, 51.0, 48.0),
+                                    (61.0, 47.0, 52.0, 50.0)]):
+        for label, ms in zip(("bf16", "fp8dot-fast-delayed", "torchao", "torchao-fast"), times):
+            specs.append((label, 0, 1.0, "torch", ms, f"-round{round_}"))
+    table = plot.speed_table(runs(tmp_path, specs)).splitlines()
+    assert table[0] == ("| run | repeats | ms per step (each) | median | vs bf16 | vs torchao | "
+                        "vs torchao-fast |")
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table[2:]}
+    assert set(rows) == {"bf16", "fp8dot-fast-delayed", "torchao", "torchao-fast"}
+    # Medians 61, 47, 51 and 49 ms: 61 / 47 = 1.298, 51 / 47 = 1.085, 49 / 47 = 1.043.
     assert rows["fp8dot-fast-delayed"][1:] == ["3", "46.00, 51.00, 47.00", "47.00", "1.298x",
-                                               "1.085x |"]
-    assert rows["torchao"][3:] == ["51.00", "1.196x", " |"]
-    assert rows["bf16"][3:] == ["61.00", "", "0.836x |"]
+                                               "1.085x", "1.043x |"]
+    assert rows["torchao"][3:] == ["51.00", "1.196x", "", "0.961x |"]
+    assert rows["bf16"][3:] == ["61.00", "", "0.836x", "0.803x |"]
 
 
 def test_speed_table_needs_repeats(tmp_path):

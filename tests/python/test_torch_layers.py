@@ -402,6 +402,44 @@ def test_delayed_scaling_uses_the_history_not_the_current_amax():
     assert layer.amax_history[0, 1].item() == pytest.approx(first)
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_delayed_scaling_layer_called_twice_in_a_step(compiled):
+    """A layer that runs twice in one step (shared weights; activation checkpointing runs a
+    forward again) records each call's amaxes in turn, and each backward uses its own forward's
+    dY scale. Its history is state updated in place, so autograd must not hold it as a saved
+    tensor (that failed the second backward: 'modified by an inplace operation')."""
+    torch.manual_seed(20)
+    layer = ft.Linear(64, 64, bias=False, recipe=ft.Recipe.seed(scaling="delayed",
+                                                                  amax_history_length=4))
+    x = torch.randn(8, 64, generator=generator(21), requires_grad=True)
+    grads = []
+
+    def twice(x):
+        hidden = layer(x)
+        if not torch.compiler.is_compiling():
+            hidden.register_hook(grads.append)  # dY of the first call
+        return layer(hidden), hidden
+
+    step = torch.compile(twice, fullgraph=True) if compiled else twice
+    out, hidden = step(x)
+    out.sum().backward()
+    history = layer.amax_history
+    # Forward: x's amax, then the hidden's; backward: the second call's dY (all ones) first,
+    # then the first call's.
+    assert history[0, :2].tolist() == [hidden.detach().abs().max().item(), x.abs().max().item()]
+    assert history[1, 0].item() == history[1, 1].item() == layer.weight.detach().abs().max().item()
+    assert history[2, 1].item() == 1.0
+    if not compiled:
+        assert history[2, 0].item() == grads[0].abs().max().item()
+    assert history[2, 0].item() > 0 and (history[:, 2:] == 0).all()
+    assert x.grad is not None and layer.weight.grad.abs().sum() > 0
+    # Checkpointed: the recomputation runs the forward again, and the backward completes.
+    layer.zero_grad()
+    checkpointed = torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)
+    checkpointed.sum().backward()
+    assert layer.weight.grad.abs().sum() > 0
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_delayed_scaling_is_current_scaling_while_a_history_has_no_amax(device):
     """Delayed scaling's first step, and any step whose history holds no positive amax (a weight

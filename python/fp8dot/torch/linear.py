@@ -203,14 +203,18 @@ class _Fp8Linear(torch.autograd.Function):
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
         w_t = w_t or (None, None)
-        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], amax_history, scale_dy)
+        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scale_dy)
+        # The history is state that every call updates in place, so it is not a saved tensor:
+        # saved, a layer called twice in one step (shared weights, activation checkpointing's
+        # recomputation) failed autograd's check that nothing it saved was modified.
+        ctx.amax_history = amax_history
         return output
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
-        (x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, amax_history,
-         scale_dy) = ctx.saved_tensors
+        x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, scale_dy = ctx.saved_tensors
+        amax_history = ctx.amax_history
         dy = grad_output.contiguous()
         need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None

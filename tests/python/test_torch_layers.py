@@ -402,6 +402,34 @@ def test_delayed_scaling_uses_the_history_not_the_current_amax():
     assert layer.amax_history[0, 1].item() == pytest.approx(first)
 
 
+@pytest.mark.parametrize("recipe", [ft.Recipe.seed(), ft.Recipe.seed(scaling="delayed"),
+                                    ft.Recipe.seed(scaling="rowwise"), ft.Recipe.deepseek_blocks()],
+                         ids=["tensorwise", "delayed", "rowwise", "blocks"])
+def test_an_input_without_rows_gives_nn_linears_empty_result(recipe):
+    """An MoE expert that gets no tokens calls its layers with 0 rows: the result is
+    nn.Linear's (an empty output, zero weight and bias gradients), not an error, and a
+    delayed-scaling history records nothing."""
+    layer = ft.Linear(64, 32, recipe=recipe)
+    reference = nn.Linear(64, 32)
+    reference.load_state_dict({"weight": layer.weight.detach(), "bias": layer.bias.detach()})
+    for shape in [(0, 64), (3, 0, 64)]:
+        x = torch.randn(*shape, requires_grad=True)
+        y, expected = layer(x), reference(x)
+        assert y.shape == expected.shape == (*shape[:-1], 32) and y.dtype == torch.float32
+        y.sum().backward()
+        assert x.grad.shape == x.shape
+        assert torch.equal(layer.weight.grad, torch.zeros(32, 64))
+        assert torch.equal(layer.bias.grad, torch.zeros(32))
+        layer.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert layer(torch.randn(0, 64)).dtype == torch.bfloat16
+    if layer.amax_history is not None:
+        assert torch.equal(layer.amax_history, torch.zeros_like(layer.amax_history))
+    layer(torch.randn(5, 64))  # rows again: the FP8 path
+    if layer.amax_history is not None:
+        assert (layer.amax_history[:2, 0] > 0).all()
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_delayed_scaling_layer_called_twice_in_a_step(compiled):
     """A layer that runs twice in one step (shared weights; activation checkpointing runs a

@@ -299,6 +299,13 @@ class Linear(nn.Linear):
         if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
             self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype))
         x2d = x.reshape(-1, self.in_features)
+        if x2d.shape[0] == 0:
+            # No rows (an MoE expert that got no tokens): nothing to quantise or multiply. The
+            # output and gradients are nn.Linear's (empty; zero for the weight and bias), and a
+            # delayed-scaling history records nothing.
+            bias = None if self.bias is None else self.bias.to(out_dtype)
+            output = nn.functional.linear(x2d, self.weight.to(out_dtype), bias)
+            return output.reshape(*x.shape[:-1], self.out_features)
         # A compiled graph quantises the weight every call: the cache is Python state.
         cache = None if compiling else self.weight_cache
         bias = self.bias

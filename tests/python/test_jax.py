@@ -443,6 +443,34 @@ def test_flax_drop_in_with_deepseek_blocks_trains():
     assert losses[-1] < 0.5 * losses[0]
 
 
+@pytest.mark.parametrize("recipe", [None, fj.Recipe.seed(), fj.Recipe.deepseek_blocks()],
+                         ids=["delayed", "tensorwise", "blocks"])
+def test_an_input_without_rows_gives_an_empty_result_and_keeps_the_state(recipe):
+    """An MoE expert that gets no tokens: nn.Dense's empty output and zero gradients, not an
+    error, and a delayed-scaling state that the step leaves as it was (Flax overwrites the
+    state with its 'gradient', so a zero there would wipe the history)."""
+    nn = pytest.importorskip("flax.linen")
+    import fp8dot.flax
+
+    dense = nn.Dense(32, dot_general_cls=functools.partial(fp8dot.flax.DotGeneral, recipe=recipe))
+    variables = dense.init(jax.random.PRNGKey(0), jnp.ones((4, 64)))
+
+    def loss(variables, x):
+        return dense.apply(variables, x, mutable=["_overwrite_with_gradient"])[0].sum()
+
+    for shape in [(0, 64), (2, 0, 64)]:
+        y, _ = dense.apply(variables, jnp.ones(shape), mutable=["_overwrite_with_gradient"])
+        assert y.shape == (*shape[:-1], 32) and y.dtype == jnp.float32
+        grads = jax.jit(jax.grad(loss))(variables, jnp.ones(shape))
+        assert all(not jnp.any(g) for g in jax.tree_util.tree_leaves(grads["params"]))
+        state = grads.get("_overwrite_with_gradient")
+        if recipe is None:  # the default: delayed scaling, Flax's state
+            assert jax.tree_util.tree_all(jax.tree_util.tree_map(
+                jnp.array_equal, state, variables["_overwrite_with_gradient"]))
+        else:
+            assert state is None or not jax.tree_util.tree_leaves(state)
+
+
 _COMMAND_BUFFER_SCRIPT = """
 import jax, jax.numpy as jnp, numpy as np
 import fp8dot.jax as fj

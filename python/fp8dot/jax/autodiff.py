@@ -112,6 +112,12 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
 
 
 def _forward(recipe: Recipe, out_dtype, x2, w2, state):
+    if x2.shape[0] == 0:
+        # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
+        # a delayed-scaling state that stays as it is (the backward returns it unchanged).
+        unchanged = (state[0], state[1], state[3], state[4]) if state else ()
+        return (jnp.zeros((0, w2.shape[0]), out_dtype),
+                (x2[:0], w2[:0], None, None, state, unchanged))
     activation, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
     input_scale = kernel_scale = None
@@ -148,7 +154,12 @@ def _fp8_matmul_forward(recipe, out_dtype, x2, w2, state):
 
 
 def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
-    x2, w2, (xt_q, xt_scale), (wt_q, wt_scale), state, new_state = residuals
+    x2, w2, x_t, w_t, state, new_state = residuals
+    if x_t is None:  # the forward had no rows: zero gradients, the state as it was
+        dw = jnp.zeros((g.shape[1], x2.shape[1]), w2.dtype)
+        return _typed_like(jnp.zeros(x2.shape, x2.dtype), x2), _typed_like(dw, w2), \
+            tuple(_typed_like(value, value) for value in state)
+    (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
     activation, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
     grad_scale = None

@@ -430,6 +430,34 @@ def test_an_input_without_rows_gives_nn_linears_empty_result(recipe):
         assert (layer.amax_history[:2, 0] > 0).all()
 
 
+def test_delayed_scaling_records_in_training_mode_only():
+    """model.eval() keeps the history as it is (as BatchNorm keeps its running statistics): an
+    eval forward casts with the history's scales, so its output is the training-mode output of
+    the same history, and validation passes leave the training run unchanged."""
+    layer = ft.Linear(64, 32, recipe=ft.Recipe.seed(scaling="delayed", amax_history_length=4))
+    x = torch.randn(16, 64, generator=generator(30))
+    layer(x).sum().backward()  # one training step: the history has its first amaxes
+    history = layer.amax_history.clone()
+    assert (history[:, 0] > 0).all()
+    twin = copy.deepcopy(layer)
+    probe = torch.randn(16, 64, generator=generator(31)) * 3  # far outside x's range
+    layer.eval()
+    evaluated = layer(probe)
+    with torch.no_grad():
+        evaluated_no_grad = layer(probe)
+    probe_grad = probe.clone().requires_grad_()
+    layer(probe_grad).sum().backward()  # eval-mode gradients (e.g. saliency) record nothing
+    assert torch.equal(layer.amax_history, history)
+    layer.train()
+    trained = twin(probe)
+    assert torch.equal(layer(probe), trained)
+    assert torch.equal(evaluated, trained) and torch.equal(evaluated_no_grad, trained)
+    # Recorded again in training: X's and W's rows by the forward (dY's waits for a backward).
+    assert torch.equal(layer.amax_history[:2, 1], history[:2, 0])
+    assert torch.equal(layer.amax_history[2], history[2])
+    assert layer.amax_history[0, 0].item() == probe.abs().max().item()
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_delayed_scaling_layer_called_twice_in_a_step(compiled):
     """A layer that runs twice in one step (shared weights; activation checkpointing runs a

@@ -167,13 +167,15 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
 
 def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                     amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
-                    weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool
+                    weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool,
+                    record: bool
                     ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
                                Optional[torch.Tensor]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
-    operands, else None; under delayed scaling dY's scale for this step, else None."""
-    delayed = amax_history is not None
+    operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
+    a delayed-scaling history takes this call's amaxes (in training, not in eval mode)."""
+    delayed = amax_history is not None and record
     scales = _delayed_scales(amax_history, recipe)
     scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
     x_q, x_t, x_amax = _both_orientations(
@@ -182,7 +184,8 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         delayed)
-    _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
+    if delayed:
+        _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
     output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
     scale_dy = None if scales is None else scales[_GRAD_OUTPUT]
@@ -193,11 +196,11 @@ class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
-                weight_cache: Optional[dict]):
+                weight_cache: Optional[dict], record: bool):
         output, x_t, w_t, scale_dy = _linear_forward(x, weight, bias, amax_history, recipe,
                                                      out_dtype, weight_cache,
                                                      ctx.needs_input_grad[0],
-                                                     ctx.needs_input_grad[1])
+                                                     ctx.needs_input_grad[1], record)
         ctx.recipe = recipe
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
@@ -207,7 +210,7 @@ class _Fp8Linear(torch.autograd.Function):
         # The history is state that every call updates in place, so it is not a saved tensor:
         # saved, a layer called twice in one step (shared weights, activation checkpointing's
         # recomputation) failed autograd's check that nothing it saved was modified.
-        ctx.amax_history = amax_history
+        ctx.amax_history = amax_history if record else None
         return output
 
     @staticmethod
@@ -239,7 +242,7 @@ class _Fp8Linear(torch.autograd.Function):
                                ctx.weight_dtype, recipe.backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
-        return grad_x, grad_w, grad_bias, None, None, None, None
+        return grad_x, grad_w, grad_bias, None, None, None, None, None
 
 
 class Linear(nn.Linear):
@@ -250,6 +253,10 @@ class Linear(nn.Linear):
     optimizer's master weights); inputs of any leading shape [..., in_features] are flattened
     into the GEMM's M. Under autocast the input is cast to the autocast dtype before it is
     quantised (as nn.Linear's is) and the output has that dtype; otherwise the input's.
+
+    Delayed scaling's amax history is updated in training mode only: in eval mode (model.eval())
+    the layer casts with the history's scales and records nothing, as BatchNorm keeps its
+    running statistics, so validation passes do not change the training run.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
@@ -312,10 +319,10 @@ class Linear(nn.Linear):
         if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or
                                         (bias is not None and bias.requires_grad)):
             output = _Fp8Linear.apply(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                      out_dtype, cache)
+                                      out_dtype, cache, self.training)
         else:  # no backward pass can come: no autograd node, no transposes
             output = _linear_forward(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                     out_dtype, cache, False, False)[0]
+                                     out_dtype, cache, False, False, self.training)[0]
         return output.reshape(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:

@@ -21,7 +21,7 @@ import flax.linen as nn
 import jax.numpy as jnp
 
 from .jax.autodiff import fp8_dot_general, init_delayed_state
-from .jax.recipe import Recipe
+from .jax.recipe import Recipe, check_recipe
 
 OVERWRITE_WITH_GRADIENT = "_overwrite_with_gradient"
 
@@ -34,7 +34,7 @@ class DotGeneral(nn.Module):
 
     def resolved_recipe(self) -> Recipe:
         if self.recipe is not None:
-            return self.recipe
+            return check_recipe(self.recipe, "fp8dot.flax.DotGeneral")
         return Recipe.seed(scaling="delayed", amax_history_length=self.amax_history_length)
 
     @nn.compact

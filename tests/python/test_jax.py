@@ -356,6 +356,22 @@ def test_recipes_refuse_what_cannot_run():
 
 # ---- Delayed scaling and Flax ---------------------------------------------------------------
 
+def test_a_recipe_that_is_not_jaxs_is_a_clear_error():
+    torch_recipe = pytest.importorskip("fp8dot.torch").Recipe.seed()
+    x, w = jnp.ones((4, 64)), jnp.ones((64, 8))
+    for wrong, shown in [("seed", r"builtins\.str 'seed'"),
+                         (torch_recipe, r"fp8dot\.torch\.recipe\.Recipe")]:
+        with pytest.raises(TypeError, match="fp8dot.jax.fp8_dot_general: recipe must be an "
+                                            r"fp8dot\.jax\.Recipe .*got " + shown):
+            fj.fp8_dot_general(x, w, recipe=wrong)
+    nn = pytest.importorskip("flax.linen")
+    import fp8dot.flax
+
+    dense = nn.Dense(8, dot_general_cls=functools.partial(fp8dot.flax.DotGeneral, recipe="fast"))
+    with pytest.raises(TypeError, match="fp8dot.flax.DotGeneral: recipe must be"):
+        dense.init(jax.random.PRNGKey(0), x)
+
+
 def test_delayed_scale_update_is_flaxs():
     fp8_ops = pytest.importorskip("flax.linen.fp8_ops")
     scale, history = jnp.ones((1,), jnp.float32), jnp.zeros((8,), jnp.float32)

@@ -430,6 +430,35 @@ def test_an_input_without_rows_gives_nn_linears_empty_result(recipe):
         assert (layer.amax_history[:2, 0] > 0).all()
 
 
+def test_convert_gives_selected_fp8dot_layers_the_new_recipe_and_refuses_other_recipes():
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 16))
+    ft.convert(model)
+    first = model[0]
+    delayed = ft.Recipe.fast_everywhere(scaling="delayed", amax_history_length=4)
+    ft.convert(model, recipe=delayed, module_filter=lambda fqn, module: fqn == "0")
+    assert model[0] is first and model[0].recipe == delayed  # the same layer, a new recipe
+    assert model[2].recipe == ft.Recipe.seed()  # not selected: unchanged
+    assert model[0].amax_history.shape == (3, 4) and "0.amax_history" in model.state_dict()
+    model(torch.randn(8, 64, generator=generator(40)))
+    recorded = model[0].amax_history.clone()
+    ft.convert(model, recipe=delayed)  # the recipe it has: its history stays
+    assert torch.equal(model[0].amax_history, recorded) and model[2].recipe == delayed
+    ft.convert(model, recipe=ft.Recipe.seed())  # back to current scaling: no history
+    assert model[0].amax_history is None and "0.amax_history" not in model.state_dict()
+    wrong_recipes = [("seed", "builtins.str 'seed'")]
+    try:  # JAX's recipe, where JAX is installed
+        import fp8dot.jax as fj
+        wrong_recipes.append((fj.Recipe.seed(), "fp8dot.jax.recipe.Recipe"))
+    except ImportError:
+        pass
+    for wrong, shown in wrong_recipes:
+        with pytest.raises(TypeError, match="recipe must be an fp8dot.torch.Recipe .*got "
+                                            + shown.replace(".", r"\.")):
+            ft.convert(model, recipe=wrong)
+        with pytest.raises(TypeError, match="fp8dot.torch.Linear: recipe must be"):
+            ft.Linear(4, 4, recipe=wrong)
+
+
 def test_delayed_scaling_records_in_training_mode_only():
     """model.eval() keeps the history as it is (as BatchNorm keeps its running statistics): an
     eval forward casts with the history's scales, so its output is the training-mode output of

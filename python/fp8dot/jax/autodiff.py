@@ -30,7 +30,7 @@ import numpy as np
 from .._quantize import both_orientations
 from .ops import scaled_dot_general
 from .quantize import delayed_scale_update, fused_quantize, quantize
-from .recipe import Recipe
+from .recipe import Recipe, check_recipe
 
 STATE_NAMES = ("input_scale", "kernel_scale", "output_grad_scale", "input_amax_history",
                "kernel_amax_history", "output_grad_amax_history")
@@ -59,7 +59,8 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     "delayed", `state` is the delayed-scaling state (init_delayed_state()); its gradient is the
     updated state. The output has preferred_element_type (default x.dtype).
     """
-    recipe = Recipe.seed() if recipe is None else recipe
+    recipe = check_recipe(Recipe.seed() if recipe is None else recipe,
+                          "fp8dot.jax.fp8_dot_general")
     if dimension_numbers is None:
         dimension_numbers = (((x.ndim - 1,), (0,)), ((), ()))
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers

@@ -13,7 +13,7 @@ from ..recipe import Recipe as _Recipe
 E4M3 = jnp.float8_e4m3fn
 E5M2 = jnp.float8_e5m2
 
-__all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe"]
+__all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe", "check_recipe"]
 
 
 QUANTIZATIONS = ("xla", "kernel")
@@ -35,3 +35,13 @@ class Recipe(_Recipe):
         if self.quantization not in QUANTIZATIONS:
             raise ValueError(f"quantization {self.quantization!r} is not one of "
                              f"{', '.join(QUANTIZATIONS)}")
+
+
+def check_recipe(recipe, where: str) -> Recipe:
+    """`recipe` if it is an fp8dot.jax.Recipe, else a TypeError that says what was passed (a
+    recipe's name, or fp8dot.torch's recipe)."""
+    if not isinstance(recipe, Recipe):
+        raise TypeError(f"{where}: recipe must be an fp8dot.jax.Recipe (e.g. "
+                        f"fp8dot.jax.Recipe.seed()), got {type(recipe).__module__}."
+                        f"{type(recipe).__name__} {str(recipe)[:60]!r}")
+    return recipe

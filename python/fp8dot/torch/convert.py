@@ -10,26 +10,32 @@ from torch import nn
 
 from .._dot import make_dot
 from .linear import Linear, gemm_call
-from .recipe import GEMMS, Recipe, short_dtype_name
+from .recipe import GEMMS, Recipe, check_recipe, short_dtype_name
 
 ModuleFilter = Callable[[str, nn.Module], bool]
 
 
 def convert(model: nn.Module, recipe: Optional[Recipe] = None,
             module_filter: Optional[ModuleFilter] = None) -> nn.Module:
-    """Replaces, in place, every nn.Linear (not subclasses such as fp8dot's own) for which
+    """Replaces, in place, every nn.Linear (not its other subclasses) for which
     module_filter(fully_qualified_name, module) is true with an fp8dot.torch.Linear sharing its
-    parameters. Returns the model. Any in/out features work with every recipe (block scaling
-    gives a partial last block its own scale)."""
-    recipe = recipe or Recipe.seed()
+    parameters; fp8dot.torch.Linear layers the filter selects take the recipe too (a different
+    recipe starts a delayed-scaling history afresh). Returns the model. Any in/out features
+    work with every recipe (block scaling gives a partial last block its own scale)."""
+    recipe = check_recipe(Recipe.seed() if recipe is None else recipe, "fp8dot.torch.convert")
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
-            if type(child) is not nn.Linear:
+            if not isinstance(child, nn.Linear) or (type(child) is not nn.Linear and
+                                                    not isinstance(child, Linear)):
                 continue
             fqn = f"{name}.{child_name}" if name else child_name
             if module_filter is not None and not module_filter(fqn, child):
                 continue
-            setattr(module, child_name, Linear.from_linear(child, recipe))
+            if isinstance(child, Linear):
+                if child.recipe != recipe:
+                    child._set_recipe(recipe)
+            else:
+                setattr(module, child_name, Linear.from_linear(child, recipe))
     return model
 
 

@@ -24,7 +24,7 @@ from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
 from .._quantize import both_orientations
 from .quantize import quantize, scale_from_amax
-from .recipe import GemmConfig, Recipe
+from .recipe import GemmConfig, Recipe, check_recipe
 
 # Rows of a delayed-scaling layer's amax history.
 _INPUT, _WEIGHT, _GRAD_OUTPUT = 0, 1, 2
@@ -265,7 +265,9 @@ class Linear(nn.Linear):
         self._set_recipe(recipe or Recipe.seed())
 
     def _set_recipe(self, recipe: Recipe) -> None:
-        self.recipe = recipe
+        self.recipe = check_recipe(recipe, "fp8dot.torch.Linear")
+        self._buffers.pop("amax_history", None)  # a new recipe (convert) starts afresh
+        self.__dict__.pop("amax_history", None)
         if recipe.scaling == "delayed":
             # A buffer, so state_dict() carries it and a resumed run continues bit-identically.
             self.register_buffer("amax_history",

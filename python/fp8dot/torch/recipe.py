@@ -13,7 +13,8 @@ from ..recipe import Recipe as _Recipe
 E4M3 = torch.float8_e4m3fn
 E5M2 = torch.float8_e5m2
 
-__all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe", "short_dtype_name"]
+__all__ = ["E4M3", "E5M2", "GEMMS", "SCALINGS", "GemmConfig", "Recipe", "check_recipe",
+           "short_dtype_name"]
 
 
 @dataclass(frozen=True)
@@ -21,3 +22,13 @@ class Recipe(_Recipe):
     __doc__ = _Recipe.__doc__
     E4M3: ClassVar[torch.dtype] = E4M3
     E5M2: ClassVar[torch.dtype] = E5M2
+
+
+def check_recipe(recipe, where: str) -> _Recipe:
+    """`recipe` if it is a recipe with torch's FP8 dtypes (fp8dot.torch.Recipe), else a
+    TypeError that says what was passed (a recipe's name, or fp8dot.jax's recipe)."""
+    if not isinstance(recipe, _Recipe) or not isinstance(recipe.forward.lhs_dtype, torch.dtype):
+        raise TypeError(f"{where}: recipe must be an fp8dot.torch.Recipe (e.g. "
+                        f"fp8dot.torch.Recipe.seed()), got {type(recipe).__module__}."
+                        f"{type(recipe).__name__} {str(recipe)[:60]!r}")
+    return recipe

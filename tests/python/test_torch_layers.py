@@ -459,6 +459,23 @@ def test_convert_gives_selected_fp8dot_layers_the_new_recipe_and_refuses_other_r
             ft.Linear(4, 4, recipe=wrong)
 
 
+def test_reset_parameters_empties_the_history_of_a_layer_made_on_the_meta_device():
+    """Large models are built on the meta device, moved with to_empty() (uninitialised memory)
+    and initialised with reset_parameters(): the delayed-scaling history must come out empty,
+    not as whatever the memory held (which would become the first steps' scales)."""
+    with torch.device("meta"):
+        layer = ft.Linear(64, 32, recipe=ft.Recipe.seed(scaling="delayed"))
+    layer.to_empty(device="cpu")
+    layer.amax_history.fill_(1e30)  # what the memory might hold
+    layer.reset_parameters()
+    assert torch.equal(layer.amax_history, torch.zeros(3, 16))
+    assert layer.weight.abs().max() <= 1 / 8  # nn.Linear's own initialisation: U(±1/sqrt(64))
+    x = torch.randn(4, 64, generator=generator(41))
+    reference = ft.Linear(64, 32, recipe=ft.Recipe.seed())  # the first step: current scaling
+    reference.load_state_dict({"weight": layer.weight, "bias": layer.bias})
+    assert torch.equal(layer(x), reference(x))
+
+
 def test_delayed_scaling_records_in_training_mode_only():
     """model.eval() keeps the history as it is (as BatchNorm keeps its running statistics): an
     eval forward casts with the history's scales, so its output is the training-mode output of

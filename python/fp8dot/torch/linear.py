@@ -280,6 +280,15 @@ class Linear(nn.Linear):
         # (the input's dtype after autocast's cast, the output's)
         self.last_dtypes: Optional[tuple[torch.dtype, torch.dtype]] = None
 
+    def reset_parameters(self) -> None:
+        """nn.Linear's, and an empty delayed-scaling history (after `to_empty()` from the meta
+        device it holds whatever the memory held, which would become this step's scales)."""
+        super().reset_parameters()
+        history = self.__dict__.get("_buffers", {}).get("amax_history")
+        if history is not None:
+            with torch.no_grad():
+                history.zero_()
+
     @classmethod
     def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None) -> "Linear":
         """An FP8 layer that shares `linear`'s parameters (no copy)."""

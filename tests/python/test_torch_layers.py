@@ -459,6 +459,20 @@ def test_convert_gives_selected_fp8dot_layers_the_new_recipe_and_refuses_other_r
             ft.Linear(4, 4, recipe=wrong)
 
 
+def test_inputs_and_weights_the_layer_cannot_quantise_are_clear_errors():
+    layer = ft.Linear(64, 32)
+    with pytest.raises(ValueError, match=r"Linear\(64, 32\): input has 63 features"):
+        layer(torch.randn(4, 63))
+    for x in (torch.randn(4, 64, dtype=torch.float64), torch.ones(4, 64, dtype=torch.int32)):
+        with pytest.raises(TypeError, match=f"the input is {x.dtype}; FP8 layers quantise "
+                                            "float32, bfloat16 or float16"):
+            layer(x)
+    with pytest.raises(TypeError, match="the weight is torch.float64"):
+        ft.Linear(64, 32).double()(torch.randn(4, 64))
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast casts the input first
+        assert layer(torch.randn(4, 64, dtype=torch.float64)).dtype == torch.bfloat16
+
+
 def test_reset_parameters_empties_the_history_of_a_layer_made_on_the_meta_device():
     """Large models are built on the meta device, moved with to_empty() (uninitialised memory)
     and initialised with reset_parameters(): the delayed-scaling history must come out empty,

@@ -26,6 +26,9 @@ from .._quantize import both_orientations
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
 
+# What the quantisation kernels read (an input or a weight of another dtype is refused).
+_QUANTIZABLE = (torch.float32, torch.bfloat16, torch.float16)
+
 # Rows of a delayed-scaling layer's amax history.
 _INPUT, _WEIGHT, _GRAD_OUTPUT = 0, 1, 2
 
@@ -313,6 +316,11 @@ class Linear(nn.Linear):
             x = x.to(out_dtype)
         else:
             out_dtype = x.dtype
+        for tensor, what in ((x, "input"), (self.weight, "weight")):
+            if tensor.dtype not in _QUANTIZABLE:
+                raise TypeError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
+                                f"the {what} is {tensor.dtype}; FP8 layers quantise float32, "
+                                "bfloat16 or float16 (cast the model, or run it under autocast)")
         compiling = torch.compiler.is_compiling()
         if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
             self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype))

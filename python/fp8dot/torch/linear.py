@@ -287,7 +287,7 @@ class Linear(nn.Linear):
         """nn.Linear's, and an empty delayed-scaling history (after `to_empty()` from the meta
         device it holds whatever the memory held, which would become this step's scales)."""
         super().reset_parameters()
-        history = self.__dict__.get("_buffers", {}).get("amax_history")
+        history = self._buffers.get("amax_history")  # None in nn.Linear.__init__
         if history is not None:
             with torch.no_grad():
                 history.zero_()

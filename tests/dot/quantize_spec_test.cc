@@ -89,19 +89,63 @@ TEST(QuantizeSpecTest, ErrorsNameWhatIsWrong) {
 
 TEST(QuantizeSpecTest, BuffersMustMatchTheSpec) {
   QuantizeSpec spec = Spec(8, 8, ScaleGranularity::k1x128, true);
-  uint8_t bytes[64];
+  float input[64];
+  uint8_t output[64], transposed_output[64];
   float scales[16], transposed_scales[16];
   QuantizeBuffers buffers;
-  buffers.input = bytes;
-  buffers.output = bytes;
+  buffers.input = input;
+  buffers.output = output;
   buffers.scale = scales;
-  buffers.transposed_output = bytes;
+  buffers.transposed_output = transposed_output;
   EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(), HasSubstr("transposed_scale is null"));
   buffers.transposed_scale = transposed_scales;
   FP8_EXPECT_OK(CheckQuantizeBuffers(spec, buffers));
   buffers.amax = scales;
   EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(),
               HasSubstr("amax is given but the spec does not use it"));
+}
+
+TEST(QuantizeSpecTest, OutputsMayNotOverlapEachOtherTheInputOrTheGivenScale) {
+  // Delayed scaling's call: q, qT, the scale and the amax, with a given scale.
+  QuantizeSpec spec = Spec(8, 8, ScaleGranularity::kTensor, true);
+  spec.input_type = DType::kF32;  // 256 bytes
+  spec.given_scale = true;
+  spec.compute_amax = true;
+  float input[64], given = 0.5f, scale = 0, amax = 0;
+  uint8_t output[64], transposed_output[64];
+  QuantizeBuffers buffers;
+  buffers.input = input;
+  buffers.given_scale = &given;
+  buffers.output = output;
+  buffers.scale = &scale;
+  buffers.transposed_output = transposed_output;
+  buffers.amax = &amax;
+  FP8_EXPECT_OK(CheckQuantizeBuffers(spec, buffers));
+  // The scale written over the given scale, the amax zeroed over it, q over the input's last
+  // bytes, qT over q's second half: each a silently wrong result, each refused.
+  QuantizeBuffers aliased = buffers;
+  aliased.scale = &given;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, aliased).message(),
+              HasSubstr("given_scale and scale overlap"));
+  aliased = buffers;
+  aliased.amax = &given;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, aliased).message(),
+              HasSubstr("given_scale and amax overlap"));
+  aliased = buffers;
+  aliased.output = reinterpret_cast<uint8_t*>(input) + 255;  // its first byte, the input's last
+  EXPECT_THAT(CheckQuantizeBuffers(spec, aliased).message(), HasSubstr("input and output overlap"));
+  aliased = buffers;
+  aliased.transposed_output = output + 32;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, aliased).message(),
+              HasSubstr("output and transposed_output overlap"));
+  // Adjacent is not overlapping; and the input and the given scale may share memory (both are
+  // only read).
+  aliased = buffers;
+  uint8_t after[256 + 64];  // the input's 256 bytes, then q's 64
+  aliased.input = reinterpret_cast<const float*>(after);
+  aliased.output = after + 256;
+  aliased.given_scale = reinterpret_cast<const float*>(after);
+  FP8_EXPECT_OK(CheckQuantizeBuffers(spec, aliased));
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ def test_inference_then_training_adds_the_transpose(device):
     assert torch.equal(model[0].weight.grad, reference[0].weight.grad)
 
 
-def test_contexts_nest_and_delayed_scaling_is_refused():
+def test_contexts_nest_and_delayed_scaling_in_training_is_refused():
     model = make_model("cpu")
     with ft.cached_weights(model):
         outer = model[0].weight_cache
@@ -121,10 +121,41 @@ def test_contexts_nest_and_delayed_scaling_is_refused():
         assert model[0].weight_cache is outer  # the inner exit keeps the outer copies
     assert model[0].weight_cache is None
     delayed = make_model("cpu", ft.Recipe.seed(scaling="delayed"))
-    with pytest.raises(ValueError, match="'0' uses delayed scaling"):
+    with pytest.raises(ValueError, match="'0' uses delayed scaling in training mode"):
         with ft.cached_weights(delayed):
             pass
     assert delayed[0].weight_cache is None
+
+
+def test_delayed_scaling_in_eval_mode_reuses_its_weights_until_the_history_changes():
+    """Inference from a delayed-scaling checkpoint: in eval mode the history is fixed, so each
+    weight is quantised once (with the history's scale) and the bits are those of quantising
+    every call; a layer switched to training inside the context records and quantises every
+    call, and a changed history (a new scale) makes the next eval call quantise again."""
+    model = make_model("cpu", ft.Recipe.seed(scaling="delayed"))
+    (x, dy), = micro_batches("cpu", 1)
+    model(x).backward(dy)  # one training step: the histories hold amaxes
+    model.eval()
+    with torch.no_grad():
+        expected = model(x)
+    with QuantizedInputs() as seen, torch.no_grad(), ft.cached_weights(model):
+        outputs = [model(x) for _ in range(3)]
+    weights = {model[0].weight.data_ptr(), model[2].weight.data_ptr()}
+    assert sum(pointer in weights for pointer in seen.pointers) == 2  # once per layer
+    assert all(torch.equal(out, expected) for out in outputs)
+    with QuantizedInputs() as seen, ft.cached_weights(model):
+        model(x)
+        model.train()
+        history = model[0].amax_history.clone()
+        model(x).backward(dy)  # training inside the context: quantised, recorded
+        model(x).backward(dy)
+        assert not torch.equal(model[0].amax_history, history)
+        model.eval()
+        with torch.no_grad():
+            after = model(x)  # the history moved: quantised again, with the new scale
+    assert sum(pointer in weights for pointer in seen.pointers) == 2 + 2 * 2 + 2
+    with torch.no_grad():
+        assert torch.equal(after, model(x))
 
 
 def test_compiled_model_inside_the_context_quantises_every_call():

@@ -145,12 +145,14 @@ def _record_amaxes(amax_history: Optional[torch.Tensor], first_row: int,
 
 
 def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Optional[torch.dtype],
-                      scale: Optional[torch.Tensor], cache: Optional[dict], amax: bool
+                      scale: Optional[torch.Tensor], cache: Optional[dict], amax: bool,
+                      amax_history: Optional[torch.Tensor]
                       ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
     """The weight as the forward GEMM's rhs, unless transposed_dtype is None its transpose as
     dgrad's rhs (both in `_as_rhs` form), and (amax=True) max |weight|. With a cache
     (fp8dot.torch.cached_weights), the FP8 copies made from this very weight (same version,
-    storage, recipe) are reused instead of quantising it again."""
+    storage, recipe, and for delayed scaling the same version of the history its scale comes
+    from) are reused instead of quantising it again."""
     def fresh():
         w_q, w_t, w_amax = _both_orientations(weight, _granularity(recipe, "weight"),
                                               recipe.forward.rhs_dtype, transposed_dtype, scale,
@@ -159,7 +161,7 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     if cache is None:
         return fresh()
     key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, tuple(weight.shape),
-           recipe)
+           recipe, None if amax_history is None else amax_history._version)
     entry = cache.get("entry")
     if entry is None or entry[0] != key or (transposed_dtype is not None and entry[2] is None):
         w_q, w_t, w_amax = fresh()
@@ -186,7 +188,7 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
         recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, delayed)
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
-        delayed)
+        delayed, amax_history)
     if delayed:
         _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
@@ -332,8 +334,10 @@ class Linear(nn.Linear):
             bias = None if self.bias is None else self.bias.to(out_dtype)
             output = nn.functional.linear(x2d, self.weight.to(out_dtype), bias)
             return output.reshape(*x.shape[:-1], self.out_features)
-        # A compiled graph quantises the weight every call: the cache is Python state.
-        cache = None if compiling else self.weight_cache
+        # A compiled graph quantises the weight every call: the cache is Python state. A
+        # delayed-scaling layer in training records its weight's amax every call: no cache.
+        recording = self.amax_history is not None and self.training
+        cache = None if compiling or recording else self.weight_cache
         bias = self.bias
         if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or
                                         (bias is not None and bias.requires_grad)):

@@ -17,9 +17,12 @@ Writes through `weight.data` do not bump it; do not make them inside the context
 context drops the copies. Results are bit-identical to quantising every time; weight gradients
 are computed as usual (wgrad does not read the quantised weight).
 
-Current scaling only: a delayed-scaling layer records its weight's amax in its history every
-forward, which a reused copy would skip, so such a model is refused. torch.compile'd regions
-quantise every call (the cache is Python state that a compiled graph does not read).
+Delayed scaling in eval mode only: in training a delayed-scaling layer records its weight's
+amax in its history every forward, which a reused copy would skip, so a model with such a
+layer in training mode is refused; in eval mode (inference from a delayed-scaling checkpoint)
+the history does not change and its copies are reused like any other (a layer switched to
+training inside the context quantises every call again). torch.compile'd regions quantise
+every call (the cache is Python state that a compiled graph does not read).
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ def cached_weights(model: nn.Module) -> Iterator[nn.Module]:
     layers = {name: module for name, module in model.named_modules()
               if isinstance(module, Linear)}
     for name, layer in layers.items():
-        if layer.recipe.scaling == "delayed":
-            raise ValueError(f"cached_weights: layer {name!r} uses delayed scaling, which "
-                             f"records its weight's amax every forward; cached weights apply "
-                             f"to current scaling (tensorwise, rowwise, blocks)")
+        if layer.recipe.scaling == "delayed" and layer.training:
+            raise ValueError(f"cached_weights: layer {name!r} uses delayed scaling in training "
+                             f"mode, which records its weight's amax every forward; cached "
+                             f"weights apply to current scaling (tensorwise, rowwise, blocks) "
+                             f"and to delayed scaling in eval mode (model.eval())")
     opened = [layer for layer in layers.values() if layer.weight_cache is None]
     for layer in opened:
         layer.weight_cache = {}

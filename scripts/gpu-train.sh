@@ -38,4 +38,7 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
   done
 done
 # With several seeds, plot.py's second table says whether each recipe ends within bf16's own
-# seed-to-seed spread.
+# seed-to-seed spread; with ROUNDS, its speed table sets the medians side by side (printed here).
+if [[ ${ROUNDS:-1} -gt 1 ]]; then
+  python3 examples/train/plot.py --no-png "$OUT"/train-*-round*.jsonl | tee "$OUT/speed-table.md"
+fi

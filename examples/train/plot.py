@@ -24,11 +24,6 @@ import json
 import statistics
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt
-
 
 def read_log(path: Path) -> dict:
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -54,6 +49,11 @@ def smoothed(values: list[float], weight: float = 0.95) -> list[float]:
 
 
 def plot(runs: list[dict], png: Path) -> None:
+    import matplotlib  # only for the PNG: the tables need none (--no-png)
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
     figure, (val_axis, train_axis) = plt.subplots(1, 2, figsize=(13, 5))
     for run in runs:
         val_axis.plot([e["step"] for e in run["eval"]], [e["val_loss"] for e in run["eval"]],
@@ -196,18 +196,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", nargs="+", type=Path, help="train.py --log files")
     parser.add_argument("--png", type=Path, default=Path("val_loss.png"))
+    parser.add_argument("--no-png", action="store_true",
+                        help="the tables only (no matplotlib needed: the GPU machine)")
     parser.add_argument("--table", type=Path, help="write the markdown table here (always printed)")
     parser.add_argument("--baseline", help="the log file name (without .jsonl) the others are compared "
                         "with; default: the first bf16 run")
     args = parser.parse_args()
     runs = [read_log(path) for path in args.logs]
-    plot(runs, args.png)
+    if not args.no_png:
+        plot(runs, args.png)
     markdown = table(runs, args.baseline)
     for extra in (seed_table(runs), speed_table(runs)):
         if extra:
             markdown += "\n" + extra
     print(markdown, end="")
-    print(f"wrote {args.png}")
+    if not args.no_png:
+        print(f"wrote {args.png}")
     if args.table:
         args.table.parent.mkdir(parents=True, exist_ok=True)
         args.table.write_text(markdown)

@@ -356,7 +356,7 @@ def test_recipes_refuse_what_cannot_run():
 
 # ---- Delayed scaling and Flax ---------------------------------------------------------------
 
-def test_a_recipe_that_is_not_jaxs_is_a_clear_error():
+def test_a_recipe_that_is_not_jaxs_or_an_operand_it_cannot_quantise_is_a_clear_error():
     torch_recipe = pytest.importorskip("fp8dot.torch").Recipe.seed()
     x, w = jnp.ones((4, 64)), jnp.ones((64, 8))
     for wrong, shown in [("seed", r"builtins\.str 'seed'"),
@@ -364,6 +364,12 @@ def test_a_recipe_that_is_not_jaxs_is_a_clear_error():
         with pytest.raises(TypeError, match="fp8dot.jax.fp8_dot_general: recipe must be an "
                                             r"fp8dot\.jax\.Recipe .*got " + shown):
             fj.fp8_dot_general(x, w, recipe=wrong)
+    for wrong in (jnp.ones((4, 64), jnp.int32), jnp.ones((4, 64), jnp.int8)):
+        with pytest.raises(TypeError, match=f"x is {wrong.dtype}; FP8 dots quantise float32, "
+                                            "bfloat16 or float16"):
+            fj.fp8_dot_general(wrong, w)
+    with pytest.raises(TypeError, match="w is int32"):
+        fj.fp8_dot_general(x, jnp.ones((64, 8), jnp.int32))
     nn = pytest.importorskip("flax.linen")
     import fp8dot.flax
 

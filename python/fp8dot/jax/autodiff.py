@@ -61,6 +61,10 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     """
     recipe = check_recipe(Recipe.seed() if recipe is None else recipe,
                           "fp8dot.jax.fp8_dot_general")
+    for array, name in ((x, "x"), (w, "w")):
+        if jnp.dtype(array.dtype) not in _QUANTIZABLE:
+            raise TypeError(f"fp8dot.jax.fp8_dot_general: {name} is {jnp.dtype(array.dtype)}; FP8 "
+                            "dots quantise float32, bfloat16 or float16 (cast it first)")
     if dimension_numbers is None:
         dimension_numbers = (((x.ndim - 1,), (0,)), ((), ()))
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
@@ -84,6 +88,10 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
         state = ()
     y2 = _fp8_matmul(recipe, out_dtype, x2, w2, state)
     return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
+
+
+# What the quantisation reads (an operand of another dtype is refused).
+_QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
 
 
 def _delayed(recipe: Recipe, x, dtype, scale, history):

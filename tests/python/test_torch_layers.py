@@ -518,6 +518,39 @@ def test_delayed_scaling_records_in_training_mode_only():
     assert layer.amax_history[0, 0].item() == probe.abs().max().item()
 
 
+def test_compiled_training_with_an_eval_pass_in_between_is_the_eager_run():
+    """torch.compile traces the training and the eval graph of a delayed-scaling model (the
+    layer reads self.training): the outputs and histories are the eager twin's, and the eval
+    pass, on inputs five times larger, leaves no amax in the histories."""
+    torch.manual_seed(50)
+    model = ft.convert(nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 16)),
+                       ft.Recipe.seed(scaling="delayed", amax_history_length=8))
+    twin = copy.deepcopy(model)
+    compiled = torch.compile(model, fullgraph=True)
+    inputs = [torch.randn(8, 64, generator=generator(51 + i)) for i in range(5)]
+
+    def run(step, module):
+        outputs = []
+        for i, x in enumerate(inputs):
+            if i == 3:
+                module.eval()
+                with torch.no_grad():
+                    outputs.append(step(x * 5))
+                module.train()
+            y = step(x)
+            y.sum().backward()
+            outputs.append(y.detach())
+        return outputs
+
+    for got, expected in zip(run(compiled, model), run(twin, twin)):
+        assert torch.equal(got, expected)
+    for layer, reference in ((model[0], twin[0]), (model[2], twin[2])):
+        assert torch.equal(layer.amax_history, reference.amax_history)
+    recorded = model[0].amax_history[0]
+    assert (recorded[:5] > 0).all() and (recorded[5:] == 0).all()  # 5 training steps
+    assert recorded.max() <= max(x.abs().max() for x in inputs)
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_delayed_scaling_layer_called_twice_in_a_step(compiled):
     """A layer that runs twice in one step (shared weights; activation checkpointing runs a

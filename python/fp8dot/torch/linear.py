@@ -180,16 +180,16 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
     operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
     a delayed-scaling history takes this call's amaxes (in training, not in eval mode)."""
-    delayed = amax_history is not None and record
+    recording = amax_history is not None and record  # the quantisations also give amaxes
     scales = _delayed_scales(amax_history, recipe)
     scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
     x_q, x_t, x_amax = _both_orientations(
         x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, delayed)
+        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, recording)
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
-        delayed, amax_history)
-    if delayed:
+        recording, amax_history)
+    if recording:
         _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
     output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
@@ -227,19 +227,19 @@ class _Fp8Linear(torch.autograd.Function):
         need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         grad_x = grad_w = grad_bias = None
         if need_dgrad or need_wgrad:
-            delayed = amax_history is not None
+            recording = amax_history is not None  # None in eval mode
             granularity = _granularity(recipe, "gradient")
             if need_dgrad:
                 dy_q, dy_t, dy_amax = _both_orientations(
                     dy, granularity, recipe.dgrad.lhs_dtype,
-                    recipe.wgrad.lhs_dtype if need_wgrad else None, scale_dy, delayed)
+                    recipe.wgrad.lhs_dtype if need_wgrad else None, scale_dy, recording)
                 grad_x = _gemm(dy_q, (w_t_rhs_q, w_t_rhs_scale), recipe.dgrad, ctx.x_dtype,
                                recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
                 only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
                                   transposed=True, scale=scale_dy if same_dtype else None,
-                                  amax=delayed)
+                                  amax=recording)
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
             if need_wgrad:

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
-#include <vector>
 
 #include "fp8dot/quantize.h"
+#include "fp8dot/tensor.h"
 
 namespace fp8dot {
 namespace {
@@ -21,12 +21,6 @@ Status CheckPointer(const void* pointer, bool needed, const char* name, const ch
     return InvalidArgument("quantize: %s is given but the spec does not use it (%s)", name, why);
   }
   return OkStatus();
-}
-
-int64_t Elements(const std::vector<int64_t>& dims) {
-  int64_t count = 1;
-  for (const int64_t d : dims) count *= d;
-  return count;
 }
 
 // A buffer's bytes, for the overlap check (null: absent).
@@ -146,9 +140,10 @@ Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buf
       {"input", buffers.input, elements * DTypeSizeInBytes(spec.input_type)},
       {"given_scale", buffers.given_scale, 4},
       {"output", buffers.output, elements},
-      {"scale", buffers.scale, 4 * Elements(outputs.scale_dims)},
+      {"scale", buffers.scale, 4 * ElementCount(outputs.scale_dims)},
       {"transposed_output", buffers.transposed_output, elements},
-      {"transposed_scale", buffers.transposed_scale, 4 * Elements(outputs.transposed_scale_dims)},
+      {"transposed_scale", buffers.transposed_scale,
+       4 * ElementCount(outputs.transposed_scale_dims)},
       {"amax", buffers.amax, 4},
   };
   for (size_t i = 0; i < std::size(ranges); ++i) {

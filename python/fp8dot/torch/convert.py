@@ -25,8 +25,7 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
     recipe = check_recipe(Recipe.seed() if recipe is None else recipe, "fp8dot.torch.convert")
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
-            if not isinstance(child, nn.Linear) or (type(child) is not nn.Linear and
-                                                    not isinstance(child, Linear)):
+            if type(child) is not nn.Linear and not isinstance(child, Linear):
                 continue
             fqn = f"{name}.{child_name}" if name else child_name
             if module_filter is not None and not module_filter(fqn, child):

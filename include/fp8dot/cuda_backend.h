@@ -136,7 +136,9 @@ class CudaDotPlan {
   CudaDotPlan& operator=(const CudaDotPlan&) = delete;
 
   // Enqueues the dot on `stream`. Checks that every buffer the spec needs is given (and no
-  // other) and 16-byte aligned; returns errors from CUDA/cuBLASLt with the call and the shape.
+  // other) and 16-byte aligned, and that the output and amax overlap no other buffer (C may be
+  // the output itself, for an in-place update: same type, row-major); returns errors from
+  // CUDA/cuBLASLt with the call and the shape.
   Status Run(const CudaDotBuffers& buffers, CudaStream stream);
 
   // Several lines: types, layouts, transposes, padding, scale modes, FAST_ACCUM, algorithm.

@@ -32,6 +32,7 @@
 #include "cuda/kernels/dot_epilogue.h"
 #include "fp8dot/arithmetic.h"
 #include "fp8dot/cuda_device.h"
+#include "fp8dot/memory_ranges.h"
 
 namespace fp8dot {
 namespace cuda {
@@ -491,6 +492,34 @@ Status CheckAlignment(const char* name, const void* pointer, uintptr_t alignment
   return OkStatus();
 }
 
+// The output and amax in memory of their own: D written over an operand, scale or bias that
+// the GEMM still reads (or amax over any of them) is a silently wrong result. C may be D itself
+// when it has D's type and row-major layout: an in-place update (cuBLASLt's C == D, or our
+// epilogue reading each element before it writes it).
+Status CheckOutputMemory(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b) {
+  const DotSpec& spec = plan.spec;
+  const CanonicalDot& dot = plan.info.dot;
+  auto bytes = [](const TensorSpec& t) { return ElementCount(t.dims) * DTypeSizeInBytes(t.dtype); };
+  auto scale_bytes = [](const OperandScale& s) { return 4 * ElementCount(s.dims); };
+  const int64_t output_bytes = dot.batch * dot.m * dot.n * DTypeSizeInBytes(spec.output_type);
+  const bool c_in_place =
+      spec.c && b.c == b.output && spec.c->dtype == spec.output_type &&
+      (spec.c->minor_to_major.empty() ||
+       spec.c->minor_to_major == RowMajorLayout(static_cast<int64_t>(spec.c->dims.size())));
+  const Status status = CheckOutputsHaveOwnMemory(
+      "dot", {{"lhs", b.lhs, bytes(spec.lhs), false},
+              {"rhs", b.rhs, bytes(spec.rhs), false},
+              {"lhs scale", b.lhs_scale, scale_bytes(spec.lhs_scale), false},
+              {"rhs scale", b.rhs_scale, scale_bytes(spec.rhs_scale), false},
+              {"C", c_in_place ? nullptr : b.c, spec.c ? bytes(*spec.c) : 0, false},
+              {"bias", b.bias, spec.bias ? bytes(*spec.bias) : 0, false},
+              {"output scale", b.output_scale, 4, false},
+              {"output", b.output, output_bytes, true},
+              {"amax", b.amax, 4, true}});
+  if (status.ok()) return status;
+  return InvalidArgument("%s [%s]", status.message().c_str(), plan.context.c_str());
+}
+
 // Every buffer the spec needs is given (and no other), aligned as the plan reads it.
 Status CheckBuffers(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b) {
   const DotSpec& spec = plan.spec;
@@ -526,7 +555,7 @@ Status CheckBuffers(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b) {
   FP8_RETURN_IF_ERROR(CheckAlignment("rhs scale", b.rhs_scale, 4, context));
   FP8_RETURN_IF_ERROR(CheckAlignment("output scale", b.output_scale, 4, context));
   FP8_RETURN_IF_ERROR(CheckAlignment("amax", b.amax, 4, context));
-  return OkStatus();
+  return CheckOutputMemory(plan, b);
 }
 
 // ---- Run, step 2: device copies -----------------------------------------------------------------

@@ -1,9 +1,9 @@
 // QuantizeSpec validation and the shapes it produces (include/fp8dot/quantize.h).
 #include <cstdint>
 #include <cstdlib>
-#include <iterator>
 #include <limits>
 
+#include "fp8dot/memory_ranges.h"
 #include "fp8dot/quantize.h"
 #include "fp8dot/tensor.h"
 
@@ -21,19 +21,6 @@ Status CheckPointer(const void* pointer, bool needed, const char* name, const ch
     return InvalidArgument("quantize: %s is given but the spec does not use it (%s)", name, why);
   }
   return OkStatus();
-}
-
-// A buffer's bytes, for the overlap check (null: absent).
-struct ByteRange {
-  const char* name;
-  const void* start;
-  int64_t bytes;
-};
-
-bool Overlap(const ByteRange& a, const ByteRange& b) {
-  if (a.start == nullptr || b.start == nullptr) return false;
-  const auto a0 = reinterpret_cast<uintptr_t>(a.start), b0 = reinterpret_cast<uintptr_t>(b.start);
-  return a0 < b0 + static_cast<uintptr_t>(b.bytes) && b0 < a0 + static_cast<uintptr_t>(a.bytes);
 }
 
 }  // namespace
@@ -136,27 +123,15 @@ Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buf
   // another output, is overwritten while it is read (the scale and amax are zeroed before the
   // cast), a silently wrong result.
   const int64_t elements = spec.rows * spec.cols;
-  const ByteRange ranges[] = {
-      {"input", buffers.input, elements * DTypeSizeInBytes(spec.input_type)},
-      {"given_scale", buffers.given_scale, 4},
-      {"output", buffers.output, elements},
-      {"scale", buffers.scale, 4 * ElementCount(outputs.scale_dims)},
-      {"transposed_output", buffers.transposed_output, elements},
-      {"transposed_scale", buffers.transposed_scale,
-       4 * ElementCount(outputs.transposed_scale_dims)},
-      {"amax", buffers.amax, 4},
-  };
-  for (size_t i = 0; i < std::size(ranges); ++i) {
-    for (size_t j = i + 1; j < std::size(ranges); ++j) {
-      // Inputs may share memory with each other (both are only read).
-      if (i < 2 && j < 2) continue;
-      if (Overlap(ranges[i], ranges[j])) {
-        return InvalidArgument("quantize: %s and %s overlap; every output needs memory of its own",
-                               ranges[i].name, ranges[j].name);
-      }
-    }
-  }
-  return OkStatus();
+  return CheckOutputsHaveOwnMemory(
+      "quantize", {{"input", buffers.input, elements * DTypeSizeInBytes(spec.input_type), false},
+                   {"given_scale", buffers.given_scale, 4, false},
+                   {"output", buffers.output, elements, true},
+                   {"scale", buffers.scale, 4 * ElementCount(outputs.scale_dims), true},
+                   {"transposed_output", buffers.transposed_output, elements, true},
+                   {"transposed_scale", buffers.transposed_scale,
+                    4 * ElementCount(outputs.transposed_scale_dims), true},
+                   {"amax", buffers.amax, 4, true}});
 }
 
 }  // namespace fp8dot

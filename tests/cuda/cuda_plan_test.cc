@@ -1,6 +1,7 @@
 // The plan as an object: clear errors for bad input, the host API, the plan cache, CUDA graph
 // capture, autotuning with its cache file.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "cuda/cuda_test_util.h"
@@ -61,6 +62,78 @@ TEST(CudaPlanTest, MissingAndMisalignedBuffersAreClearErrors) {
   extra.amax = reinterpret_cast<float*>(buffers->pointers.output);
   status = (*plan)->Run(extra, nullptr);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+}
+
+// An output over memory the dot reads (or amax over the output) would be a silently wrong
+// result: refused, naming both buffers. C over D is the one overlap allowed (an in-place
+// update), and gives the same bits as a separate C.
+TEST(CudaPlanTest, OutputOverlappingAnotherBufferIsRefusedExceptInPlaceC) {
+  FP8_SKIP_WITHOUT_GPU();
+  DotProblemOptions o;
+  o.m = 128;
+  o.n = 128;
+  o.k = 256;
+  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+  o.output_type = DType::kBF16;
+  o.compute_amax = true;
+  o.seed = 91;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(p.c,
+                           RandomTensor(DType::kBF16, {128, 128}, Distribution::kSymmetric, 92));
+  p.spec.c = TensorSpec::Of(*p.c);
+  p.spec.beta = 0.5;
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
+  FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers buffers, testing::MakeGpuBuffers(p, dot));
+
+  struct Case {
+    const char* what;
+    CudaDotBuffers pointers;
+  };
+  std::vector<Case> cases;
+  // lhs is 128x256 e4m3 (32 KiB), the output 128x128 bf16 (32 KiB): the output written from
+  // lhs's middle on overlaps it.
+  CudaDotBuffers over_lhs = buffers.pointers;
+  over_lhs.output = const_cast<uint8_t*>(static_cast<const uint8_t*>(over_lhs.lhs) + 4096);
+  cases.push_back({"lhs and output overlap", over_lhs});
+  CudaDotBuffers over_rhs = buffers.pointers;
+  over_rhs.output = const_cast<void*>(over_rhs.rhs);
+  cases.push_back({"rhs and output overlap", over_rhs});
+  CudaDotBuffers over_scale = buffers.pointers;
+  over_scale.output = const_cast<float*>(over_scale.rhs_scale);
+  cases.push_back({"rhs scale and output overlap", over_scale});
+  CudaDotBuffers c_inside = buffers.pointers;
+  c_inside.c = static_cast<const uint8_t*>(c_inside.output) + 256;  // not C == D: shifted
+  cases.push_back({"C and output overlap", c_inside});
+  CudaDotBuffers amax_in_output = buffers.pointers;
+  amax_in_output.amax = reinterpret_cast<float*>(static_cast<uint8_t*>(amax_in_output.output) + 64);
+  cases.push_back({"output and amax overlap", amax_in_output});
+  for (const Case& c : cases) {
+    const Status status = plan->Run(c.pointers, nullptr);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.what;
+    EXPECT_NE(status.message().find(c.what), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("M=128 N=128 K=256"), std::string::npos) << status.message();
+  }
+
+  // A separate C, checked against the reference, then C in D's own memory: the same bits.
+  FP8_ASSERT_OK(plan->Run(buffers.pointers, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult separate, testing::Download(buffers, p.spec, dot));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(ErrorStats error, CompareToReference(separate.output, exact, 1.0));
+  EXPECT_EQ(error.nonfinite_mismatches, 0);
+  EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot));
+  const size_t out_bytes = 128 * 128 * 2;
+  ASSERT_EQ(
+      cudaMemcpy(buffers.pointers.output, buffers.pointers.c, out_bytes, cudaMemcpyDeviceToDevice),
+      cudaSuccess);
+  CudaDotBuffers in_place = buffers.pointers;
+  in_place.c = in_place.output;
+  FP8_ASSERT_OK(plan->Run(in_place, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  FP8_ASSERT_OK_AND_ASSIGN(DotResult updated, testing::Download(buffers, p.spec, dot));
+  EXPECT_EQ(std::memcmp(updated.output.data(), separate.output.data(), out_bytes), 0);
+  EXPECT_EQ(updated.amax, separate.amax);
 }
 
 // Plans pick their algorithm for 256-byte aligned pointers (cudaMalloc's); pointers that are only

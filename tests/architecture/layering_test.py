@@ -4,7 +4,7 @@
 The layers (DESIGN.md section 2), each allowed to use the ones listed and, through them, every
 layer below those:
 
-  core            status, dtypes and codecs, tensors, .npy, error metrics
+  core            status, dtypes and codecs, tensors, .npy, error metrics, memory ranges
   dot             PrecisionConfig and ResolveAccumulation, DotSpec, DotProblem, KSplit
   cpu, cuda       the backends (siblings: neither includes the other)
   dispatch        RunDot over the backends
@@ -42,7 +42,7 @@ USES = {
 
 HEADER_LAYERS = {
     "core": ["status", "dtype", "float_codec", "tensor", "npy", "random", "error_metrics",
-             "arithmetic", "file_writer"],
+             "arithmetic", "file_writer", "memory_ranges"],
     "dot": ["precision", "dot_spec", "dot_arguments", "dot_problem", "k_split", "quantize"],
     "cpu": ["cpu_backend", "accumulator_model"],
     "cuda": ["cuda_device", "cuda_backend", "cuda_buffer"],

@@ -135,3 +135,11 @@ def short_dtype_name(dtype) -> str:
     """'e4m3', 'e5m2', or the dtype's own name ('bfloat16')."""
     name = dtype_name(dtype).removeprefix("torch.")
     return {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}.get(name, name)
+
+
+def wrong_recipe_error(recipe, where: str, expected: str) -> TypeError:
+    """The error for a `recipe` argument that is not the framework's recipe class `expected`
+    ("fp8dot.torch.Recipe"): it says what was passed (a recipe's name, the other framework's
+    recipe)."""
+    return TypeError(f"{where}: recipe must be an {expected} (e.g. {expected}.seed()), got "
+                     f"{type(recipe).__module__}.{type(recipe).__name__} {str(recipe)[:60]!r}")

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import jax.numpy as jnp
 
-from ..recipe import GEMMS, SCALINGS, GemmConfig
+from ..recipe import GEMMS, SCALINGS, GemmConfig, wrong_recipe_error
 from ..recipe import Recipe as _Recipe
 
 E4M3 = jnp.float8_e4m3fn
@@ -41,7 +41,5 @@ def check_recipe(recipe, where: str) -> Recipe:
     """`recipe` if it is an fp8dot.jax.Recipe, else a TypeError that says what was passed (a
     recipe's name, or fp8dot.torch's recipe)."""
     if not isinstance(recipe, Recipe):
-        raise TypeError(f"{where}: recipe must be an fp8dot.jax.Recipe (e.g. "
-                        f"fp8dot.jax.Recipe.seed()), got {type(recipe).__module__}."
-                        f"{type(recipe).__name__} {str(recipe)[:60]!r}")
+        raise wrong_recipe_error(recipe, where, "fp8dot.jax.Recipe")
     return recipe

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import torch
 
-from ..recipe import GEMMS, SCALINGS, GemmConfig, short_dtype_name
+from ..recipe import GEMMS, SCALINGS, GemmConfig, short_dtype_name, wrong_recipe_error
 from ..recipe import Recipe as _Recipe
 
 E4M3 = torch.float8_e4m3fn
@@ -28,7 +28,5 @@ def check_recipe(recipe, where: str) -> _Recipe:
     """`recipe` if it is a recipe with torch's FP8 dtypes (fp8dot.torch.Recipe), else a
     TypeError that says what was passed (a recipe's name, or fp8dot.jax's recipe)."""
     if not isinstance(recipe, _Recipe) or not isinstance(recipe.forward.lhs_dtype, torch.dtype):
-        raise TypeError(f"{where}: recipe must be an fp8dot.torch.Recipe (e.g. "
-                        f"fp8dot.torch.Recipe.seed()), got {type(recipe).__module__}."
-                        f"{type(recipe).__name__} {str(recipe)[:60]!r}")
+        raise wrong_recipe_error(recipe, where, "fp8dot.torch.Recipe")
     return recipe

@@ -11,6 +11,8 @@
 # interleaved (logs train-<run>-round<N>.jsonl; plot.py's speed table takes the medians): a
 # speed comparison of a few percent needs it. TRAIN_ARGS go to every run: the flags both
 # scripts take (hyperparameters).
+# The logs come back packed in $OUT/train-logs.tgz (the device tool returns at most 8 files a
+# call; one run writes two).
 #   carry: build/wheel-cp312 .whl
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +44,4 @@ done
 if [[ ${ROUNDS:-1} -gt 1 ]]; then
   python3 examples/train/plot.py --no-png "$OUT"/train-*-round*.jsonl | tee "$OUT/speed-table.md"
 fi
+(cd "$OUT" && tar -czf train-logs.tgz train-*.jsonl train-*.out && rm -f train-*.jsonl train-*.out)

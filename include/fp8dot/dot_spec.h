@@ -22,6 +22,10 @@
 
 namespace fp8dot {
 
+// Whether a layout as TensorSpec and OperandScale give it (a minor_to_major permutation; empty
+// means row-major) is row-major for a tensor of `rank` dims.
+bool IsRowMajorLayout(const std::vector<int64_t>& minor_to_major, size_t rank);
+
 struct TensorSpec {
   DType dtype = DType::kF32;
   Dims dims;

@@ -12,8 +12,7 @@ StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
     return InvalidArgument("quantize input: a matrix is needed, got shape %s",
                            DimsToString(input.dims).c_str());
   }
-  const bool dense_rows = input.minor_to_major.empty() ||
-                          input.minor_to_major == RowMajorLayout(2) || input.dims[0] == 1 ||
+  const bool dense_rows = IsRowMajorLayout(input.minor_to_major, 2) || input.dims[0] == 1 ||
                           input.dims[1] == 1;  // one row or column: every layout is row-major
   if (!dense_rows) {
     return InvalidArgument("quantize input: %s is not row-major (make it contiguous first)",

@@ -502,10 +502,8 @@ Status CheckOutputMemory(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b)
   auto bytes = [](const TensorSpec& t) { return ElementCount(t.dims) * DTypeSizeInBytes(t.dtype); };
   auto scale_bytes = [](const OperandScale& s) { return 4 * ElementCount(s.dims); };
   const int64_t output_bytes = dot.batch * dot.m * dot.n * DTypeSizeInBytes(spec.output_type);
-  const bool c_in_place =
-      spec.c && b.c == b.output && spec.c->dtype == spec.output_type &&
-      (spec.c->minor_to_major.empty() ||
-       spec.c->minor_to_major == RowMajorLayout(static_cast<int64_t>(spec.c->dims.size())));
+  const bool c_in_place = spec.c && b.c == b.output && spec.c->dtype == spec.output_type &&
+                          IsRowMajorLayout(spec.c->minor_to_major, spec.c->dims.size());
   const Status status = CheckOutputsHaveOwnMemory(
       "dot", {{"lhs", b.lhs, bytes(spec.lhs), false},
               {"rhs", b.rhs, bytes(spec.rhs), false},

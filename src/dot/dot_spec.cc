@@ -354,13 +354,16 @@ std::string OptionalTensorKey(const std::optional<TensorSpec>& t) {
 // A scale: mode, dims, and layout unless it is row-major.
 std::string ScaleKey(const OperandScale& scale) {
   const auto& [mode, dims, minor_to_major] = scale;  // every field (fails to compile otherwise)
-  const bool row_major =
-      minor_to_major.empty() || minor_to_major == RowMajorLayout(static_cast<int64_t>(dims.size()));
+  const bool row_major = IsRowMajorLayout(minor_to_major, dims.size());
   return StrFormat("%s%s%s%s", ScaleModeName(mode), ListKey(dims).c_str(), row_major ? "" : "L",
                    row_major ? "" : ListKey(minor_to_major).c_str());
 }
 
 }  // namespace
+
+bool IsRowMajorLayout(const std::vector<int64_t>& minor_to_major, size_t rank) {
+  return minor_to_major.empty() || minor_to_major == RowMajorLayout(static_cast<int64_t>(rank));
+}
 
 std::string DotSpecKey(const DotSpec& spec) {
   // Every field, by name: a field added to DotSpec breaks this binding until it is keyed.

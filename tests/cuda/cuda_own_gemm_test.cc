@@ -373,6 +373,27 @@ TEST(CudaOwnGemmTest, TheAutoRuleFollowsTheMeasurements) {
   EXPECT_FALSE(own(64, 2112, 7168));
 }
 
+// With tensor or row scales promoted every block, large problems take the 192x128 tile, whose
+// three warpgroups take turns at the tensor core, over 256x128 (H200, 2026-12-04: 0.99x against
+// 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; block
+// scales and longer promotion intervals are not affected.
+TEST(CudaOwnGemmTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsTakeTurns) {
+  constexpr int kSms = 132;
+  const auto tile = [&](int64_t m, int64_t n, int64_t k, cuda::GemmScaling scaling) {
+    return cuda::ChooseBlockScaledGemmTile(m, n, k, kSms, scaling, 1).ToString();
+  };
+  constexpr cuda::GemmScaling kOuter = cuda::GemmScaling::kOuter;
+  EXPECT_EQ(tile(8192, 8192, 8192, kOuter), "192x128");
+  EXPECT_EQ(tile(16384, 4096, 8192, kOuter), "192x128");  // a training dgrad
+  EXPECT_EQ(tile(4096, 4096, 4096, kOuter), "256x128");   // 6 waves of 192 rows against 4
+  EXPECT_EQ(tile(4096, 7168, 16384, kOuter), "256x128");  // 10 against 7
+  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // the model's own choice
+  EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
+  EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
+  EXPECT_EQ(tile(8192, 8192, 8192, cuda::GemmScaling::kBlocks), "256x128");
+  EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kSms, kOuter, 8).block_m, 256);
+}
+
 // rhs 1x128 (the weight-gradient GEMM's scales: one per column and K-block), which the kernel
 // promotes with a scale product per element: every tile that takes it, both output types, the
 // scales' vector and element-wise copies (N % 4, column-major scales), ragged M and N, a partial

@@ -244,6 +244,17 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   // Split-K's reduction needs registers too: only the tiles of up to 128 rows (those that
   // problems with few tiles use) have them.
   constexpr bool kSplitK = kBlockM <= kMaxSplitKBlockM;
+  // With outer scales, math warpgroups of one slice that wait for each of their wgmma groups
+  // before adding it (no registers for a second partial sum: 192x128, 128x192) take turns at the
+  // tensor core: warpgroup w issues a group only once warpgroup w - 1 has issued its own. Left
+  // alone they fall into step: their groups reach the tensor core interleaved, complete together,
+  // and the tensor core idles while all of them add at once. In turns, each group runs while the
+  // others add theirs (H200, 2026-12-04, promoted every 128: 192x128 1.05-1.18x, 128x192
+  // 1.11-1.14x). Measured and left out: block scales on 192x128 (0.96-1.00x) and the 256-row
+  // tiles, whose warpgroups alternate two slices (0.97-0.99x).
+  constexpr bool kTakesTurns =
+      kOuterScales && !kPipelined && kSlices == 1 && Shape::kMathWarpgroups > 1;
+  constexpr int kTurnBarrier = 8;  // named barriers 8.. (0-4: __syncthreads, math, staging)
 
   extern __shared__ uint8_t shared_unaligned[];
   uint8_t* shared = reinterpret_cast<uint8_t*>(
@@ -461,6 +472,23 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   if constexpr (kUniformLhsAddress) lhs_address = __shfl_sync(0xFFFFFFFFu, lhs_address, 0);
   const uint64_t lhs_descriptor = hopper::SwizzledK128Descriptor(lhs_address);
   const uint64_t rhs_descriptor = hopper::SwizzledK128Descriptor(hopper::SharedAddress(rhs_tiles));
+  // Every group waits for the warpgroup before to have issued its own. The last warpgroup gives
+  // warpgroup 0 its first turn here, and warpgroup 0 takes the turn left after the last group at
+  // the end, so that every arrival meets a wait and no barrier is left half-arrived.
+  if (kTakesTurns && warpgroup == Shape::kMathWarpgroups - 1) {
+    hopper::NamedBarrierArrive(kTurnBarrier, 2 * kWarpgroupThreads);
+  }
+  const auto take_turn = [&] {
+    if constexpr (kTakesTurns) {
+      hopper::NamedBarrierSync(kTurnBarrier + warpgroup, 2 * kWarpgroupThreads);
+    }
+  };
+  const auto pass_turn = [&] {
+    if constexpr (kTakesTurns) {
+      hopper::NamedBarrierArrive(kTurnBarrier + (warpgroup + 1) % Shape::kMathWarpgroups,
+                                 2 * kWarpgroupThreads);
+    }
+  };
   const auto issue_block = [&](float(&partial)[kRegisters], int stage, int slice_row,
                                bool continue_sum = false) {
     // The stage is the same in every lane; read through a shuffle, ptxas knows it is and keeps
@@ -484,6 +512,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         hopper::AdvanceDescriptor(rhs_descriptor, stage * Shape::kRhsTileBytes / kDescriptorUnit);
 #pragma unroll
     for (int i = 0; i < kRegisters; ++i) hopper::FenceRegister(partial[i]);
+    take_turn();
     hopper::WgmmaFence();
 #pragma unroll
     for (int step = 0; step < kBlockK / kWgmmaK; ++step) {
@@ -492,6 +521,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
                  hopper::AdvanceDescriptor(b, step * kStepUnits), step > 0 || continue_sum);
     }
     hopper::WgmmaCommitGroup();
+    pass_turn();
     return promote;
   };
   // The stage is free once this warpgroup's wgmma that read it have completed.
@@ -858,6 +888,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         }
       }
     }
+  }
+  if (kTakesTurns && warpgroup == 0) {
+    hopper::NamedBarrierSync(kTurnBarrier, 2 * kWarpgroupThreads);
   }
   // Shared memory must outlive the copies reading it.
   if (args.tma_store && ThreadIndex() % kWarpgroupThreads == 0) hopper::BulkWaitAll();
@@ -1304,6 +1337,28 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
                                                      tile.block_n * 4 / kL2BytesPerClock;
       const double cost = std::max(sm_time, l2_time) + reduction;
       if (cost < best_cost) best_cost = cost, best = tile;
+    }
+  }
+  // Where 256x128 wins, the problem keeps the tensor cores busy, and the byte terms above (fitted
+  // on small tiles) no longer tell the large tiles apart. With tensor or row scales promoted every
+  // block, the 192x128 tile's warpgroups take turns and keep the tensor core ~7% busier than
+  // 256x128's (H200, 2026-12-04: 8192^3 0.99x cuBLASLt's fast GEMM against 0.94x), but it has
+  // more tiles, each with an epilogue and a pipeline to fill (~5000 clocks, fitted to the 13
+  // training GEMMs, where short K keeps 256x128: 16384x2048x2048 0.97x against 0.91x cuBLASLt's
+  // promoted GEMM), and rounds M into more waves (4096 rows: 256x128 stays).
+  constexpr double kTwoSlicePromotedEfficiency = 0.93, kClocksPerTile = 5000;
+  if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 &&
+      scaling == GemmScaling::kOuter && promotion_blocks == 1) {
+    const auto tensor_time = [&](const BlockScaledGemmTile& tile, double efficiency) {
+      const WorkLayout layout = LayoutOf(tile, m, n, k);
+      const int64_t waves = (layout.Tiles() + sm_count - 1) / sm_count;
+      const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
+      return static_cast<double>(waves) *
+             (layout.blocks_per_split * (mma / efficiency + kHandshakeClocks) + kClocksPerTile);
+    };
+    const BlockScaledGemmTile taking_turns{192, 128, 1, 1};
+    if (tensor_time(taking_turns, 1.0) < tensor_time(best, kTwoSlicePromotedEfficiency)) {
+      best = taking_turns;
     }
   }
   return best;

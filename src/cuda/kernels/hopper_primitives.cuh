@@ -241,6 +241,11 @@ __device__ inline void NamedBarrierSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Counts this warp in on a named barrier without waiting for it (the other side bar.syncs).
+__device__ inline void NamedBarrierArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // A float from shared memory at a 32-bit shared-window address (one LDS, where a generic
 // pointer would take a 64-bit address and a generic load). Volatile, so that it stays after the
 // barrier wait that makes the data visible.

@@ -19,9 +19,10 @@
 //   - per K-block of 128 (one stage) and slice, a math warpgroup runs 4 wgmma k32 steps into a
 //     partial sum (the tensor core's own, limited-precision accumulation over 128 products) and
 //     promotes it: acc = fma(partial, scale_a * scale_b, acc) in FP32. Warpgroups of one slice
-//     (tiles of up to 128 rows) keep two partial sums in turn, so block k + 1 is on the tensor
-//     core while block k is promoted; the others (192- and 256-row tiles, short of registers)
-//     wait for each block's wgmma before promoting, while the other warpgroups' wgmma run;
+//     (tiles of up to 128 rows; with B 1x128 the 64-row ones) keep two partial sums in turn, so
+//     block k + 1 is on the tensor core while block k is promoted; the others (192- and 256-row
+//     tiles, short of registers) wait for each block's wgmma before promoting, while the other
+//     warpgroups' wgmma run;
 //   - with tensor or row scales (GemmScaling::kOuter) the tensor core sums promotion_blocks
 //     K-blocks per partial sum, partial sums are added in f32, and the scales multiply D;
 //   - split-K (tiles of up to 128 rows, for problems with fewer tiles than SMs): a unit of work
@@ -76,8 +77,11 @@ constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 152 : 232;
 // Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
 constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
   // Tiles wider than a B 128x128 block would need two B scales per K-block: outer scales only.
+  // B 1x128 scales a product per column: at 128 columns only the one-slice tiles of up to two
+  // warpgroups have the registers.
   if (block_n > kScaleColumns) return scaling == GemmScaling::kOuter;
-  return scaling != GemmScaling::kColumnBlocks || block_n < kScaleColumns || block_m == kSliceRows;
+  return scaling != GemmScaling::kColumnBlocks || block_n < kScaleColumns ||
+         block_m <= 2 * kSliceRows;
 }
 
 // Tiles whose math warpgroups own two 64-row slices (TileShape::kSlices).
@@ -238,9 +242,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   constexpr int kSlices = Shape::kSlices;
   constexpr int kRegisters = Wgmma::kRegisters;
   // Two partial sums fit beside the accumulators when the warpgroup has one slice and ~40
-  // registers to spare for addresses and loop state.
-  constexpr bool kPipelined =
-      kSlices == 1 && 3 * kRegisters + 40 <= kMathRegisters<Shape::kMathWarpgroups>;
+  // registers to spare for addresses and loop state. Not with B 1x128 and several warpgroups:
+  // there each waits for its block and promotes while the others' wgmma run, which measured
+  // faster (H200, 2026-12-04: 128x64 1.05-1.07x) and leaves 128x128 the registers for B's
+  // per-column scales.
+  constexpr bool kPipelined = kSlices == 1 &&
+                              3 * kRegisters + 40 <= kMathRegisters<Shape::kMathWarpgroups> &&
+                              !(kColumnScales && Shape::kMathWarpgroups > 1);
   // Split-K's reduction needs registers too: only the tiles of up to 128 rows (those that
   // problems with few tiles use) have them.
   constexpr bool kSplitK = kBlockM <= kMaxSplitKBlockM;
@@ -250,8 +258,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   // alone they fall into step: their groups reach the tensor core interleaved, complete together,
   // and the tensor core idles while all of them add at once. In turns, each group runs while the
   // others add theirs (H200, 2026-12-04, promoted every 128: 192x128 1.05-1.18x, 128x192
-  // 1.11-1.14x). Measured and left out: block scales on 192x128 (0.96-1.00x) and the 256-row
-  // tiles, whose warpgroups alternate two slices (0.97-0.99x).
+  // 1.11-1.14x). Measured and left out: block scales on 192x128 (0.96-1.00x), B 1x128 on 128x128
+  // (0.96-0.98x) and the 256-row tiles, whose warpgroups alternate two slices (0.97-0.99x).
   constexpr bool kTakesTurns =
       kOuterScales && !kPipelined && kSlices == 1 && Shape::kMathWarpgroups > 1;
   constexpr int kTurnBarrier = 8;  // named barriers 8.. (0-4: __syncthreads, math, staging)

@@ -6,8 +6,6 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.h"
-#include "cuda/kernels/block_scaled_gemm.h"
-#include "cuda/own_gemm.h"
 #include "status_matchers.h"
 
 namespace fp8dot {
@@ -341,59 +339,6 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
 }
 
-// The rule behind kAuto without a GPU (it needs only the shape and the SM count): the own kernel
-// for B 128x128 at M <= 64 whatever the waves, at M <= 128 when the plan's units fit one wave of
-// 132 SMs (the H200's count), from M = 4096 on (with N >= 2048 and K >= 512, as measured),
-// nowhere in between, and never for other scalings.
-TEST(CudaOwnGemmTest, TheAutoRuleFollowsTheMeasurements) {
-  constexpr int kSms = 132;
-  DotSpec spec;
-  spec.lhs_scale.mode = ScaleMode::kBlock1x128;
-  spec.rhs_scale.mode = ScaleMode::kBlock128x128;
-  const auto own = [&](int64_t m, int64_t n, int64_t k) {
-    CanonicalDot dot;
-    dot.m = m, dot.n = n, dot.k = k;
-    return cuda::OwnGemmIsFaster(spec, dot, kSms);
-  };
-  EXPECT_TRUE(own(64, 2112, 7168));
-  EXPECT_TRUE(own(64, 32768, 512));   // two waves of 64x128 tiles: measured faster too
-  EXPECT_TRUE(own(128, 4096, 7168));  // 128x64 tiles in 2 runs of K: 128 units
-  EXPECT_TRUE(own(128, 2112, 7168));
-  EXPECT_FALSE(own(128, 24576, 1536));  // 192 units of 128x128
-  EXPECT_FALSE(own(128, 32768, 512));
-  EXPECT_FALSE(own(129, 2112, 7168));
-  EXPECT_FALSE(own(2048, 2048, 16384));
-  EXPECT_TRUE(own(4096, 4096, 7168));
-  EXPECT_TRUE(own(4096, 2112, 7168));
-  EXPECT_TRUE(own(16384, 2048, 2048));
-  EXPECT_TRUE(own(4096, 32768, 512));
-  EXPECT_FALSE(own(8192, 8192, 256));            // K not measured
-  EXPECT_FALSE(own(8192, 1024, 4096));           // N not measured
-  spec.rhs_scale.mode = ScaleMode::kBlock1x128;  // measured with B 128x128 only
-  EXPECT_FALSE(own(64, 2112, 7168));
-}
-
-// With tensor or row scales promoted every block, large problems take the 192x128 tile, whose
-// three warpgroups take turns at the tensor core, over 256x128 (H200, 2026-12-04: 0.99x against
-// 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; block
-// scales and longer promotion intervals are not affected.
-TEST(CudaOwnGemmTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsTakeTurns) {
-  constexpr int kSms = 132;
-  const auto tile = [&](int64_t m, int64_t n, int64_t k, cuda::GemmScaling scaling) {
-    return cuda::ChooseBlockScaledGemmTile(m, n, k, kSms, scaling, 1).ToString();
-  };
-  constexpr cuda::GemmScaling kOuter = cuda::GemmScaling::kOuter;
-  EXPECT_EQ(tile(8192, 8192, 8192, kOuter), "192x128");
-  EXPECT_EQ(tile(16384, 4096, 8192, kOuter), "192x128");  // a training dgrad
-  EXPECT_EQ(tile(4096, 4096, 4096, kOuter), "256x128");   // 6 waves of 192 rows against 4
-  EXPECT_EQ(tile(4096, 7168, 16384, kOuter), "256x128");  // 10 against 7
-  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // the model's own choice
-  EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
-  EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
-  EXPECT_EQ(tile(8192, 8192, 8192, cuda::GemmScaling::kBlocks), "256x128");
-  EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kSms, kOuter, 8).block_m, 256);
-}
-
 // rhs 1x128 (the weight-gradient GEMM's scales: one per column and K-block), which the kernel
 // promotes with a scale product per element: every tile that takes it, both output types, the
 // scales' vector and element-wise copies (N % 4, column-major scales), ragged M and N, a partial
@@ -664,64 +609,6 @@ TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
     EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(plan.status().message().find(bad), std::string::npos) << plan.status().message();
   }
-}
-
-// Which way the kernel stages a stage's scales is a host decision on the layout and the scale
-// pointers' alignment (no GPU needed): the copy engine for M-major lhs scales (and N-major rhs
-// 1x128 ones) with 16-byte aligned bases and K-block strides, producer warps otherwise.
-TEST(CudaOwnGemmTest, ScaleStagingFollowsTheLayoutAndTheAlignment) {
-  const auto at = [](uintptr_t address) { return reinterpret_cast<const float*>(address); };
-  cuda::BlockScaledGemmParams p;
-  p.m = 256, p.n = 512, p.k = 1024;  // 8 K-blocks, 4 column blocks
-  p.tile = {128, 128};
-  p.scaling = cuda::GemmScaling::kBlocks;
-  p.lhs_scale = at(4096), p.lhs_scale_row_stride = 1, p.lhs_scale_block_stride = 256;
-  p.rhs_scale = at(8192), p.rhs_scale_row_stride = 8, p.rhs_scale_block_stride = 1;
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // cuBLASLt's layouts
-  p.rhs_scale_row_stride = 1, p.rhs_scale_block_stride = 4;
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // any rhs 128x128 layout
-  p.rhs_scale = at(8196);
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // its one scale: a cp.async
-  p.lhs_scale = nullptr, p.rhs_scale = nullptr;
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // a plan's layout-only answer
-
-  cuda::BlockScaledGemmParams q = p;
-  q.lhs_scale = at(4100);  // not 16-byte aligned
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q = p;
-  q.lhs_scale_row_stride = 8, q.lhs_scale_block_stride = 1;  // row-major [M][K/128]
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q = p;
-  q.m = 258, q.lhs_scale_block_stride = 258;  // K-blocks 1032 bytes apart
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q.lhs_scale_block_stride = 260;  // padded to 16 bytes
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q = p;
-  q.lhs_scale_block_stride = 200;  // K-blocks overlapping
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q = p;
-  q.m = 1, q.lhs_scale_row_stride = 5, q.lhs_scale_block_stride = 4;  // one row: any row stride
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q.lhs_scale_block_stride = 1;  // its K-blocks 4 bytes apart: no copy-engine map
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q = p;
-  q.k = 128, q.lhs_scale_block_stride = 3;  // one K-block: its stride is never used
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-
-  // rhs 1x128: its scales too, N-major ([K/128][N], their row-major layout).
-  q = p;
-  q.scaling = cuda::GemmScaling::kColumnBlocks;
-  q.rhs_scale_row_stride = 1, q.rhs_scale_block_stride = 512;
-  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q.rhs_scale_row_stride = 8, q.rhs_scale_block_stride = 1;  // K-blocks contiguous
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-  q.n = 510, q.rhs_scale_row_stride = 1, q.rhs_scale_block_stride = 510;
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
-
-  // Tensor or row scales apply to D: nothing is staged.
-  q = p;
-  q.scaling = cuda::GemmScaling::kOuter;
-  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
 }
 
 }  // namespace

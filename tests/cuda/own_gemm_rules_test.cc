@@ -1,0 +1,147 @@
+// The own GEMM engine's host-side rules, which need no GPU and run wherever the CUDA backend is
+// built (CI included): kAuto's choice of engine, the plan's tile choice, which tiles take which
+// scales, and how a run's scales are staged. The kernels themselves are tested on the GPU
+// (cuda_own_gemm_test.cc).
+#include <cstdint>
+
+#include "cuda/kernels/block_scaled_gemm.h"
+#include "cuda/own_gemm.h"
+#include "gtest/gtest.h"
+
+namespace fp8dot {
+namespace {
+
+// The rule behind kAuto without a GPU (it needs only the shape and the SM count): the own kernel
+// for B 128x128 at M <= 64 whatever the waves, at M <= 128 when the plan's units fit one wave of
+// 132 SMs (the H200's count), from M = 4096 on (with N >= 2048 and K >= 512, as measured),
+// nowhere in between, and never for other scalings.
+TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
+  constexpr int kSms = 132;
+  DotSpec spec;
+  spec.lhs_scale.mode = ScaleMode::kBlock1x128;
+  spec.rhs_scale.mode = ScaleMode::kBlock128x128;
+  const auto own = [&](int64_t m, int64_t n, int64_t k) {
+    CanonicalDot dot;
+    dot.m = m, dot.n = n, dot.k = k;
+    return cuda::OwnGemmIsFaster(spec, dot, kSms);
+  };
+  EXPECT_TRUE(own(64, 2112, 7168));
+  EXPECT_TRUE(own(64, 32768, 512));   // two waves of 64x128 tiles: measured faster too
+  EXPECT_TRUE(own(128, 4096, 7168));  // 128x64 tiles in 2 runs of K: 128 units
+  EXPECT_TRUE(own(128, 2112, 7168));
+  EXPECT_FALSE(own(128, 24576, 1536));  // 192 units of 128x128
+  EXPECT_FALSE(own(128, 32768, 512));
+  EXPECT_FALSE(own(129, 2112, 7168));
+  EXPECT_FALSE(own(2048, 2048, 16384));
+  EXPECT_TRUE(own(4096, 4096, 7168));
+  EXPECT_TRUE(own(4096, 2112, 7168));
+  EXPECT_TRUE(own(16384, 2048, 2048));
+  EXPECT_TRUE(own(4096, 32768, 512));
+  EXPECT_FALSE(own(8192, 8192, 256));            // K not measured
+  EXPECT_FALSE(own(8192, 1024, 4096));           // N not measured
+  spec.rhs_scale.mode = ScaleMode::kBlock1x128;  // measured with B 128x128 only
+  EXPECT_FALSE(own(64, 2112, 7168));
+}
+
+// With tensor or row scales promoted every block, large problems take the 192x128 tile, whose
+// three warpgroups take turns at the tensor core, over 256x128 (H200, 2026-12-04: 0.99x against
+// 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; block
+// scales and longer promotion intervals are not affected.
+TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsTakeTurns) {
+  constexpr int kSms = 132;
+  const auto tile = [&](int64_t m, int64_t n, int64_t k, cuda::GemmScaling scaling) {
+    return cuda::ChooseBlockScaledGemmTile(m, n, k, kSms, scaling, 1).ToString();
+  };
+  constexpr cuda::GemmScaling kOuter = cuda::GemmScaling::kOuter;
+  EXPECT_EQ(tile(8192, 8192, 8192, kOuter), "192x128");
+  EXPECT_EQ(tile(16384, 4096, 8192, kOuter), "192x128");  // a training dgrad
+  EXPECT_EQ(tile(4096, 4096, 4096, kOuter), "256x128");   // 6 waves of 192 rows against 4
+  EXPECT_EQ(tile(4096, 7168, 16384, kOuter), "256x128");  // 10 against 7
+  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // the model's own choice
+  EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
+  EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
+  EXPECT_EQ(tile(8192, 8192, 8192, cuda::GemmScaling::kBlocks), "256x128");
+  EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kSms, kOuter, 8).block_m, 256);
+}
+
+// Which way the kernel stages a stage's scales is a host decision on the layout and the scale
+// pointers' alignment (no GPU needed): the copy engine for M-major lhs scales (and N-major rhs
+// 1x128 ones) with 16-byte aligned bases and K-block strides, producer warps otherwise.
+TEST(OwnGemmRulesTest, ScaleStagingFollowsTheLayoutAndTheAlignment) {
+  const auto at = [](uintptr_t address) { return reinterpret_cast<const float*>(address); };
+  cuda::BlockScaledGemmParams p;
+  p.m = 256, p.n = 512, p.k = 1024;  // 8 K-blocks, 4 column blocks
+  p.tile = {128, 128};
+  p.scaling = cuda::GemmScaling::kBlocks;
+  p.lhs_scale = at(4096), p.lhs_scale_row_stride = 1, p.lhs_scale_block_stride = 256;
+  p.rhs_scale = at(8192), p.rhs_scale_row_stride = 8, p.rhs_scale_block_stride = 1;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // cuBLASLt's layouts
+  p.rhs_scale_row_stride = 1, p.rhs_scale_block_stride = 4;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // any rhs 128x128 layout
+  p.rhs_scale = at(8196);
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // its one scale: a cp.async
+  p.lhs_scale = nullptr, p.rhs_scale = nullptr;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(p));  // a plan's layout-only answer
+
+  cuda::BlockScaledGemmParams q = p;
+  q.lhs_scale = at(4100);  // not 16-byte aligned
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.lhs_scale_row_stride = 8, q.lhs_scale_block_stride = 1;  // row-major [M][K/128]
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.m = 258, q.lhs_scale_block_stride = 258;  // K-blocks 1032 bytes apart
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.lhs_scale_block_stride = 260;  // padded to 16 bytes
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.lhs_scale_block_stride = 200;  // K-blocks overlapping
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.m = 1, q.lhs_scale_row_stride = 5, q.lhs_scale_block_stride = 4;  // one row: any row stride
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.lhs_scale_block_stride = 1;  // its K-blocks 4 bytes apart: no copy-engine map
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q = p;
+  q.k = 128, q.lhs_scale_block_stride = 3;  // one K-block: its stride is never used
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+
+  // rhs 1x128: its scales too, N-major ([K/128][N], their row-major layout).
+  q = p;
+  q.scaling = cuda::GemmScaling::kColumnBlocks;
+  q.rhs_scale_row_stride = 1, q.rhs_scale_block_stride = 512;
+  EXPECT_TRUE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.rhs_scale_row_stride = 8, q.rhs_scale_block_stride = 1;  // K-blocks contiguous
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+  q.n = 510, q.rhs_scale_row_stride = 1, q.rhs_scale_block_stride = 510;
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+
+  // Tensor or row scales apply to D: nothing is staged.
+  q = p;
+  q.scaling = cuda::GemmScaling::kOuter;
+  EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
+}
+
+// B 1x128 scales a product per column: the one-slice tiles of up to two warpgroups take it at 128
+// columns (128x128 since 2026-12-04), the 192- and 256-row tiles do not; tensor scales take every
+// tile, and the 256-row tiles only with promotion every 128.
+TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {
+  using cuda::GemmScaling;
+  const auto takes = [](int m, int n, GemmScaling scaling, int promotion_blocks = 1) {
+    return cuda::BlockScaledGemmTileTakes({m, n, 1, 1}, scaling, promotion_blocks);
+  };
+  EXPECT_TRUE(takes(128, 128, GemmScaling::kColumnBlocks));
+  EXPECT_TRUE(takes(64, 128, GemmScaling::kColumnBlocks));
+  EXPECT_TRUE(takes(256, 64, GemmScaling::kColumnBlocks));
+  EXPECT_FALSE(takes(192, 128, GemmScaling::kColumnBlocks));
+  EXPECT_FALSE(takes(256, 128, GemmScaling::kColumnBlocks));
+  EXPECT_FALSE(takes(128, 192, GemmScaling::kColumnBlocks));
+  EXPECT_FALSE(takes(128, 192, GemmScaling::kBlocks));  // two B scales per K-block
+  EXPECT_TRUE(takes(128, 192, GemmScaling::kOuter));
+  EXPECT_TRUE(takes(256, 128, GemmScaling::kOuter));
+  EXPECT_FALSE(takes(256, 128, GemmScaling::kOuter, 2));
+  EXPECT_TRUE(takes(192, 128, GemmScaling::kOuter, 8));
+}
+
+}  // namespace
+}  // namespace fp8dot

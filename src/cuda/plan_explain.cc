@@ -25,6 +25,8 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
   Line(out, StrFormat("GEMM: D[M,N] = A[M,K] . B[N,K]^T, both K-major; tile %s x 128 (K), "
                       "persistent grid of up to %d CTAs",
                       own.tile.ToString().c_str(), own.sm_count));
+  Line(out, std::string("schedule: ") + MathScheduleDescription(MathScheduleOf(
+                                            own.tile.block_m, own.tile.block_n, own.scaling)));
   Line(out, plan.lhs.how);
   Line(out, plan.rhs.how);
   Line(out,

@@ -296,6 +296,9 @@ TEST(CudaOwnGemmTest, ExplainNamesTheEngineAndTheTile) {
   EXPECT_EQ(plan->info().engine, "fp8dot block-scaled 64x64");
   EXPECT_NE(plan->Explain().find("engine: fp8dot block-scaled 64x64"), std::string::npos)
       << plan->Explain();
+  EXPECT_NE(plan->Explain().find("schedule: each math warpgroup keeps two partial sums in turn"),
+            std::string::npos)
+      << plan->Explain();
   EXPECT_EQ(plan->info().fast_accum, 0);
 }
 

@@ -3,6 +3,7 @@
 // scales, and how a run's scales are staged. The kernels themselves are tested on the GPU
 // (cuda_own_gemm_test.cc).
 #include <cstdint>
+#include <string>
 
 #include "cuda/kernels/block_scaled_gemm.h"
 #include "cuda/own_gemm.h"
@@ -141,6 +142,27 @@ TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {
   EXPECT_TRUE(takes(256, 128, GemmScaling::kOuter));
   EXPECT_FALSE(takes(256, 128, GemmScaling::kOuter, 2));
   EXPECT_TRUE(takes(192, 128, GemmScaling::kOuter, 8));
+}
+
+// The main loop's schedule per tile and scaling (the kernel reads the same constexpr rule).
+TEST(OwnGemmRulesTest, EachTileHasTheScheduleItsRegistersAllow) {
+  using cuda::GemmScaling;
+  using cuda::MathSchedule;
+  constexpr GemmScaling kBlocks = GemmScaling::kBlocks, kColumns = GemmScaling::kColumnBlocks,
+                        kOuter = GemmScaling::kOuter;
+  static_assert(cuda::MathScheduleOf(64, 128, kBlocks) == MathSchedule::kTwoPartialSums);
+  static_assert(cuda::MathScheduleOf(128, 128, kBlocks) == MathSchedule::kTwoPartialSums);
+  static_assert(cuda::MathScheduleOf(128, 128, kOuter) == MathSchedule::kTwoPartialSums);
+  static_assert(cuda::MathScheduleOf(64, 64, kColumns) == MathSchedule::kTwoPartialSums);
+  static_assert(cuda::MathScheduleOf(128, 64, kColumns) == MathSchedule::kOnePartialSum);
+  static_assert(cuda::MathScheduleOf(128, 128, kColumns) == MathSchedule::kOnePartialSum);
+  static_assert(cuda::MathScheduleOf(192, 128, kBlocks) == MathSchedule::kOnePartialSum);
+  static_assert(cuda::MathScheduleOf(192, 128, kOuter) == MathSchedule::kTakingTurns);
+  static_assert(cuda::MathScheduleOf(128, 192, kOuter) == MathSchedule::kTakingTurns);
+  static_assert(cuda::MathScheduleOf(256, 128, kOuter) == MathSchedule::kOnePartialSum);
+  static_assert(cuda::MathScheduleOf(256, 64, kColumns) == MathSchedule::kOnePartialSum);
+  EXPECT_NE(std::string(cuda::MathScheduleDescription(MathSchedule::kTakingTurns)).find("in turn"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -72,7 +72,11 @@ constexpr int kMaxSplitKBlockM = 128;  // the kernel's split-K reduction fits th
 template <int kMathWarpgroups>
 constexpr uint32_t kProducerRegisters = kMathWarpgroups == 3 ? 56 : 40;
 template <int kMathWarpgroups>
-constexpr uint32_t kMathRegisters = kMathWarpgroups == 3 ? 152 : 232;
+constexpr uint32_t kMathRegisters = MathRegistersPerThread(kMathWarpgroups);
+// The main loop's schedule (MathSchedule says why each tile has its own), as a constant that
+// device code can read.
+template <int kBlockM, int kBlockN, GemmScaling kScaling>
+constexpr MathSchedule kMathSchedule = MathScheduleOf(kBlockM, kBlockN, kScaling);
 
 // Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
 constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
@@ -241,27 +245,12 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   constexpr int kStages = Shape::kStages;
   constexpr int kSlices = Shape::kSlices;
   constexpr int kRegisters = Wgmma::kRegisters;
-  // Two partial sums fit beside the accumulators when the warpgroup has one slice and ~40
-  // registers to spare for addresses and loop state. Not with B 1x128 and several warpgroups:
-  // there each waits for its block and promotes while the others' wgmma run, which measured
-  // faster (H200, 2026-12-04: 128x64 1.05-1.07x) and leaves 128x128 the registers for B's
-  // per-column scales.
-  constexpr bool kPipelined = kSlices == 1 &&
-                              3 * kRegisters + 40 <= kMathRegisters<Shape::kMathWarpgroups> &&
-                              !(kColumnScales && Shape::kMathWarpgroups > 1);
+  constexpr MathSchedule kSchedule = kMathSchedule<kBlockM, kBlockN, kScaling>;
+  constexpr bool kPipelined = kSchedule == MathSchedule::kTwoPartialSums;
+  constexpr bool kTakesTurns = kSchedule == MathSchedule::kTakingTurns;
   // Split-K's reduction needs registers too: only the tiles of up to 128 rows (those that
   // problems with few tiles use) have them.
   constexpr bool kSplitK = kBlockM <= kMaxSplitKBlockM;
-  // With outer scales, math warpgroups of one slice that wait for each of their wgmma groups
-  // before adding it (no registers for a second partial sum: 192x128, 128x192) take turns at the
-  // tensor core: warpgroup w issues a group only once warpgroup w - 1 has issued its own. Left
-  // alone they fall into step: their groups reach the tensor core interleaved, complete together,
-  // and the tensor core idles while all of them add at once. In turns, each group runs while the
-  // others add theirs (H200, 2026-12-04, promoted every 128: 192x128 1.05-1.18x, 128x192
-  // 1.11-1.14x). Measured and left out: block scales on 192x128 (0.96-1.00x), B 1x128 on 128x128
-  // (0.96-0.98x) and the 256-row tiles, whose warpgroups alternate two slices (0.97-0.99x).
-  constexpr bool kTakesTurns =
-      kOuterScales && !kPipelined && kSlices == 1 && Shape::kMathWarpgroups > 1;
   constexpr int kTurnBarrier = 8;  // named barriers 8.. (0-4: __syncthreads, math, staging)
 
   extern __shared__ uint8_t shared_unaligned[];
@@ -1223,6 +1212,21 @@ Status LaunchForLhs(const BlockScaledGemmParams& p, cudaStream_t stream,
 }
 
 }  // namespace
+
+const char* MathScheduleDescription(MathSchedule schedule) {
+  switch (schedule) {
+    case MathSchedule::kTwoPartialSums:
+      return "each math warpgroup keeps two partial sums in turn (block k + 1 on the tensor "
+             "core while block k is promoted)";
+    case MathSchedule::kOnePartialSum:
+      return "one partial sum per math warpgroup: it waits for each block's wgmma and promotes "
+             "while the other warpgroups' wgmma run";
+    case MathSchedule::kTakingTurns:
+      return "one partial sum per math warpgroup, the warpgroups issuing their wgmma in turn: "
+             "each promotes while the others' wgmma run";
+  }
+  return "?";
+}
 
 const char* GemmScalingName(GemmScaling scaling) {
   switch (scaling) {

@@ -66,12 +66,55 @@ enum class GemmScaling {
 const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "row or tensor"
 
 // Whether the kernel has `tile` for `scaling` promoted every `promotion_blocks` K-blocks: with
-// kColumnBlocks all but the tiles of 128 columns and more than 64 rows (no registers left for
+// kColumnBlocks all but the tiles of 128 columns and more than 128 rows (no registers left for
 // the per-column promotion); with kOuter every tile, but the 256-row ones only when they promote
 // every block (their warpgroups' two slices leave no registers for a partial sum that outlives a
 // block); the 192-column tile with kOuter only (it would need two B 128x128 scales per block).
 bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
                               int promotion_blocks);
+
+// Registers a math thread has after setmaxnreg: 232 with one or two math warpgroups, 152 with
+// three (with the producer warpgroup's share, exactly what the CTA is launched with).
+constexpr int MathRegistersPerThread(int math_warpgroups) {
+  return math_warpgroups == 3 ? 152 : 232;
+}
+
+// How a tile's math warpgroups keep the tensor core busy (the kernel's main loop; the plan's
+// explain names it). A warpgroup owns 64-row slices of the tile (two on 256-row tiles) and, per
+// slice and K-block, runs the wgmma into a partial sum that it then promotes into its f32
+// accumulators; what it can overlap depends on the registers left for partial sums.
+enum class MathSchedule {
+  // One slice and two partial sums in turn: block k + 1 is on the tensor core while block k is
+  // promoted. Needs registers for three 64 x block_n sums and ~40 more.
+  kTwoPartialSums,
+  // One partial sum: the warpgroup waits for each block's wgmma and promotes it while the other
+  // warpgroups' wgmma run. With B 1x128 on several warpgroups even where two sums would fit:
+  // measured faster (H200, 2026-12-04: 128x64 1.05-1.07x), and it leaves 128x128 the registers
+  // for the per-column scales.
+  kOnePartialSum,
+  // kOnePartialSum, the warpgroups issuing their wgmma in turn: warpgroup w only once w - 1 has
+  // issued its own. Left alone they fall into step (released by the same stage barrier), their
+  // groups complete together and the tensor core idles while all of them promote. Outer scales
+  // on one-slice tiles of several warpgroups (192x128, 128x192; H200, 2026-12-04, promoted
+  // every 128: 1.05-1.18x and 1.11-1.14x). Measured and left out: block scales on 192x128
+  // (0.96-1.00x), B 1x128 on 128x128 (0.96-0.98x), the 256-row tiles (0.97-0.99x).
+  kTakingTurns,
+};
+constexpr MathSchedule MathScheduleOf(int block_m, int block_n, GemmScaling scaling) {
+  const int slices = block_m == 256 ? 2 : 1;
+  const int warpgroups = block_m / 64 / slices;
+  const int registers_per_sum = block_n / 2;  // a 64 x block_n f32 sum, per thread
+  const bool column_scales = scaling == GemmScaling::kColumnBlocks;
+  if (slices == 1 && 3 * registers_per_sum + 40 <= MathRegistersPerThread(warpgroups) &&
+      !(column_scales && warpgroups > 1)) {
+    return MathSchedule::kTwoPartialSums;
+  }
+  if (scaling == GemmScaling::kOuter && slices == 1 && warpgroups > 1) {
+    return MathSchedule::kTakingTurns;
+  }
+  return MathSchedule::kOnePartialSum;
+}
+const char* MathScheduleDescription(MathSchedule schedule);  // for explain
 
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
 // it, per wave, plus split-K's reduction) is the least on `sm_count` SMs, among the tiles for

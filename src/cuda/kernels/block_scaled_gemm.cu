@@ -89,14 +89,14 @@ constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
 }
 
 // Tiles whose math warpgroups own two 64-row slices (TileShape::kSlices).
-constexpr bool HasTwoSlices(int block_m) { return block_m == 4 * kSliceRows; }
+constexpr bool HasTwoSlices(int block_m) { return SlicesPerWarpgroup(block_m) == 2; }
 
 template <int kBlockM, int kBlockN, int kOutBytes, GemmScaling kScaling>
 struct TileShape {
   // 256-row tiles: 2 math warpgroups of 2 slices each; otherwise one slice per warpgroup (1, 2
   // or 3 of them).
-  static constexpr int kSlices = kBlockM == 256 ? 2 : 1;
-  static constexpr int kMathWarpgroups = kBlockM / kSliceRows / kSlices;
+  static constexpr int kSlices = SlicesPerWarpgroup(kBlockM);
+  static constexpr int kMathWarpgroups = MathWarpgroups(kBlockM);
   static constexpr int kMathWarps = kMathWarpgroups * 4;
   static constexpr int kThreads = (kMathWarpgroups + 1) * kWarpgroupThreads;
   static constexpr int kLhsTileBytes = kBlockM * kBlockK;
@@ -1319,6 +1319,10 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   //     clocks per run (the last run's fence, arrival count and one L2 round trip per run).
   constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 24, kL2BytesPerClock = 3000;
   constexpr double kHandshakeClocks = 50, kClocksPerRun = 4000;
+  const auto waves_of = [&](int64_t units) { return (units + sm_count - 1) / sm_count; };
+  const auto mma_clocks = [](const BlockScaledGemmTile& tile) {  // a K-block of the tile
+    return 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
+  };
   BlockScaledGemmTile best;
   double best_cost = INFINITY;
   for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
@@ -1336,11 +1340,11 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
       // Split only to fill the SMs.
       if (splits > 1 && tiles * (splits - 1) >= sm_count) continue;
       const int64_t units = tiles * splits;
-      const int64_t waves = (units + sm_count - 1) / sm_count;
       const double block_bytes = (tile.block_m + tile.block_n) * kBlockK;
-      const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
-      const double per_block = std::max(mma, block_bytes / kSmBytesPerClock) + kHandshakeClocks;
-      const double sm_time = static_cast<double>(waves) * layout.blocks_per_split * per_block;
+      const double per_block =
+          std::max(mma_clocks(tile), block_bytes / kSmBytesPerClock) + kHandshakeClocks;
+      const double sm_time =
+          static_cast<double>(waves_of(units)) * layout.blocks_per_split * per_block;
       const double l2_time =
           static_cast<double>(units) * layout.blocks_per_split * block_bytes / kL2BytesPerClock;
       const double reduction =
@@ -1363,10 +1367,9 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
       scaling == GemmScaling::kOuter && promotion_blocks == 1) {
     const auto tensor_time = [&](const BlockScaledGemmTile& tile, double efficiency) {
       const WorkLayout layout = LayoutOf(tile, m, n, k);
-      const int64_t waves = (layout.Tiles() + sm_count - 1) / sm_count;
-      const double mma = 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
-      return static_cast<double>(waves) *
-             (layout.blocks_per_split * (mma / efficiency + kHandshakeClocks) + kClocksPerTile);
+      return static_cast<double>(waves_of(layout.Tiles())) *
+             (layout.blocks_per_split * (mma_clocks(tile) / efficiency + kHandshakeClocks) +
+              kClocksPerTile);
     };
     const BlockScaledGemmTile taking_turns{192, 128, 1, 1};
     if (tensor_time(taking_turns, 1.0) < tensor_time(best, kTwoSlicePromotedEfficiency)) {

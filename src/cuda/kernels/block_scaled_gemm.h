@@ -73,6 +73,10 @@ const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "r
 bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
                               int promotion_blocks);
 
+// A tile's rows are 64-row slices (a wgmma's M), one per math warpgroup, two on 256-row tiles.
+constexpr int SlicesPerWarpgroup(int block_m) { return block_m == 256 ? 2 : 1; }
+constexpr int MathWarpgroups(int block_m) { return block_m / 64 / SlicesPerWarpgroup(block_m); }
+
 // Registers a math thread has after setmaxnreg: 232 with one or two math warpgroups, 152 with
 // three (with the producer warpgroup's share, exactly what the CTA is launched with).
 constexpr int MathRegistersPerThread(int math_warpgroups) {
@@ -101,8 +105,8 @@ enum class MathSchedule {
   kTakingTurns,
 };
 constexpr MathSchedule MathScheduleOf(int block_m, int block_n, GemmScaling scaling) {
-  const int slices = block_m == 256 ? 2 : 1;
-  const int warpgroups = block_m / 64 / slices;
+  const int slices = SlicesPerWarpgroup(block_m);
+  const int warpgroups = MathWarpgroups(block_m);
   const int registers_per_sum = block_n / 2;  // a 64 x block_n f32 sum, per thread
   const bool column_scales = scaling == GemmScaling::kColumnBlocks;
   if (slices == 1 && 3 * registers_per_sum + 40 <= MathRegistersPerThread(warpgroups) &&

@@ -46,8 +46,8 @@ TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
 
 // With tensor or row scales promoted every block, large problems take the 192x128 tile, whose
 // three warpgroups take turns at the tensor core, over 256x128 (H200, 2026-12-04: 0.99x against
-// 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; block
-// scales and longer promotion intervals are not affected.
+// 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; longer
+// promotion intervals are not affected.
 TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsTakeTurns) {
   constexpr int kSms = 132;
   const auto tile = [&](int64_t m, int64_t n, int64_t k, cuda::GemmScaling scaling) {
@@ -61,8 +61,35 @@ TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsT
   EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // the model's own choice
   EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
   EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
-  EXPECT_EQ(tile(8192, 8192, 8192, cuda::GemmScaling::kBlocks), "256x128");
   EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kSms, kOuter, 8).block_m, 256);
+}
+
+// With A 1x128 x B 128x128 the plan takes the faster of 192x128 and 256x128 on each shape where
+// they were measured more than 1% apart: the training GEMMs and DeepGEMM's M = 4096 shapes, both
+// tiles forced (H200, 2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md; 192x128's
+// speed over 256x128's beside each).
+TEST(OwnGemmRulesTest, BlockScalesTakeTheFasterLargeTile) {
+  constexpr int kSms = 132;
+  struct Measured {
+    int64_t m, n, k;
+    double speed_192_over_256;
+  };
+  const Measured measured[] = {
+      {2048, 2048, 16384, 0.744}, {2048, 5504, 16384, 1.029},   {4096, 2112, 7168, 1.281},
+      {4096, 4096, 7168, 0.964},  {4096, 7168, 2048, 0.981},    {4096, 16384, 8192, 1.032},
+      {4096, 24576, 1536, 1.047}, {5504, 2048, 16384, 1.026},   {6144, 2048, 16384, 1.059},
+      {8192, 4096, 16384, 1.026}, {8192, 8192, 8192, 1.086},    {8192, 16384, 4096, 1.077},
+      {8192, 28672, 8192, 1.069}, {16384, 2048, 2048, 1.038},   {16384, 2048, 5504, 1.034},
+      {16384, 2048, 6144, 1.035}, {16384, 4096, 8192, 1.081},   {16384, 5504, 2048, 1.043},
+      {16384, 6144, 2048, 1.068}, {16384, 16384, 16384, 1.040},
+  };
+  for (const Measured& shape : measured) {
+    const std::string tile = cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms,
+                                                             cuda::GemmScaling::kBlocks, 1)
+                                 .ToString();
+    EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
+        << shape.m << "x" << shape.n << "x" << shape.k;
+  }
 }
 
 // Which way the kernel stages a stage's scales is a host decision on the layout and the scale

@@ -1356,24 +1356,33 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     }
   }
   // Where 256x128 wins, the problem keeps the tensor cores busy, and the byte terms above (fitted
-  // on small tiles) no longer tell the large tiles apart. With tensor or row scales promoted every
-  // block, the 192x128 tile's warpgroups take turns and keep the tensor core ~7% busier than
-  // 256x128's (H200, 2026-12-04: 8192^3 0.99x cuBLASLt's fast GEMM against 0.94x), but it has
-  // more tiles, each with an epilogue and a pipeline to fill (~5000 clocks, fitted to the 13
-  // training GEMMs, where short K keeps 256x128: 16384x2048x2048 0.97x against 0.91x cuBLASLt's
-  // promoted GEMM), and rounds M into more waves (4096 rows: 256x128 stays).
-  constexpr double kTwoSlicePromotedEfficiency = 0.93, kClocksPerTile = 5000;
-  if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 &&
-      scaling == GemmScaling::kOuter && promotion_blocks == 1) {
-    const auto tensor_time = [&](const BlockScaledGemmTile& tile, double efficiency) {
+  // on small tiles) no longer tell the large tiles apart. The 192x128 tile keeps the tensor core
+  // busier than 256x128's two-slice warpgroups but has more tiles, and rounds M into more waves
+  // (4096 rows: 256x128 stays); the two are compared by tensor time per wave, with 256x128 at
+  // `efficiency` of 192x128's rate and `clocks_per_tile` for each tile's epilogue and pipeline
+  // fill, fitted per scaling to tile sweeps on the H200 (both tiles forced):
+  //   - tensor or row scales promoted every block (192x128's warpgroups take turns; 2026-12-04,
+  //     the suite's large shapes and the 13 training GEMMs, where short K keeps 256x128:
+  //     16384x2048x2048 0.97x against 0.91x cuBLASLt's promoted GEMM): 0.93 and 5000 clocks;
+  //   - A 1x128 x B 128x128 (2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md: the
+  //     training GEMMs and DeepGEMM's M = 4096 shapes, 192x128 0.74-1.28x as fast): 0.92 and
+  //     none measurable; the rule picks the faster tile on all 22.
+  double efficiency = 0, clocks_per_tile = 0;
+  if (scaling == GemmScaling::kOuter && promotion_blocks == 1) {
+    efficiency = 0.93, clocks_per_tile = 5000;
+  } else if (scaling == GemmScaling::kBlocks) {
+    efficiency = 0.92, clocks_per_tile = 0;
+  }
+  if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 && efficiency > 0) {
+    const auto tensor_time = [&](const BlockScaledGemmTile& tile, double tile_efficiency) {
       const WorkLayout layout = LayoutOf(tile, m, n, k);
       return static_cast<double>(waves_of(layout.Tiles())) *
-             (layout.blocks_per_split * (mma_clocks(tile) / efficiency + kHandshakeClocks) +
-              kClocksPerTile);
+             (layout.blocks_per_split * (mma_clocks(tile) / tile_efficiency + kHandshakeClocks) +
+              clocks_per_tile);
     };
-    const BlockScaledGemmTile taking_turns{192, 128, 1, 1};
-    if (tensor_time(taking_turns, 1.0) < tensor_time(best, kTwoSlicePromotedEfficiency)) {
-      best = taking_turns;
+    const BlockScaledGemmTile three_warpgroups{192, 128, 1, 1};
+    if (tensor_time(three_warpgroups, 1.0) < tensor_time(best, efficiency)) {
+      best = three_warpgroups;
     }
   }
   return best;

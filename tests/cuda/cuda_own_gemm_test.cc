@@ -349,8 +349,9 @@ TEST(CudaOwnGemmTest, AutoTakesTheOwnKernelWhereItIsFaster) {
 TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   uint64_t seed = 9800;
-  const std::vector<const char*> tiles = {"256x64", "128x128", "128x128c2", "128x64", "128x32",
-                                          "64x128", "64x64",   "64x32",     "64x16"};
+  const std::vector<const char*> tiles = {"256x128", "256x128c2", "256x64", "192x128",
+                                          "128x128", "128x128c2", "128x64", "128x32",
+                                          "64x128",  "64x64",     "64x32",  "64x16"};
   ExpectEveryTileBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_scale_mode = kColumnBlocks},
                               kProducerWarpStaging, tiles, seed);
   ExpectEveryTileBitIdentical(
@@ -384,24 +385,25 @@ TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
                      ++seed);
 }
 
-// The tiles without registers for the per-column promotion refuse rhs 1x128, naming the tiles
-// that take it; kAuto (without autotuning) leaves rhs 1x128 to cuBLASLt, whose speed it has not
-// been measured against.
-TEST(CudaOwnGemmTest, ColumnScalesOnTilesWithoutRoomAreRefused) {
+// The 192-column tile (outer scales only) refuses rhs 1x128, naming the tiles that take it; kAuto
+// (without autotuning) leaves rhs 1x128 to cuBLASLt, which is faster there (the own 256x128
+// 0.90-0.91x on the training wgrads, H200, 2026-12-04).
+TEST(CudaOwnGemmTest, ColumnScalesOnTheWideTileAreRefused) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(
       DotProblem p,
       BlockScaledProblem({.m = 64, .n = 256, .k = 256, .rhs_scale_mode = kColumnBlocks}, 9901));
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
-  for (const char* tile : {"256x128", "256x128c2", "192x128"}) {
-    options.own_tile = tile;
+  options.own_tile = "128x192";
+  {
     StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec, options);
-    ASSERT_FALSE(plan.ok()) << tile;
-    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << tile;
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(plan.status().message().find("for 1x128 x 1x128 scales"), std::string::npos)
         << plan.status().message();
-    EXPECT_NE(plan.status().message().find("64x128"), std::string::npos) << plan.status().message();
+    EXPECT_NE(plan.status().message().find("256x128"), std::string::npos)
+        << plan.status().message();
   }
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");

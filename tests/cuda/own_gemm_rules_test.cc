@@ -92,6 +92,22 @@ TEST(OwnGemmRulesTest, BlockScalesTakeTheFasterLargeTile) {
   }
 }
 
+// With B 1x128 the training wgrads take 256x128, the fastest tile on each (H200, 2026-12-04,
+// bench/results/2026-12-04-h200-column-scale-tiles.md: 0.90-0.91x cuBLASLt against 0.76-0.78x
+// for 128x128, 0.59-0.93x for 192x128).
+TEST(OwnGemmRulesTest, ColumnScalesTakeTheTwoSliceTileOnTheWgrads) {
+  constexpr int kSms = 132;
+  const int64_t wgrads[][3] = {{2048, 2048, 16384}, {2048, 5504, 16384}, {4096, 16384, 8192},
+                               {5504, 2048, 16384}, {6144, 2048, 16384}, {16384, 4096, 8192}};
+  for (const auto& s : wgrads) {
+    EXPECT_EQ(
+        cuda::ChooseBlockScaledGemmTile(s[0], s[1], s[2], kSms, cuda::GemmScaling::kColumnBlocks, 1)
+            .ToString(),
+        "256x128")
+        << s[0] << "x" << s[1] << "x" << s[2];
+  }
+}
+
 // Which way the kernel stages a stage's scales is a host decision on the layout and the scale
 // pointers' alignment (no GPU needed): the copy engine for M-major lhs scales (and N-major rhs
 // 1x128 ones) with 16-byte aligned bases and K-block strides, producer warps otherwise.
@@ -150,9 +166,8 @@ TEST(OwnGemmRulesTest, ScaleStagingFollowsTheLayoutAndTheAlignment) {
   EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
 }
 
-// B 1x128 scales a product per column: the one-slice tiles of up to two warpgroups take it at 128
-// columns (128x128 since 2026-12-04), the 192- and 256-row tiles do not; tensor scales take every
-// tile, and the 256-row tiles only with promotion every 128.
+// Every tile of up to 128 columns takes block scales (B 1x128 on every one since 2026-12-04);
+// tensor scales take every tile, and the 256-row tiles only with promotion every 128.
 TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {
   using cuda::GemmScaling;
   const auto takes = [](int m, int n, GemmScaling scaling, int promotion_blocks = 1) {
@@ -161,8 +176,8 @@ TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {
   EXPECT_TRUE(takes(128, 128, GemmScaling::kColumnBlocks));
   EXPECT_TRUE(takes(64, 128, GemmScaling::kColumnBlocks));
   EXPECT_TRUE(takes(256, 64, GemmScaling::kColumnBlocks));
-  EXPECT_FALSE(takes(192, 128, GemmScaling::kColumnBlocks));
-  EXPECT_FALSE(takes(256, 128, GemmScaling::kColumnBlocks));
+  EXPECT_TRUE(takes(192, 128, GemmScaling::kColumnBlocks));
+  EXPECT_TRUE(takes(256, 128, GemmScaling::kColumnBlocks));
   EXPECT_FALSE(takes(128, 192, GemmScaling::kColumnBlocks));
   EXPECT_FALSE(takes(128, 192, GemmScaling::kBlocks));  // two B scales per K-block
   EXPECT_TRUE(takes(128, 192, GemmScaling::kOuter));

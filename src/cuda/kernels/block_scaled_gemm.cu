@@ -79,13 +79,9 @@ template <int kBlockM, int kBlockN, GemmScaling kScaling>
 constexpr MathSchedule kMathSchedule = MathScheduleOf(kBlockM, kBlockN, kScaling);
 
 // Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
-constexpr bool TakesScaling(GemmScaling scaling, int block_m, int block_n) {
+constexpr bool TakesScaling(GemmScaling scaling, int block_n) {
   // Tiles wider than a B 128x128 block would need two B scales per K-block: outer scales only.
-  // B 1x128 scales a product per column: at 128 columns only the one-slice tiles of up to two
-  // warpgroups have the registers.
-  if (block_n > kScaleColumns) return scaling == GemmScaling::kOuter;
-  return scaling != GemmScaling::kColumnBlocks || block_n < kScaleColumns ||
-         block_m <= 2 * kSliceRows;
+  return block_n <= kScaleColumns || scaling == GemmScaling::kOuter;
 }
 
 // Tiles whose math warpgroups own two 64-row slices (TileShape::kSlices).
@@ -1179,7 +1175,7 @@ Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
 #define FP8DOT_LAUNCH_TILE(M, N, C)                                    \
-  if constexpr (TakesScaling(kScaling, M, N)) {                        \
+  if constexpr (TakesScaling(kScaling, N)) {                           \
     if (t.block_m == M && t.block_n == N && t.cluster == C) {          \
       return Launch<M, N, C, kLhs, Out, kScaling>(p, stream, context); \
     }                                                                  \
@@ -1304,7 +1300,7 @@ bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scali
   if (scaling == GemmScaling::kOuter && promotion_blocks > 1 && HasTwoSlices(tile.block_m)) {
     return false;
   }
-  return TakesScaling(scaling, tile.block_m, tile.block_n);
+  return TakesScaling(scaling, tile.block_n);
 }
 
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,

@@ -66,10 +66,10 @@ enum class GemmScaling {
 const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "row or tensor"
 
 // Whether the kernel has `tile` for `scaling` promoted every `promotion_blocks` K-blocks: with
-// kColumnBlocks all but the tiles of 128 columns and more than 128 rows (no registers left for
-// the per-column promotion); with kOuter every tile, but the 256-row ones only when they promote
-// every block (their warpgroups' two slices leave no registers for a partial sum that outlives a
-// block); the 192-column tile with kOuter only (it would need two B 128x128 scales per block).
+// block scales (either B) every tile of up to 128 columns; with kOuter every tile, but the
+// 256-row ones only when they promote every block (their warpgroups' two slices leave no
+// registers for a partial sum that outlives a block); the 192-column tile with kOuter only (it
+// would need two B 128x128 scales per block).
 bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
                               int promotion_blocks);
 

@@ -161,11 +161,12 @@ class PlanBuilder {
 
   // The own kernel reads the operands as cuBLASLt would (K-major, rows 16-byte aligned), applies
   // the block scales itself (in the caller's layout) and writes D in place.
-  Status BuildOwn(const OwnGemm& own) {
+  Status BuildOwn(OwnGemm own) {
     plan_.gemm.reset();  // what a cuBLASLt attempt may have left
     plan_.gemm_output = DeviceBuffer();
     plan_.scales_in_gemm = false;
     FP8_RETURN_IF_ERROR(PrepareOperands());
+    FP8_RETURN_IF_ERROR(PrepareOwnScales(own));
     plan_.own = own;
     plan_.fused = true;
     plan_.n_padded = dot_.n;
@@ -355,6 +356,32 @@ class PlanBuilder {
 
   // Scales in cuBLASLt's layout (only when cuBLASLt applies them; the other paths apply them in
   // the gather or the epilogue).
+  // The 192- and 256-row tiles (large problems) read 1x128 scales that the copy engine cannot
+  // stage (not M-major, or N-major for rhs 1x128, with 16-byte aligned K-blocks) reordered into
+  // that layout at every run, as cuBLASLt's plans do: staged by the producer warps' per-row
+  // cp.async instead, fp8dot's default row-major scales made 192x128 0.57-0.61x as fast
+  // (H200, 2026-12-04, the MLP block's GEMMs; bench/results/2026-12-04-h200-own-scale-reorder.md).
+  // The smaller tiles (small M) keep the producer warps' staging.
+  Status PrepareOwnScales(OwnGemm& own) {
+    if (own.tile.block_m <= 128 ||
+        BlockScaledGemmStagesScalesByCopyEngine(OwnGemmLaunchShape(own, dot_))) {
+      return OkStatus();
+    }
+    if (spec_.lhs_scale.mode == ScaleMode::kBlock1x128) {
+      const int64_t rows = RoundUp(dot_.m, 4);
+      FP8_ASSIGN_OR_RETURN(plan_.lhs_scale,
+                           PrepareScale(spec_.lhs_scale, true, dot_.m, rows, dot_.k));
+      if (plan_.lhs_scale.relayout) own.lhs_scale = {.row = 1, .block = rows};
+    }
+    if (spec_.rhs_scale.mode == ScaleMode::kBlock1x128) {
+      const int64_t columns = RoundUp(dot_.n, 4);
+      FP8_ASSIGN_OR_RETURN(plan_.rhs_scale,
+                           PrepareScale(spec_.rhs_scale, false, dot_.n, columns, dot_.k));
+      if (plan_.rhs_scale.relayout) own.rhs_scale = {.row = 1, .block = columns};
+    }
+    return OkStatus();
+  }
+
   Status PrepareScales() {
     FP8_ASSIGN_OR_RETURN(plan_.lhs_scale,
                          PrepareScale(spec_.lhs_scale, true, dot_.m, lt_.n, dot_.k));
@@ -618,8 +645,8 @@ StatusOr<void*> EnqueueGemm(CudaDotPlan::Impl& plan, const CudaDotBuffers& b, cu
     p.rhs_type = plan.rhs.target_type;
     p.lhs_row_bytes = plan.lhs.ld;  // FP8: one byte per element
     p.rhs_row_bytes = plan.rhs.ld;
-    p.lhs_scale = b.lhs_scale;
-    p.rhs_scale = b.rhs_scale;
+    p.lhs_scale = plan.lhs_scale.Resolve(b.lhs_scale);
+    p.rhs_scale = plan.rhs_scale.Resolve(b.rhs_scale);
     p.output = b.output;
     p.output_type = spec.output_type;
     p.workspace = plan.workspace.data();

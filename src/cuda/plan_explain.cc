@@ -29,13 +29,16 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
                                             own.tile.block_m, own.tile.block_n, own.scaling)));
   Line(out, plan.lhs.how);
   Line(out, plan.rhs.how);
+  const auto source = [](const PreparedScale& scale) {
+    return scale.relayout ? "reordered on the device at every run" : "read in place";
+  };
   Line(out,
-       StrFormat("scales: lhs %s (row stride %lld, block stride %lld), rhs %s (column "
-                 "stride %lld, block stride %lld), read in place (stride 0: one scale)",
+       StrFormat("scales: lhs %s (row stride %lld, block stride %lld) %s, rhs %s (column "
+                 "stride %lld, block stride %lld) %s (stride 0: one scale)",
                  ScaleModeName(plan.spec.lhs_scale.mode), static_cast<long long>(own.lhs_scale.row),
-                 static_cast<long long>(own.lhs_scale.block),
+                 static_cast<long long>(own.lhs_scale.block), source(plan.lhs_scale),
                  ScaleModeName(plan.spec.rhs_scale.mode), static_cast<long long>(own.rhs_scale.row),
-                 static_cast<long long>(own.rhs_scale.block)));
+                 static_cast<long long>(own.rhs_scale.block), source(plan.rhs_scale)));
   if (own.scaling == GemmScaling::kOuter) {
     Line(out, StrFormat("accumulation: the wgmma partial sum of every %d K promoted into f32 "
                         "registers (acc += partial), D = f32(acc * f32(scale_a * scale_b)) at "

@@ -160,7 +160,8 @@ class PlanBuilder {
   }
 
   // The own kernel reads the operands as cuBLASLt would (K-major, rows 16-byte aligned), applies
-  // the block scales itself (in the caller's layout) and writes D in place.
+  // the block scales itself (in the caller's layout, or reordered: PrepareOwnScales) and writes D
+  // in place.
   Status BuildOwn(OwnGemm own) {
     plan_.gemm.reset();  // what a cuBLASLt attempt may have left
     plan_.gemm_output = DeviceBuffer();
@@ -354,8 +355,6 @@ class PlanBuilder {
     return OkStatus();
   }
 
-  // Scales in cuBLASLt's layout (only when cuBLASLt applies them; the other paths apply them in
-  // the gather or the epilogue).
   // The 192- and 256-row tiles (large problems) read 1x128 scales that the copy engine cannot
   // stage (not M-major, or N-major for rhs 1x128, with 16-byte aligned K-blocks) reordered into
   // that layout at every run, as cuBLASLt's plans do: staged by the producer warps' per-row
@@ -382,6 +381,8 @@ class PlanBuilder {
     return OkStatus();
   }
 
+  // Scales in cuBLASLt's layout (only when cuBLASLt applies them; the other paths apply them in
+  // the gather or the epilogue).
   Status PrepareScales() {
     FP8_ASSIGN_OR_RETURN(plan_.lhs_scale,
                          PrepareScale(spec_.lhs_scale, true, dot_.m, lt_.n, dot_.k));

@@ -402,15 +402,13 @@ TEST(CudaOwnGemmTest, ColumnScalesOnTheWideTileAreRefused) {
   CudaDotOptions options;
   options.engine = GemmEngine::kOwn;
   options.own_tile = "128x192";
-  {
-    StatusOr<std::unique_ptr<CudaDotPlan>> plan = CudaDotPlan::Create(p.spec, options);
-    ASSERT_FALSE(plan.ok());
-    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(plan.status().message().find("for 1x128 x 1x128 scales"), std::string::npos)
-        << plan.status().message();
-    EXPECT_NE(plan.status().message().find("256x128"), std::string::npos)
-        << plan.status().message();
-  }
+  const StatusOr<std::unique_ptr<CudaDotPlan>> refused = CudaDotPlan::Create(p.spec, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("for 1x128 x 1x128 scales"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("256x128"), std::string::npos)
+      << refused.status().message();
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
   EXPECT_EQ(plan->info().engine, "cuBLASLt");
 }

@@ -355,17 +355,10 @@ class PlanBuilder {
     return OkStatus();
   }
 
-  // The 192- and 256-row tiles (large problems) read 1x128 scales that the copy engine cannot
-  // stage (not M-major, or N-major for rhs 1x128, with 16-byte aligned K-blocks) reordered into
-  // that layout at every run, as cuBLASLt's plans do: staged by the producer warps' per-row
-  // cp.async instead, fp8dot's default row-major scales made 192x128 0.57-0.61x as fast
-  // (H200, 2026-12-04, the MLP block's GEMMs; bench/results/2026-12-04-h200-own-scale-reorder.md).
-  // The smaller tiles (small M) keep the producer warps' staging.
+  // 1x128 scales the copy engine cannot stage, reordered into its layout at every run where
+  // OwnGemmReordersScales says so.
   Status PrepareOwnScales(OwnGemm& own) {
-    if (own.tile.block_m <= 128 ||
-        BlockScaledGemmStagesScalesByCopyEngine(OwnGemmLaunchShape(own, dot_))) {
-      return OkStatus();
-    }
+    if (!OwnGemmReordersScales(OwnGemmLaunchShape(own, dot_))) return OkStatus();
     if (spec_.lhs_scale.mode == ScaleMode::kBlock1x128) {
       const int64_t rows = RoundUp(dot_.m, 4);
       FP8_ASSIGN_OR_RETURN(plan_.lhs_scale,

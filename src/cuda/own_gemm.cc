@@ -120,6 +120,12 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
 }
 
+bool OwnGemmReordersScales(const BlockScaledGemmParams& launch_shape) {
+  const bool has_block_scales = launch_shape.scaling != GemmScaling::kOuter;
+  return has_block_scales && launch_shape.m > 64 &&
+         !BlockScaledGemmStagesScalesByCopyEngine(launch_shape);
+}
+
 BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot& dot) {
   BlockScaledGemmParams p;
   p.m = dot.m;

@@ -41,6 +41,16 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 // the training benchmarks), bench/results/2026-12-03-h200-556ca5d-training-shapes-and-peer.md.
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 
+// Whether a plan reorders 1x128 scales that the copy engine cannot stage (not M-major, or N-major
+// for rhs 1x128, with 16-byte aligned K-blocks: fp8dot's default row-major ones) into that layout
+// on the device at every run, as cuBLASLt's plans do, rather than have the producer warps stage
+// them by per-row cp.async: wherever M > 64. Measured on the H200, 2026-12-04
+// (bench/results/2026-12-04-h200-own-scale-reorder.md), the plan with row-major scales against
+// cuBLASLt: the 192-row tile 0.57-0.61x staged, 1.05-1.11x reordered; M = 128 (tiles of up to
+// 128 rows) 0.75-1.05x staged, 0.96-1.15x reordered; at M = 64 the reorder's second launch
+// costs what it saves in a loop of calls (1.03-1.10x staged, 0.86-1.15x reordered).
+bool OwnGemmReordersScales(const BlockScaledGemmParams& launch_shape);
+
 // The kernel's parameters that the plan decides (shape, scale strides and scaling, tile, D's row
 // stride); a run adds the pointers, types and workspace.
 BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot& dot);

@@ -2,7 +2,6 @@
 // emulation of promoted, block-scaled accumulation (with fused promotions) on fresh random data,
 // for every tile, both lhs types, both output types, ragged M, and scales in either layout; the
 // engine is named in the plan; dots it cannot run are refused with the reason.
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -128,18 +127,19 @@ void ExpectBitIdentical(const OwnCase& c, const std::string& tile, uint64_t seed
 constexpr char kCopyEngineStaging[] = "scales arrive with its operand tiles";
 constexpr char kProducerWarpStaging[] = "producer warps copy each stage's scales";
 
-// The 192- and 256-row tiles have the scales that producer warps would stage reordered first.
+// Above M = 64 the scales that producer warps would stage are reordered first
+// (OwnGemmReordersScales).
 constexpr char kReorderedScales[] = "reordered on the device at every run";
 
 // Runs `c` on each of `tiles`, expecting the explain to name `staging` (kReorderedScales instead
-// of producer warps' staging on tiles of more than 128 rows).
+// of producer warps' staging above M = 64).
 void ExpectEveryTileBitIdentical(const OwnCase& c, const char* staging,
                                  const std::vector<const char*>& tiles, uint64_t& seed) {
   for (const char* tile : tiles) {
     CudaDotOptions options;
     options.engine = GemmEngine::kOwn;
     options.own_tile = tile;
-    const bool reordered = staging == kProducerWarpStaging && std::atoi(tile) > 128;
+    const bool reordered = staging == kProducerWarpStaging && c.m > 64;
     ExpectBitIdentical(c, options, ++seed, reordered ? kReorderedScales : staging);
   }
 }
@@ -148,14 +148,16 @@ TEST(CudaOwnGemmTest, EveryTileIsBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   // Ragged M (not a multiple of any block_m), an odd number of 128-column tiles (so a 2-CTA
   // cluster's second tile falls past N), several K blocks, and M spanning several tile-rows.
-  // Row-major lhs scales are staged by the producer's warps; M-major lhs scales whose K-blocks
-  // start on 16 bytes by the copy engine with the operand tiles, whichever the rhs 128x128
-  // scales' layout (K-blocks contiguous, cuBLASLt's, or column blocks): their one scale per
-  // stage is a cp.async either way.
+  // Row-major lhs scales are staged by the producer's warps at M <= 64 (on every tile: M = 50
+  // leaves the larger tiles' other rows zero-filled) and reordered above; M-major lhs scales
+  // whose K-blocks start on 16 bytes by the copy engine with the operand tiles, whichever the
+  // rhs 128x128 scales' layout (K-blocks contiguous, cuBLASLt's, or column blocks): their one
+  // scale per stage is a cp.async either way.
   const std::vector<const char*> tiles = {"256x128c2", "256x128", "256x64", "192x128",
                                           "128x128c2", "128x128", "128x64", "128x32",
                                           "64x128",    "64x64",   "64x32",  "64x16"};
   uint64_t seed = 9100;
+  ExpectEveryTileBitIdentical({.m = 50, .n = 384, .k = 640}, kProducerWarpStaging, tiles, seed);
   ExpectEveryTileBitIdentical({.m = 200, .n = 384, .k = 640}, kProducerWarpStaging, tiles, seed);
   ExpectEveryTileBitIdentical({.m = 600, .n = 640, .k = 384, .output_type = DType::kBF16},
                               kProducerWarpStaging, tiles, seed);
@@ -211,6 +213,8 @@ TEST(CudaOwnGemmTest, LongKIsBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   constexpr int64_t kK = 131 * 128;
   uint64_t seed = 10400;
+  ExpectEveryTileBitIdentical({.m = 60, .n = 200, .k = kK}, kProducerWarpStaging,
+                              {"256x128", "128x128", "64x16"}, seed);
   ExpectEveryTileBitIdentical({.m = 96, .n = 200, .k = kK}, kProducerWarpStaging,
                               {"256x128", "128x128", "64x16"}, seed);
   ExpectEveryTileBitIdentical({.m = 96, .n = 200, .k = kK, .column_major_scales = true},
@@ -358,6 +362,8 @@ TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
   const std::vector<const char*> tiles = {"256x128", "256x128c2", "256x64", "192x128",
                                           "128x128", "128x128c2", "128x64", "128x32",
                                           "64x128",  "64x64",     "64x32",  "64x16"};
+  ExpectEveryTileBitIdentical({.m = 40, .n = 384, .k = 640, .rhs_scale_mode = kColumnBlocks},
+                              kProducerWarpStaging, tiles, seed);
   ExpectEveryTileBitIdentical({.m = 200, .n = 384, .k = 640, .rhs_scale_mode = kColumnBlocks},
                               kProducerWarpStaging, tiles, seed);
   ExpectEveryTileBitIdentical(

@@ -166,6 +166,41 @@ TEST(OwnGemmRulesTest, ScaleStagingFollowsTheLayoutAndTheAlignment) {
   EXPECT_FALSE(cuda::BlockScaledGemmStagesScalesByCopyEngine(q));
 }
 
+// Which 1x128 scales a plan reorders at every run (OwnGemmReordersScales): those the copy engine
+// cannot stage, unless M <= 64, where the producer warps stage them as fast in a loop of calls.
+TEST(OwnGemmRulesTest, PlansReorderUnstageableScalesAboveSixtyFourRows) {
+  cuda::BlockScaledGemmParams p;  // a plan's layout-only shape: no pointers
+  p.n = 4096, p.k = 7168;         // 56 K-blocks
+  p.tile = {64, 128};
+  p.scaling = cuda::GemmScaling::kBlocks;
+  p.rhs_scale_row_stride = 56, p.rhs_scale_block_stride = 1;
+  const auto reorders = [&](int64_t m, int64_t lhs_row_stride, int64_t lhs_block_stride) {
+    cuda::BlockScaledGemmParams q = p;
+    q.m = m, q.lhs_scale_row_stride = lhs_row_stride, q.lhs_scale_block_stride = lhs_block_stride;
+    return cuda::OwnGemmReordersScales(q);
+  };
+  EXPECT_FALSE(reorders(64, 56, 1));  // row-major [M][K/128]: producer staging at M <= 64
+  EXPECT_FALSE(reorders(1, 56, 1));
+  EXPECT_TRUE(reorders(65, 56, 1));
+  EXPECT_TRUE(reorders(128, 56, 1));
+  EXPECT_TRUE(reorders(8192, 56, 1));
+  EXPECT_FALSE(reorders(128, 1, 128));  // M-major: staged by the copy engine as it is
+  EXPECT_FALSE(reorders(8192, 1, 8192));
+  EXPECT_TRUE(reorders(130, 1, 130));  // M-major, K-blocks not 16-byte aligned
+
+  cuda::BlockScaledGemmParams wgrad = p;  // rhs 1x128 in its row-major layout [N][K/128]
+  wgrad.scaling = cuda::GemmScaling::kColumnBlocks;
+  wgrad.m = 4096, wgrad.lhs_scale_row_stride = 1, wgrad.lhs_scale_block_stride = 4096;
+  EXPECT_TRUE(cuda::OwnGemmReordersScales(wgrad));
+  wgrad.rhs_scale_row_stride = 1, wgrad.rhs_scale_block_stride = 4096;  // N-major
+  EXPECT_FALSE(cuda::OwnGemmReordersScales(wgrad));
+
+  cuda::BlockScaledGemmParams outer = p;  // tensor or row scales apply to D: nothing to reorder
+  outer.scaling = cuda::GemmScaling::kOuter;
+  outer.m = 8192, outer.lhs_scale_row_stride = 1, outer.rhs_scale_row_stride = 1;
+  EXPECT_FALSE(cuda::OwnGemmReordersScales(outer));
+}
+
 // Every tile of up to 128 columns takes block scales (B 1x128 on every one since 2026-12-04);
 // tensor scales take every tile, and the 256-row tiles only with promotion every 128.
 TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {

@@ -23,6 +23,12 @@
 //
 // Backends: QuantizeOnCpu (cpu_backend.h, the reference) and QuantizeOnCuda (cuda_backend.h).
 //
+// 1x128 scales keep their shapes in either layout of spec.scale_layout; only their order in
+// memory differs. kRowMajor: a row's K-blocks side by side. kColumnMajor: a K-block's rows side
+// by side ([⌈cols/128⌉][rows] in memory for q's, [⌈rows/128⌉][cols] for qᵀ's): the layout both
+// GEMM engines read in place (cuBLASLt's VEC128 scales; the own kernel's copy engine, when the
+// operand's rows are a multiple of 4), so no GEMM that takes them reorders them first.
+//
 // kTensor with a given scale (delayed scaling) casts with that scale instead, and writes it as
 // q's scale; a given scale that is not a positive finite number (delayed scaling's first step,
 // whose history has no amax yet) is replaced by the input's own scale, as without one, so a
@@ -41,9 +47,14 @@ namespace fp8dot {
 
 enum class ScaleGranularity { kTensor, kRow, k1x128, k128x128 };
 
+// How 1x128 scales lie in memory (above); the other granularities have one layout.
+enum class ScaleLayout { kRowMajor, kColumnMajor };
+
 const char* ScaleGranularityName(
     ScaleGranularity granularity);  // "tensor", "row", "1x128", "128x128"
 StatusOr<ScaleGranularity> ParseScaleGranularity(const std::string& name);
+const char* ScaleLayoutName(ScaleLayout layout);  // "row-major", "column-major"
+StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name);
 
 struct QuantizeSpec {
   DType input_type = DType::kBF16;  // f32, bf16 or f16
@@ -55,6 +66,7 @@ struct QuantizeSpec {
   bool given_scale = false;   // kTensor only: cast with QuantizeBuffers::given_scale (if usable)
   int margin = 0;             // scale = amax · 2^margin / max; |margin| <= 64
   bool compute_amax = false;  // write max |x| of the whole input to QuantizeBuffers::amax
+  ScaleLayout scale_layout = ScaleLayout::kRowMajor;  // kColumnMajor: k1x128 only
 };
 
 // Pointers for one quantisation: host pointers for the CPU backend, device pointers for CUDA.
@@ -77,6 +89,10 @@ struct QuantizeOutputs {
   std::vector<int64_t> transposed_output_dims;  // {cols, rows}; empty when !transposed
   std::vector<int64_t> transposed_scale_dims;
   bool has_transposed_scale = false;  // qᵀ has scales of its own (kRow, k1x128)
+  // The scales' layout as dot_spec.h writes layouts (minor-to-major; {} = row-major): {0, 1}
+  // for column-major 1x128 scales, q's and qᵀ's alike. A scaled dot given a scale with this
+  // layout reads it as the quantisation wrote it.
+  std::vector<int64_t> scale_minor_to_major;
 };
 
 // Checks the spec (types, extents, options that go together) and says what it produces.

@@ -16,6 +16,7 @@ from ._arrays import describe
 from ._dot import _numpy_empty, check_current_device, dtype_name
 
 GRANULARITIES = ("tensor", "row", "1x128", "128x128")
+SCALE_LAYOUTS = ("row-major", "column-major")
 
 
 class Quantized(NamedTuple):
@@ -34,11 +35,11 @@ class Quantized(NamedTuple):
 
 @functools.lru_cache(maxsize=4096)
 def make_quantizer(description, out_dtype: str, granularity: str, row_major: bool,
-                   transposed: bool, given_scale: bool, margin: int,
-                   amax: bool) -> "_core.Quantizer":
+                   transposed: bool, given_scale: bool, margin: int, amax: bool,
+                   scale_layout: str = "row-major") -> "_core.Quantizer":
     """The validated C++ Quantizer for an input description and options, made once."""
     return _core.Quantizer(description, out_dtype, granularity, row_major, transposed,
-                           given_scale, margin, amax)
+                           given_scale, margin, amax, scale_layout)
 
 
 def check_given_scale(scale, device: str):
@@ -55,7 +56,8 @@ def check_given_scale(scale, device: str):
 
 def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
              transposed: bool = False, scale=None, margin: int = 0, amax: bool = False,
-             backend: str = "auto", share_scales: bool = True) -> Quantized:
+             scale_layout: str = "row-major", backend: str = "auto",
+             share_scales: bool = True) -> Quantized:
     """Quantises the row-major matrix x [rows, cols] (f32, bf16 or f16) to `dtype`
     (float8_e4m3fn or float8_e5m2) with one scale per `granularity` group of its rows (cols is
     the contracting dim of the GEMM it feeds): "tensor", "row", "1x128" or "128x128".
@@ -72,6 +74,10 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     tensors or rows of this x (tensor and row scales without a usable scale=): those read it
     twice, an amax pass first. The CPU backend gives the same bytes.
 
+    scale_layout="column-major" (1x128 only) writes the 1×128 scales with a K-block's rows side
+    by side: same shapes and values, returned as column-major views (strides (1, rows)), the
+    layout both GPU GEMM engines read in place, so a scaled dot taking them reorders nothing.
+
     share_scales=False leaves scale_t None where it is q's (for the torch op, whose outputs
     cannot alias).
     """
@@ -86,7 +92,8 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
         scale = numpy.asarray(scale)  # a numpy scalar as a 0-d array, alive for the call
     given = 0 if scale is None else check_given_scale(scale, info.device).pointer
     quantizer = make_quantizer(info.description, dtype_name(dtype), granularity, bool(row_major),
-                               bool(transposed), scale is not None, int(margin), bool(amax))
+                               bool(transposed), scale is not None, int(margin), bool(amax),
+                               scale_layout)
     is_torch = not hasattr(x, "__array_interface__")
     outputs = allocate_outputs(quantizer, dtype, is_torch, x.device if is_torch else None, amax)
     pointers = [0 if a is None else (a.data_ptr() if is_torch else a.ctypes.data)
@@ -103,7 +110,8 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
 
 
 def allocate_outputs(quantizer, dtype, is_torch: bool, device, amax: bool) -> Quantized:
-    """Empty outputs of the quantizer's shapes (None for what it does not produce)."""
+    """Empty outputs of the quantizer's shapes (None for what it does not produce), the 2-D
+    scales column-major where the quantizer writes them so."""
     q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
     name = dtype_name(dtype).removeprefix("torch.")
     if is_torch:
@@ -116,8 +124,13 @@ def allocate_outputs(quantizer, dtype, is_torch: bool, device, amax: bool) -> Qu
         def empty(shape, element):
             return None if shape is None else _numpy_empty(shape, element)
         fp8, f32 = name, "float32"
-    return Quantized(empty(q_shape, fp8), empty(scale_shape, f32), empty(q_t_shape, fp8),
-                     empty(scale_t_shape, f32), empty(() if amax else None, f32))
+
+    def empty_scale(shape):
+        if shape is None or not quantizer.column_major_scales:
+            return empty(shape, f32)
+        return empty(tuple(reversed(shape)), f32).T  # a transposed view: (1, rows) strides
+    return Quantized(empty(q_shape, fp8), empty_scale(scale_shape), empty(q_t_shape, fp8),
+                     empty_scale(scale_t_shape), empty(() if amax else None, f32))
 
 
 def shared_transposed_scale(outputs: Quantized, granularity: str) -> Quantized:
@@ -133,21 +146,23 @@ def shared_transposed_scale(outputs: Quantized, granularity: str) -> Quantized:
 
 
 def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_dtype,
-                      scale=None, amax: bool = False):
+                      scale=None, amax: bool = False, scale_layout: str = "row-major"):
     """(q, scale) of matrix [R, C] for the GEMM that contracts C (in `dtype`, with the given
     delayed-scaling scale if any) and, unless transposed_dtype is None, (q_t, scale_t) of matrixᵀ
     for the GEMM that contracts R, each scale in its own operand's terms. `quantize_fn` is a
     framework's fused quantisation (fp8dot.torch.quantize, fp8dot.jax.fused_quantize): one pass
     when both share a dtype; a transpose in another dtype is quantised on its own (current
     scaling). Returns (operand, transposed operand or None, max |matrix| when `amax`, else
-    None), the amax from the same pass (for a delayed-scaling history)."""
+    None), the amax from the same pass (for a delayed-scaling history). 1×128 scales in
+    `scale_layout` (quantize's)."""
     same_dtype = transposed_dtype == dtype
     result = quantize_fn(matrix, dtype, granularity, transposed=same_dtype, scale=scale,
-                         amax=amax)
+                         amax=amax, scale_layout=scale_layout)
     operand = (result.q, result.scale)
     if transposed_dtype is None:
         return operand, None, result.amax
     if same_dtype:
         return operand, (result.q_t, result.scale_t), result.amax
-    other = quantize_fn(matrix, transposed_dtype, granularity, row_major=False, transposed=True)
+    other = quantize_fn(matrix, transposed_dtype, granularity, row_major=False, transposed=True,
+                        scale_layout=scale_layout)
     return operand, (other.q_t, other.scale_t), result.amax

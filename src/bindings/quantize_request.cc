@@ -29,6 +29,7 @@ StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
   spec.given_scale = request.given_scale;
   spec.margin = request.margin;
   spec.compute_amax = request.compute_amax;
+  FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(request.scale_layout));
   FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   return std::make_pair(spec, std::move(outputs));
 }

@@ -23,6 +23,7 @@ struct QuantizeRequest {
   bool given_scale = false;
   int margin = 0;
   bool compute_amax = false;
+  std::string scale_layout = "row-major";  // of 1x128 scales: "row-major" or "column-major"
 };
 
 // The request as a QuantizeSpec with the outputs ValidateQuantizeSpec says it produces, or

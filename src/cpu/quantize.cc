@@ -35,7 +35,7 @@ std::vector<uint32_t> GroupAmax(const std::vector<float>& x, int64_t rows, int64
 }
 
 // Casts x (rows x cols) with the scale of each element's group into `out`, and writes the
-// groups' scales into `scale` (when not null).
+// groups' scales into `scale` (when not null), [row groups][col groups] in spec.scale_layout.
 void CastByGroups(const std::vector<float>& x, int64_t rows, int64_t cols, int64_t group_rows,
                   int64_t group_cols, const QuantizeSpec& spec, const float* given_scale, void* out,
                   float* scale) {
@@ -52,7 +52,14 @@ void CastByGroups(const std::vector<float>& x, int64_t rows, int64_t cols, int64
     for (uint32_t bits : amax) {
       scales.push_back(quantize_rule::ScaleFromAmax(FloatFromBits(bits), margin_factor, type_max));
     }
-    if (scale != nullptr) std::copy(scales.begin(), scales.end(), scale);
+    if (scale != nullptr) {
+      const int64_t row_groups = static_cast<int64_t>(scales.size()) / groups_per_row;
+      const bool column_major = spec.scale_layout == ScaleLayout::kColumnMajor;
+      for (int64_t g = 0; g < static_cast<int64_t>(scales.size()); ++g) {
+        const int64_t row = g / groups_per_row, col = g % groups_per_row;
+        scale[column_major ? col * row_groups + row : g] = scales[static_cast<size_t>(g)];
+      }
+    }
   }
   const int64_t group_r = group_rows == 0 ? rows : group_rows;
   const int64_t group_c = group_cols == 0 ? cols : group_cols;

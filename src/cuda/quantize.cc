@@ -46,6 +46,7 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   cast.vector_input = vector_input;
   cast.vector_output = spec.cols % 8 == 0 && Aligned(buffers.output, 8);
   cast.vector_transposed_output = spec.rows % 8 == 0 && Aligned(buffers.transposed_output, 8);
+  cast.column_major_scales = spec.scale_layout == ScaleLayout::kColumnMajor;
   if (spec.compute_amax) FP8_RETURN_IF_ERROR(zero(buffers.amax, 1));
 
   // The amax pass that tensor and row scales of this input need first (the pointers below).

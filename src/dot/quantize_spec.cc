@@ -48,6 +48,17 @@ StatusOr<ScaleGranularity> ParseScaleGranularity(const std::string& name) {
                          name.c_str());
 }
 
+const char* ScaleLayoutName(ScaleLayout layout) {
+  return layout == ScaleLayout::kColumnMajor ? "column-major" : "row-major";
+}
+
+StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name) {
+  for (ScaleLayout layout : {ScaleLayout::kRowMajor, ScaleLayout::kColumnMajor}) {
+    if (name == ScaleLayoutName(layout)) return layout;
+  }
+  return InvalidArgument("unknown scale layout '%s' (row-major or column-major)", name.c_str());
+}
+
 StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
   if (spec.input_type != DType::kF32 && spec.input_type != DType::kBF16 &&
       spec.input_type != DType::kF16) {
@@ -73,6 +84,13 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
     return InvalidArgument(
         "quantize: a given scale is one value, so it needs tensor "
         "granularity, not %s",
+        ScaleGranularityName(spec.granularity));
+  }
+  if (spec.scale_layout == ScaleLayout::kColumnMajor &&
+      spec.granularity != ScaleGranularity::k1x128) {
+    return InvalidArgument(
+        "quantize: column-major scales are for 1x128 granularity, whose scales have a row per "
+        "operand row; %s scales have one layout",
         ScaleGranularityName(spec.granularity));
   }
   if (std::abs(spec.margin) > kMaxMargin) {
@@ -103,6 +121,7 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
   outputs.has_transposed_scale = spec.transposed && (spec.granularity == ScaleGranularity::kRow ||
                                                      spec.granularity == ScaleGranularity::k1x128);
   if (!outputs.has_transposed_scale) outputs.transposed_scale_dims.clear();
+  if (spec.scale_layout == ScaleLayout::kColumnMajor) outputs.scale_minor_to_major = {0, 1};
   return outputs;
 }
 

@@ -234,7 +234,7 @@ class Quantizer {
  public:
   Quantizer(const ArrayDescription& input, const std::string& out_dtype,
             const std::string& granularity, bool row_major, bool transposed, bool given_scale,
-            int margin, bool amax) {
+            int margin, bool amax, const std::string& scale_layout) {
     QuantizeRequest request;
     request.input = SpecOfArgument(input, "quantize input");
     request.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
@@ -244,8 +244,13 @@ class Quantizer {
     request.given_scale = given_scale;
     request.margin = margin;
     request.compute_amax = amax;
+    request.scale_layout = scale_layout;
     std::tie(spec_, outputs_) = ValueOrThrow(MakeQuantizeSpec(request));
   }
+
+  // Whether the 2-D scales are column-major (ScaleLayout::kColumnMajor): each is then the
+  // transpose of a row-major [K-blocks, rows] array.
+  bool column_major_scales() const { return !outputs_.scale_minor_to_major.empty(); }
 
   // Shapes of (q, scale, qᵀ, scaleᵀ); None for what the spec does not produce.
   using Shape = std::optional<std::vector<int64_t>>;
@@ -389,10 +394,13 @@ NB_MODULE(_core, m) {
 
   nb::class_<Quantizer>(m, "Quantizer")
       .def(nb::init<const ArrayDescription&, const std::string&, const std::string&, bool, bool,
-                    bool, int, bool>(),
+                    bool, int, bool, const std::string&>(),
            nb::arg("input"), nb::arg("out_dtype"), nb::arg("granularity"), nb::arg("row_major"),
-           nb::arg("transposed"), nb::arg("given_scale"), nb::arg("margin"), nb::arg("amax"))
+           nb::arg("transposed"), nb::arg("given_scale"), nb::arg("margin"), nb::arg("amax"),
+           nb::arg("scale_layout") = "row-major")
       .def_prop_ro("shapes", &Quantizer::shapes, "(q, scale, q_t, scale_t) shapes or None")
+      .def_prop_ro("column_major_scales", &Quantizer::column_major_scales,
+                   "whether the 2-D scales are column-major (each a transposed row-major array)")
       .def("run_host", &Quantizer::RunHost)
       .def("run_cuda", &Quantizer::RunCuda);
 }

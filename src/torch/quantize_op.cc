@@ -26,7 +26,7 @@ struct PreparedQuantize {
 
 PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::string& granularity,
                          bool row_major, bool transposed, const Tensor* scale, int64_t margin,
-                         bool compute_amax) {
+                         bool compute_amax, const std::string& scale_layout) {
   QuantizeRequest request;
   request.input = ValueOrFail(SpecOf(x, "quantize input"));
   request.output_type = ValueOrFail(DTypeOf(out_dtype, "out_dtype"));
@@ -45,18 +45,18 @@ PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::strin
   request.margin = static_cast<int>(margin);
   if (request.margin != margin) Fail("margin " + std::to_string(margin) + " is out of range");
   request.compute_amax = compute_amax;
+  request.scale_layout = scale_layout;
   auto [spec, outputs] = ValueOrFail(MakeQuantizeSpec(request));
   return {spec, std::move(outputs)};
 }
 
 // (q, scale, q_t, scale_t, amax) of fp8dot.quantize; what the call does not produce (q without
 // row_major, scale_t that is q's, amax not asked for) comes back as an empty
-// [0] tensor, which fp8dot.torch.quantize turns into None or the shared scale.
-std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType out_dtype,
-                                                            std::string granularity, bool row_major,
-                                                            bool transposed,
-                                                            std::optional<Tensor> scale,
-                                                            int64_t margin, bool compute_amax) {
+// [0] tensor, which fp8dot.torch.quantize turns into None or the shared scale. Column-major
+// scales come back as column-major tensors (strides (1, rows)).
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
+    Tensor x, ScalarType out_dtype, std::string granularity, bool row_major, bool transposed,
+    std::optional<Tensor> scale, int64_t margin, bool compute_amax, std::string scale_layout) {
   static auto* quantizations = new CallCache<PreparedQuantize>();
   const Tensor* given_scale = PointerOf(scale);
   const Placement placement = PlacementOf(kOp, x, {{"scale", given_scale}});
@@ -70,22 +70,26 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType
   signature.AddTensor(given_scale);
   signature.AddInt(margin);
   signature.AddInt(compute_amax);
+  signature.AddText(scale_layout);
   const PreparedQuantize& prepared = quantizations->Find(signature.Take(), [&] {
     return Prepare(x, out_dtype, granularity, row_major, transposed, given_scale, margin,
-                   compute_amax);
+                   compute_amax, scale_layout);
   });
   const QuantizeSpec& spec = prepared.spec;
   const QuantizeOutputs& outputs = prepared.outputs;
 
   const std::vector<int64_t> absent = {0};
-  auto output = [&](bool present, const std::vector<int64_t>& dims, DType dtype) {
-    return EmptyTensor(present ? dims : absent, dtype, placement);
+  auto output = [&](bool present, const std::vector<int64_t>& dims, DType dtype,
+                    const std::vector<int64_t>& layout = {}) {
+    return present ? EmptyTensor(dims, dtype, placement, layout)
+                   : EmptyTensor(absent, dtype, placement);
   };
   Tensor q = output(spec.row_major, outputs.output_dims, spec.output_type);
-  Tensor q_scale = output(outputs.has_scale, outputs.scale_dims, DType::kF32);
+  Tensor q_scale =
+      output(outputs.has_scale, outputs.scale_dims, DType::kF32, outputs.scale_minor_to_major);
   Tensor q_t = output(spec.transposed, outputs.transposed_output_dims, spec.output_type);
-  Tensor q_t_scale =
-      output(outputs.has_transposed_scale, outputs.transposed_scale_dims, DType::kF32);
+  Tensor q_t_scale = output(outputs.has_transposed_scale, outputs.transposed_scale_dims,
+                            DType::kF32, outputs.scale_minor_to_major);
   Tensor amax = output(spec.compute_amax, {}, DType::kF32);
   auto floats = [](bool present, Tensor& tensor) {
     return present ? static_cast<float*>(tensor.data_ptr()) : nullptr;
@@ -109,7 +113,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(Tensor x, ScalarType
 STABLE_TORCH_LIBRARY_FRAGMENT(fp8dot, m) {
   m.def(
       "quantize(Tensor x, ScalarType out_dtype, str granularity, bool row_major, "
-      "bool transposed, Tensor? scale, int margin, bool compute_amax) "
+      "bool transposed, Tensor? scale, int margin, bool compute_amax, "
+      "str scale_layout=\"row-major\") "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
 }
 

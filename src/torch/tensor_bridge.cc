@@ -122,9 +122,9 @@ CudaStream CurrentCudaStream(const char* op, const Placement& placement) {
   return static_cast<CudaStream>(stream);
 }
 
-Tensor EmptyTensor(const std::vector<int64_t>& dims, DType dtype, const Placement& placement) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+Tensor EmptyTensor(const std::vector<int64_t>& dims, DType dtype, const Placement& placement,
+                   const std::vector<int64_t>& minor_to_major) {
+  const std::vector<int64_t> strides = LayoutStrides(dims, minor_to_major);
   AtenTensorHandle handle = nullptr;
   TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(
       static_cast<int64_t>(dims.size()), dims.data(), strides.data(), ShimDType(dtype),

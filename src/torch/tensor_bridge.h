@@ -57,8 +57,10 @@ Placement PlacementOf(const char* op, const Tensor& first,
 // one (fp8dot's plans run on the current device).
 CudaStream CurrentCudaStream(const char* op, const Placement& placement);
 
-// A new row-major tensor on the placement's device.
-Tensor EmptyTensor(const std::vector<int64_t>& dims, DType dtype, const Placement& placement);
+// A new tensor on the placement's device, row-major or in the layout given (minor-to-major, as
+// TensorSpec's).
+Tensor EmptyTensor(const std::vector<int64_t>& dims, DType dtype, const Placement& placement,
+                   const std::vector<int64_t>& minor_to_major = {});
 
 const Tensor* PointerOf(const std::optional<Tensor>& tensor);
 const void* DataOf(const Tensor* tensor);

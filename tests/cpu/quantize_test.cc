@@ -255,5 +255,46 @@ TEST(CpuQuantizeTest, TransposedOnlyStillWritesTheScales) {
             (std::vector<float>{1.0f / 448, 2.0f / 448, 3.0f / 448, 896.0f / 448}));
 }
 
+// Column-major 1x128 scales are the row-major ones transposed in memory (q's [K-blocks][rows],
+// qᵀ's [row blocks][cols]); q and qᵀ are the same bytes. Partial blocks on both edges, with q
+// alone, qᵀ alone and both.
+TEST(CpuQuantizeTest, ColumnMajorBlockScalesAreTheRowMajorOnesTransposed) {
+  const int64_t rows = 131, cols = 300;  // 3 K-blocks of q, 2 of qᵀ, the last ones partial
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor input,
+                           RandomTensor(DType::kBF16, {rows, cols}, Distribution::kHeavyTailed, 8));
+  for (int outputs = 0; outputs < 3; ++outputs) {
+    SCOPED_TRACE(outputs);
+    QuantizeSpec spec;
+    spec.input_type = DType::kBF16;
+    spec.rows = rows;
+    spec.cols = cols;
+    spec.granularity = ScaleGranularity::k1x128;
+    spec.row_major = outputs != 1;
+    spec.transposed = outputs != 0;
+    FP8_ASSERT_OK_AND_ASSIGN(Quantized row_major, QuantizeAll(spec, input.data()));
+    spec.scale_layout = ScaleLayout::kColumnMajor;
+    FP8_ASSERT_OK_AND_ASSIGN(Quantized column_major, QuantizeAll(spec, input.data()));
+    EXPECT_EQ(column_major.q, row_major.q);
+    EXPECT_EQ(column_major.q_transposed, row_major.q_transposed);
+    ASSERT_EQ(column_major.scale.size(), static_cast<size_t>(rows * 3));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t kb = 0; kb < 3; ++kb) {
+        ASSERT_EQ(column_major.scale[static_cast<size_t>(kb * rows + r)],
+                  row_major.scale[static_cast<size_t>(r * 3 + kb)])
+            << r << "," << kb;
+      }
+    }
+    if (!spec.transposed) continue;
+    ASSERT_EQ(column_major.transposed_scale.size(), static_cast<size_t>(cols * 2));
+    for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t rb = 0; rb < 2; ++rb) {
+        ASSERT_EQ(column_major.transposed_scale[static_cast<size_t>(rb * cols + c)],
+                  row_major.transposed_scale[static_cast<size_t>(c * 2 + rb)])
+            << c << "," << rb;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fp8dot

@@ -27,14 +27,16 @@ struct Case {
   bool row_major, transposed, given_scale, compute_amax;
   int margin;
   float given_value = 0.0371f;  // with given_scale; one that is not usable falls back
+  ScaleLayout scale_layout = ScaleLayout::kRowMajor;
 };
 
 std::string Describe(const Case& c) {
-  return StrFormat("%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d (%g) amax=%d margin=%d",
-                   static_cast<long long>(c.rows), static_cast<long long>(c.cols),
-                   ScaleGranularityName(c.granularity), DTypeName(c.input_type),
-                   DTypeName(c.output_type), c.row_major, c.transposed, c.given_scale,
-                   c.given_value, c.compute_amax, c.margin);
+  return StrFormat(
+      "%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d (%g) amax=%d margin=%d, %s scales",
+      static_cast<long long>(c.rows), static_cast<long long>(c.cols),
+      ScaleGranularityName(c.granularity), DTypeName(c.input_type), DTypeName(c.output_type),
+      c.row_major, c.transposed, c.given_scale, c.given_value, c.compute_amax, c.margin,
+      ScaleLayoutName(c.scale_layout));
 }
 
 size_t Count(const std::vector<int64_t>& dims) {
@@ -97,6 +99,7 @@ void RunCase(const Case& c, uint64_t seed) {
   spec.given_scale = c.given_scale;
   spec.compute_amax = c.compute_amax;
   spec.margin = c.margin;
+  spec.scale_layout = c.scale_layout;
   FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   FP8_ASSERT_OK_AND_ASSIGN(HostTensor input, RandomTensor(c.input_type, {c.rows, c.cols},
                                                           Distribution::kHeavyTailed, seed));
@@ -206,6 +209,36 @@ TEST(CudaQuantizeTest, BitIdenticalToTheCpuBackend) {
     }
   }
   RecordProperty("cases", cases);
+}
+
+// Column-major 1x128 scales (what fp8dot.torch's layers ask for): the same bytes as the CPU
+// backend's, which writes them as the transpose of its row-major ones (cpu/quantize_test.cc), on
+// shapes with partial blocks at both edges, a row or column alone, and more tiles than the
+// persistent grid has CTAs.
+TEST(CudaQuantizeTest, ColumnMajorBlockScalesAreBitIdenticalToTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 384}, {200, 136}, {1, 8},
+                                                           {129, 7},   {3, 130},   {1030, 6200}};
+  uint64_t seed = 700;
+  for (auto [rows, cols] : shapes) {
+    for (DType input_type : {DType::kBF16, DType::kF32}) {
+      for (int outputs = 0; outputs < 3; ++outputs) {  // q, qᵀ, both
+        const Case c{.rows = rows,
+                     .cols = cols,
+                     .granularity = ScaleGranularity::k1x128,
+                     .input_type = input_type,
+                     .output_type = DType::kF8E4M3FN,
+                     .row_major = outputs != 1,
+                     .transposed = outputs != 0,
+                     .given_scale = false,
+                     .compute_amax = seed % 2 == 0,
+                     .margin = 0,
+                     .scale_layout = ScaleLayout::kColumnMajor};
+        RunCase(c, ++seed);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 TEST(CudaQuantizeTest, NanAndInfinityMatchTheCpuBackend) {

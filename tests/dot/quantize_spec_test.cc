@@ -87,6 +87,32 @@ TEST(QuantizeSpecTest, ErrorsNameWhatIsWrong) {
   FP8_EXPECT_OK_AND_EQ(ParseScaleGranularity("128x128"), ScaleGranularity::k128x128);
 }
 
+// Column-major 1x128 scales keep their shapes and say their layout as dot_spec.h writes
+// layouts, so a scaled dot given them reads them as written; the other granularities have one
+// layout, and asking for another is an error naming it.
+TEST(QuantizeSpecTest, ColumnMajorScalesAreFor1x128AndNameTheirLayout) {
+  QuantizeSpec spec = Spec(200, 300, ScaleGranularity::k1x128, true);
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs row_major, ValidateQuantizeSpec(spec));
+  EXPECT_TRUE(row_major.scale_minor_to_major.empty());
+  spec.scale_layout = ScaleLayout::kColumnMajor;
+  FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs column_major, ValidateQuantizeSpec(spec));
+  EXPECT_EQ(column_major.scale_dims, (std::vector<int64_t>{200, 3}));
+  EXPECT_EQ(column_major.transposed_scale_dims, (std::vector<int64_t>{300, 2}));
+  EXPECT_EQ(column_major.scale_minor_to_major, (std::vector<int64_t>{0, 1}));
+  for (ScaleGranularity other :
+       {ScaleGranularity::kTensor, ScaleGranularity::kRow, ScaleGranularity::k128x128}) {
+    spec.granularity = other;
+    EXPECT_THAT(ValidateQuantizeSpec(spec).status().message(),
+                HasSubstr(std::string("column-major scales are for 1x128 granularity, whose "
+                                      "scales have a row per operand row; ") +
+                          ScaleGranularityName(other)));
+  }
+  FP8_EXPECT_OK_AND_EQ(ParseScaleLayout("column-major"), ScaleLayout::kColumnMajor);
+  FP8_EXPECT_OK_AND_EQ(ParseScaleLayout("row-major"), ScaleLayout::kRowMajor);
+  EXPECT_THAT(ParseScaleLayout("m-major").status().message(),
+              HasSubstr("unknown scale layout 'm-major' (row-major or column-major)"));
+}
+
 TEST(QuantizeSpecTest, BuffersMustMatchTheSpec) {
   QuantizeSpec spec = Spec(8, 8, ScaleGranularity::k1x128, true);
   float input[64];

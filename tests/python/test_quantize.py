@@ -88,6 +88,54 @@ def test_transposed_only_and_an_all_zero_group():
     np.testing.assert_array_equal(result.scale[:, 0], np.float32(2.0) / np.float32(448))
 
 
+@pytest.mark.parametrize("row_major, transposed", [(True, True), (True, False), (False, True)])
+def test_column_major_block_scales_are_the_same_values_in_the_gemms_layout(row_major,
+                                                                          transposed):
+    """scale_layout="column-major": the same q bytes and scale values, the scales as
+    column-major views (a K-block's rows side by side), numpy and torch alike; a scaled dot
+    given them computes the bits it computes with the row-major ones."""
+    x = random_matrix(131, 300, seed=5)
+    row = fp8dot.quantize(x, "float8_e4m3fn", "1x128", row_major=row_major,
+                          transposed=transposed)
+    column = fp8dot.quantize(x, "float8_e4m3fn", "1x128", row_major=row_major,
+                             transposed=transposed, scale_layout="column-major")
+    for name in ("q", "q_t"):
+        assert (getattr(row, name) is None) == (getattr(column, name) is None)
+        if getattr(row, name) is not None:
+            np.testing.assert_array_equal(getattr(column, name).view(np.uint8),
+                                          getattr(row, name).view(np.uint8))
+    np.testing.assert_array_equal(column.scale, row.scale)
+    assert column.scale.shape == (131, 3) and column.scale.strides == (4, 4 * 131)
+    if transposed:
+        np.testing.assert_array_equal(column.scale_t, row.scale_t)
+        assert column.scale_t.shape == (300, 2) and column.scale_t.strides == (4, 4 * 300)
+    t = ft.quantize(torch.from_numpy(x), torch.float8_e4m3fn, "1x128", row_major=row_major,
+                    transposed=transposed, scale_layout="column-major")
+    assert t.scale.stride() == (1, 131) and torch.equal(t.scale, torch.from_numpy(row.scale))
+    if transposed:
+        assert t.scale_t.stride() == (1, 300)
+        assert torch.equal(t.scale_t, torch.from_numpy(np.asarray(row.scale_t)))
+    if row_major:
+        w = fp8dot.quantize(random_matrix(64, 300, seed=6), "float8_e4m3fn", "128x128")
+        products = [fp8dot.scaled_dot(r.q, w.q.T, lhs_scale=r.scale, rhs_scale=w.scale.T,
+                                      out_dtype="float32", precision=("highest", "highest"))
+                    for r in (row, column)]
+        np.testing.assert_array_equal(products[1], products[0])
+
+
+@pytest.mark.parametrize("granularity", ["tensor", "row", "128x128"])
+def test_column_major_scales_are_refused_where_the_scales_have_one_layout(granularity):
+    with pytest.raises((ValueError, RuntimeError), match="column-major scales are for 1x128"):
+        fp8dot.quantize(np.ones((8, 8), np.float32), "float8_e4m3fn", granularity,
+                        scale_layout="column-major")
+    with pytest.raises((ValueError, RuntimeError), match="column-major scales are for 1x128"):
+        ft.quantize(torch.ones(8, 8), torch.float8_e4m3fn, granularity,
+                    scale_layout="column-major")
+    with pytest.raises((ValueError, RuntimeError), match="unknown scale layout 'k-major'"):
+        fp8dot.quantize(np.ones((8, 8), np.float32), "float8_e4m3fn", "1x128",
+                        scale_layout="k-major")
+
+
 @pytest.mark.parametrize("bad, match", [
     (lambda: fp8dot.quantize(np.ones((2, 3, 4), np.float32), "float8_e4m3fn"), "a matrix"),
     (lambda: fp8dot.quantize(np.ones((8, 8), np.float32).T[:, :4], "float8_e4m3fn"),
@@ -110,14 +158,20 @@ def test_bad_input_is_a_clear_value_error(bad, match):
 
 # ---- the torch op ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+OP_LAYOUTS = [(g, "row-major") for g in GRANULARITIES] + [("1x128", "column-major")]
+
+
+@pytest.mark.parametrize("granularity, scale_layout", OP_LAYOUTS)
 @pytest.mark.parametrize("row_major", [True, False], ids=["q-and-q_t", "q_t-only"])
-def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granularity, row_major):
-    """Also for the outputs a call does not produce (empty tensors of the fake's dtypes)."""
+def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granularity, scale_layout,
+                                                                       row_major):
+    """Also for the outputs a call does not produce (empty tensors of the fake's dtypes), and
+    the strides of column-major scales."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     x = torch.randn(200, 136, dtype=torch.bfloat16)
-    args = (x, torch.float8_e4m3fn, granularity, row_major, True, None, 0, row_major)
+    args = (x, torch.float8_e4m3fn, granularity, row_major, True, None, 0, row_major,
+            scale_layout)
     torch.library.opcheck(torch.ops.fp8dot.quantize.default, args,
                           test_utils=("test_faketensor", "test_autograd_registration",
                                       "test_aot_dispatch_dynamic"))
@@ -126,6 +180,7 @@ def test_torch_op_passes_opcheck_and_its_fake_shapes_are_the_real_ones(granulari
         fake = torch.ops.fp8dot.quantize(mode.from_tensor(x), *args[1:])
     assert [tuple(t.shape) for t in fake] == [tuple(t.shape) for t in real]
     assert [t.dtype for t in fake] == [t.dtype for t in real]
+    assert [t.stride() for t in fake] == [t.stride() for t in real]
 
 
 BAD_OP_CALLS = [
@@ -186,20 +241,22 @@ def test_torch_wrappers_keep_their_shapes():
 # ---- the GPU kernel ----------------------------------------------------------------------------
 
 @gpu
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity, scale_layout", OP_LAYOUTS)
 @pytest.mark.parametrize("input_dtype", [torch.bfloat16, torch.float32])
-def test_cuda_kernel_gives_the_cpu_bytes(granularity, input_dtype):
+def test_cuda_kernel_gives_the_cpu_bytes(granularity, scale_layout, input_dtype):
     for seed, (rows, cols) in enumerate([(512, 384), (200, 136), (129, 7)]):
         x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed)) * 30
         x = x.to(input_dtype)
-        cpu = ft.quantize(x, torch.float8_e5m2, granularity, transposed=True, amax=True)
+        cpu = ft.quantize(x, torch.float8_e5m2, granularity, transposed=True, amax=True,
+                          scale_layout=scale_layout)
         gpu_result = ft.quantize(x.cuda(), torch.float8_e5m2, granularity, transposed=True,
-                                 amax=True)
+                                 amax=True, scale_layout=scale_layout)
         for name in ("q", "q_t"):
             assert torch.equal(getattr(gpu_result, name).cpu().view(torch.uint8),
                                getattr(cpu, name).view(torch.uint8)), (name, rows, cols)
         for name in ("scale", "scale_t", "amax"):
             assert torch.equal(getattr(gpu_result, name).cpu(), getattr(cpu, name)), name
+            assert getattr(gpu_result, name).stride() == getattr(cpu, name).stride(), name
 
 
 @gpu

@@ -326,6 +326,33 @@ def test_explain_names_the_engine_the_cuda_plan_takes():
         assert "cuBLASLt" in rows[False][gemm] or "fp8dot block-scaled" in rows[False][gemm]
 
 
+@gpu
+@pytest.mark.parametrize("m", [64, 256, 4096])
+def test_deepseek_layers_give_every_gemm_1x128_scales_it_reads_in_place(m):
+    """The layer's 1×128 scales are column-major (fp8dot.torch.linear._scale_layout): the
+    CUDA plan of each of its three GEMMs, cuBLASLt's or the own kernel's, reads them in place
+    instead of reordering them at every run (docs/quantize.md)."""
+    from fp8dot._dot import make_dot
+    from fp8dot.torch.linear import gemm_call
+
+    recipe = ft.Recipe.deepseek_blocks()
+    n, k = 2048, 7168
+    shapes = {"forward": (m, n, k), "dgrad": (m, k, n), "wgrad": (n, k, m)}
+    for gemm, shape in shapes.items():
+        call = gemm_call(recipe, gemm, *shape, torch.bfloat16)
+        dot = make_dot(call.lhs, call.rhs, None, tuple(getattr(recipe, gemm).precision), None,
+                       str(call.out_dtype), call.lhs_scale, call.rhs_scale, None, None, None,
+                       None, None, 1.0, 0.0, False, False)
+        with torch.cuda.device(0):
+            text = dot.explain("cuda")
+        scale_lines = [line.strip() for line in text.splitlines()
+                       if line.strip().startswith(("lhs scale: 1x128", "rhs scale: 1x128",
+                                                   "scales: lhs"))]
+        assert scale_lines, text
+        for line in scale_lines:
+            assert "reordered" not in line, (gemm, text)
+
+
 def test_block_recipe_refuses_fast_accumulation_and_takes_any_dims():
     with pytest.raises(ValueError, match="block scales need promoted accumulation"):
         ft.Recipe.seed(scaling="blocks")

@@ -97,12 +97,19 @@ def delayed_scale_update(x, dtype, scale, amax_history, amax_compute: str = "max
 
 
 def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
-                   transposed: bool = False, scale=None, margin: int = 0, amax: bool = False):
+                   transposed: bool = False, scale=None, margin: int = 0, amax: bool = False,
+                   scale_layout: str = "row-major"):
     """fp8dot.quantize inside jax.jit: one XLA custom call (fp8dot_quantize) to fp8dot's fused
     kernel, which writes q and, from the same read, q_t (the quantised transpose, with the scales
     of its own contracting dim) — a pass XLA would otherwise make separately. Returns
     fp8dot.Quantized (q, scale, q_t, scale_t, amax; None where not asked for). The rule is the
-    same as quantize()'s; the C++ library checks the call while tracing."""
+    same as quantize()'s; the C++ library checks the call while tracing.
+
+    Scales are row-major: XLA hands custom calls row-major buffers, and a column-major scale
+    would reach the next custom call through a transpose XLA materialises."""
+    if scale_layout != "row-major":
+        raise ValueError(f"fp8dot.jax.fused_quantize writes row-major scales only, got "
+                         f"scale_layout={scale_layout!r}")
     _ffi.register()
     if x.ndim != 2:
         raise ValueError(f"fused_quantize takes a matrix [rows, contracting], got shape {x.shape}")

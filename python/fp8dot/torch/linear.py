@@ -45,6 +45,12 @@ def _granularity(recipe: Recipe, role: str) -> str:
     return "128x128" if role == "weight" else "1x128"
 
 
+def _scale_layout(granularity: str) -> str:
+    """How the layer has its scales written: 1×128 ones column-major, the layout both GPU GEMM
+    engines read in place (no reordering launch per GEMM); the others have one layout."""
+    return "column-major" if granularity == "1x128" else "row-major"
+
+
 def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
                        transposed_dtype: Optional[torch.dtype],
                        scale: Optional[torch.Tensor] = None, amax: bool = False
@@ -52,7 +58,8 @@ def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtyp
     """The matrix quantised for the GEMM that contracts its columns, unless transposed_dtype is
     None its transpose for the GEMM that contracts its rows, and (amax=True) max |matrix| from
     the same pass (fp8dot._quantize)."""
-    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax)
+    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax,
+                             _scale_layout(granularity))
 
 
 def _as_rhs(operand: Operand) -> Operand:
@@ -87,7 +94,8 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
               bias_dtype: Optional[torch.dtype] = None) -> GemmCall:
     """The call `_gemm` makes for one of a layer's GEMMs of M×N×K (the forward's bias, in the
     output dtype, when bias_dtype is given). The rhs and a 2-D rhs scale are transpose views,
-    as `_gemm` passes them, with block-scale layouts as quantize writes them."""
+    as `_gemm` passes them, with block-scale layouts as quantize writes them (1×128 ones
+    column-major: _scale_layout)."""
     config = getattr(recipe, gemm)
     lhs_role, rhs_role = {"forward": ("activation", "weight"), "dgrad": ("gradient", "weight"),
                           "wgrad": ("gradient", "activation")}[gemm]
@@ -99,21 +107,25 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
         flipped = tuple(reversed(shape))
         return (str(dtype), flipped, tuple(reversed(row_major_strides(shape))))
 
-    lhs_scale = ops.scale_shape(_granularity(recipe, lhs_role), m, k)
+    lhs_granularity = _granularity(recipe, lhs_role)
+    lhs_scale = ops.scale_shape(lhs_granularity, m, k)
     rhs_granularity = _granularity(recipe, rhs_role)
     rhs_scale = ops.scale_shape(rhs_granularity, n, k)
-    # A 2-D rhs scale reaches scaled_mm as a transpose view, except the 128×128 scale of a
-    # transposed operand (dgrad's Wᵀ): that is W's scale viewed transposed, so transposing it
-    # back gives W's own contiguous scale.
-    shared_transposed = gemm != "forward" and rhs_granularity == "128x128"
-    rhs_scale_description = (description(torch.float32, tuple(reversed(rhs_scale)))
-                             if shared_transposed else
-                             (transposed if len(rhs_scale) == 2 else description)(torch.float32,
-                                                                                  rhs_scale))
+    # A 2-D rhs scale reaches scaled_mm as a transpose view. Viewed so, a column-major 1×128
+    # scale [N, K/128] is row-major [K/128, N], and the 128×128 scale of a transposed operand
+    # (dgrad's Wᵀ), W's scale viewed transposed, is W's own contiguous scale.
+    transposed_back = gemm != "forward" and rhs_granularity == "128x128"
+    if transposed_back or _scale_layout(rhs_granularity) == "column-major":
+        rhs_scale_description = description(torch.float32, tuple(reversed(rhs_scale)))
+    else:
+        rhs_scale_description = (transposed if len(rhs_scale) == 2 else description)(
+            torch.float32, rhs_scale)
+    lhs_scale_description = (transposed(torch.float32, tuple(reversed(lhs_scale)))
+                             if _scale_layout(lhs_granularity) == "column-major" else
+                             description(torch.float32, lhs_scale))
     bias = None if bias_dtype is None else description(out_dtype, (n,))
     return GemmCall(description(config.lhs_dtype, (m, k)), transposed(config.rhs_dtype, (n, k)),
-                    description(torch.float32, lhs_scale), rhs_scale_description, bias,
-                    out_dtype)
+                    lhs_scale_description, rhs_scale_description, bias, out_dtype)
 
 
 def _delayed_scales(amax_history: Optional[torch.Tensor], recipe: Recipe
@@ -239,7 +251,7 @@ class _Fp8Linear(torch.autograd.Function):
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
                 only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
                                   transposed=True, scale=scale_dy if same_dtype else None,
-                                  amax=recording)
+                                  amax=recording, scale_layout=_scale_layout(granularity))
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
             if need_wgrad:

@@ -125,14 +125,14 @@ def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor,
 
 def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: str,
                         row_major: bool, transposed: bool, scale: Optional[torch.Tensor],
-                        margin: int, compute_amax: bool
+                        margin: int, compute_amax: bool, scale_layout: str = "row-major"
                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                    torch.Tensor]:
     """(q, scale, q_t, scale_t, amax) of fp8dot.quantize; what was not asked for, and scales
     that are shared with q's, come back as empty tensors (fp8dot.torch.quantize fills them in)."""
     if x.is_cuda:
         key = (_metadata(x), out_dtype, granularity, row_major, transposed, _metadata(scale),
-               margin, compute_amax)
+               margin, compute_amax, scale_layout)
         quantizer = _cuda_quantizers.get(key)
         if quantizer is None:  # the first call of a signature: every check
             if scale is not None:
@@ -140,7 +140,7 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
             check_current_device(x.device)
             quantizer = make_quantizer(describe(x, "x").description, str(out_dtype), granularity,
                                        row_major, transposed, scale is not None, margin,
-                                       compute_amax)
+                                       compute_amax, scale_layout)
             _cuda_quantizers[key] = quantizer
         outputs = allocate_outputs(quantizer, out_dtype, True, x.device, compute_amax)
         pointers = [0 if t is None else t.data_ptr() for t in outputs]
@@ -149,7 +149,8 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
     else:
         outputs = _quantize_any(x, out_dtype, granularity, row_major=row_major,
                                 transposed=transposed, scale=scale, margin=margin,
-                                amax=compute_amax, share_scales=False)
+                                amax=compute_amax, scale_layout=scale_layout,
+                                share_scales=False)
     dtypes = (out_dtype, torch.float32, out_dtype, torch.float32, torch.float32)
     return tuple(_empty_if_none(t, x, dtype) for t, dtype in zip(outputs, dtypes))
 
@@ -169,18 +170,23 @@ def scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...
     return shapes[granularity]
 
 
-def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax):
+def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax,
+                   scale_layout="row-major"):
     torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
     rows, cols = x.shape
-    q_scale_shape = scale_shape(granularity, rows, cols)
     # Row and 1x128 scales of q_t are its own; tensor and 128x128 ones are q's (not returned).
     own_transposed_scale = transposed and granularity in ("row", "1x128")
     absent = (0,)
+
+    def scale_of(shape):  # column-major 1x128 scales: strides (1, rows), as the kernels write
+        if scale_layout == "column-major" and len(shape) == 2:
+            return x.new_empty_strided(shape, (1, shape[0]), dtype=torch.float32)
+        return x.new_empty(shape, dtype=torch.float32)
     return (x.new_empty((rows, cols) if row_major else absent, dtype=out_dtype),
-            x.new_empty(q_scale_shape, dtype=torch.float32),
+            scale_of(scale_shape(granularity, rows, cols)),
             x.new_empty((cols, rows) if transposed else absent, dtype=out_dtype),
-            x.new_empty(scale_shape(granularity, cols, rows) if own_transposed_scale
-                        else absent, dtype=torch.float32),
+            scale_of(scale_shape(granularity, cols, rows)) if own_transposed_scale
+            else x.new_empty(absent, dtype=torch.float32),
             x.new_empty(() if compute_amax else absent, dtype=torch.float32))
 
 

@@ -358,7 +358,10 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
       if (p.granularity == ScaleGranularity::kRow) scale = __ldg(p.scale + row);
       if (p.granularity == ScaleGranularity::k1x128) {
         scale = ScaleFromAmax(FloatFromBits(row_max[pass]), p.margin_factor, p.type_max);
-        if (segment_col == 0) p.block_scale[row * col_tiles + tile_col] = scale;
+        if (segment_col == 0) {
+          p.block_scale[p.column_major_scales ? tile_col * p.rows + row
+                                              : row * col_tiles + tile_col] = scale;
+        }
       }
       if (p.output != nullptr && c0 < p.cols) {
         float v[kVector];
@@ -383,7 +386,9 @@ __device__ void QuantizeTile(const QuantizeCastParams& p, const uint8_t* tile, i
   // becomes 8 bytes of a qᵀ row. A thread keeps its row octet in every step, and its chunk
   // advances by kWarps / 2, so its shared and output offsets are stepped, not recomputed.
   if (column_scales && threadIdx.x < kTile && col0 + threadIdx.x < p.cols) {
-    p.transposed_block_scale[(col0 + threadIdx.x) * row_tiles + tile_row] =
+    const int64_t col = col0 + threadIdx.x;
+    p.transposed_block_scale[p.column_major_scales ? tile_row * p.cols + col
+                                                   : col * row_tiles + tile_row] =
         ScaleFromAmax(FloatFromBits(column_max[threadIdx.x]), p.margin_factor, p.type_max);
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -35,6 +35,7 @@ struct QuantizeCastParams {
   bool vector_input = false;              // 16-byte aligned, cols % 8 == 0
   bool vector_output = false;             // q 8-byte aligned, cols % 8 == 0
   bool vector_transposed_output = false;  // qᵀ 8-byte aligned, rows % 8 == 0
+  bool column_major_scales = false;       // k1x128: ScaleLayout::kColumnMajor
   // kTensor with a given scale and amax_bits (delayed scaling): `scale` is the given scale,
   // which the cast resolves itself (ResolveGivenScale) against amax_bits, where the amax pass
   // put max |x| if the given scale is unusable (zero otherwise, until the cast fills it); it

@@ -123,6 +123,14 @@ StatusOr<CanonicalDot> ValidateDotSpec(const DotSpec& spec);
 // Expected dims of an operand's scale tensor for a mode (see the table above).
 Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot);
 
+// The layout of a `mode` scale that the CUDA backend's engines read in place, without reordering
+// it at every run (docs/cuda-backend.md, "Scales"): {0, 1} for a lhs 1x128 scale [M, K/128]
+// (M-major) and a rhs 128x128 scale [K/128, N/128] (K-blocks side by side); row-major ({}) for
+// every other one, rhs 1x128 [K/128, N] included (N-major so). cuBLASLt still reorders where it
+// pads M or N, and 128x128 blocks where K/128 % 4 != 0. Framework bindings ask their compilers
+// to hand scales over in it (fp8dot.jax).
+std::vector<int64_t> InPlaceScaleLayout(ScaleMode mode, bool is_lhs);
+
 // How many 128-element scale blocks cover `extent` elements: ⌈extent/128⌉ (the last may be
 // partial).
 inline constexpr int64_t kScaleBlockSize = 128;

@@ -27,6 +27,18 @@ def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def layout_strides(shape: tuple[int, ...], minor_to_major: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """Element strides of a dense array of `shape` laid out minor-to-major (XLA's notation; empty
+    is row-major)."""
+    if not minor_to_major:
+        return row_major_strides(shape)
+    strides, stride = [0] * len(shape), 1
+    for dim in minor_to_major:
+        strides[dim] = stride
+        stride *= max(shape[dim], 1)
+    return tuple(strides)
+
+
 def _is_torch_tensor(array: Any) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(array, torch.Tensor)

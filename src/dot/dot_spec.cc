@@ -276,6 +276,12 @@ Dims ExpectedScaleDims(ScaleMode mode, bool is_lhs, const CanonicalDot& dot) {
   return {};
 }
 
+std::vector<int64_t> InPlaceScaleLayout(ScaleMode mode, bool is_lhs) {
+  const bool column_major =
+      is_lhs ? mode == ScaleMode::kBlock1x128 : mode == ScaleMode::kBlock128x128;
+  return column_major ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{};
+}
+
 StatusOr<ScaleMode> InferScaleMode(const Dims& scale_dims, bool is_lhs, const CanonicalDot& dot) {
   if (scale_dims == Dims{1}) return ScaleMode::kTensor;
   std::string expected;

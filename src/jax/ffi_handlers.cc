@@ -133,12 +133,22 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
 
   FP8_ASSIGN_OR_RETURN(std::string lhs_scale_mode, StringAttribute(attributes, "lhs_scale_mode"));
   FP8_ASSIGN_OR_RETURN(std::string rhs_scale_mode, StringAttribute(attributes, "rhs_scale_mode"));
+  // A scale's layout is the one the call declared for its operand (XLA lays the buffer out so).
+  auto take_scale = [&](const char* what, const char* layout_attribute,
+                        std::optional<TensorSpec>& spec, const void*& data) -> Status {
+    FP8_RETURN_IF_ERROR(take(what, spec, data));
+    FP8_ASSIGN_OR_RETURN(std::vector<int64_t> layout, DimsAttribute(attributes, layout_attribute));
+    if (!layout.empty()) spec->minor_to_major = std::move(layout);
+    return OkStatus();
+  };
   if (lhs_scale_mode != "none") {
-    FP8_RETURN_IF_ERROR(take("lhs_scale", request.lhs_scale, call.pointers.lhs_scale));
+    FP8_RETURN_IF_ERROR(
+        take_scale("lhs_scale", "lhs_scale_layout", request.lhs_scale, call.pointers.lhs_scale));
     request.lhs_scale_mode = lhs_scale_mode;
   }
   if (rhs_scale_mode != "none") {
-    FP8_RETURN_IF_ERROR(take("rhs_scale", request.rhs_scale, call.pointers.rhs_scale));
+    FP8_RETURN_IF_ERROR(
+        take_scale("rhs_scale", "rhs_scale_layout", request.rhs_scale, call.pointers.rhs_scale));
     request.rhs_scale_mode = rhs_scale_mode;
   }
   if (has_bias) FP8_RETURN_IF_ERROR(take("bias", request.bias, call.pointers.bias));
@@ -227,6 +237,8 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
   QuantizeSpec& spec = call.spec;
   FP8_ASSIGN_OR_RETURN(std::string granularity, StringAttribute(attributes, "granularity"));
   FP8_ASSIGN_OR_RETURN(spec.granularity, ParseScaleGranularity(granularity));
+  FP8_ASSIGN_OR_RETURN(std::string scale_layout, StringAttribute(attributes, "scale_layout"));
+  FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(scale_layout));
   FP8_ASSIGN_OR_RETURN(spec.row_major, Attribute<bool>(attributes, "row_major"));
   FP8_ASSIGN_OR_RETURN(spec.transposed, Attribute<bool>(attributes, "transposed"));
   FP8_ASSIGN_OR_RETURN(spec.given_scale, Attribute<bool>(attributes, "given_scale"));

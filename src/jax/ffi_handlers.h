@@ -4,7 +4,9 @@
 // fp8dot_scaled_dot: one scaled dot_general. Operands, in this order; the optional ones are present
 // when the attributes say so:
 //   lhs, rhs                 FP8 (or bf16/f16/f32) arrays, row-major (XLA's default layout)
-//   lhs_scale, rhs_scale     f32, when lhs_scale_mode / rhs_scale_mode is not "none"
+//   lhs_scale, rhs_scale     f32, when lhs_scale_mode / rhs_scale_mode is not "none", in the
+//                            layouts lhs_scale_layout / rhs_scale_layout (the call's operand
+//                            layouts, which XLA hands over: the CUDA engines' in-place ones)
 //   bias                     when has_bias
 //   c                        when has_c
 //   output_scale             f32[], when output_scale
@@ -13,15 +15,17 @@
 // Attributes: lhs_contracting, rhs_contracting, lhs_batch, rhs_batch (int64 arrays),
 // lhs_precision, rhs_precision, algorithm ("" = none), lhs_scale_mode, rhs_scale_mode
 // ("none", "tensor", ...), epilogue ("" = BIAS with a bias, else DEFAULT) (strings), alpha, beta
-// (f64), has_bias, has_c, output_scale, compute_amax (bool).
+// (f64), has_bias, has_c, output_scale, compute_amax (bool), lhs_scale_layout, rhs_scale_layout
+// (int64 arrays, minor-to-major; empty = row-major).
 //
 // The handlers build the DotSpec with MakeDotSpec, the function the trace-time check in Python
 // calls too, so what was checked while tracing is what runs.
 // fp8dot_quantize: QuantizeOnCpu / QuantizeOnCuda (fp8dot/quantize.h). Operands: x (a row-major
 // f32/bf16/f16 matrix), then the given scale (f32[]) when given_scale. Results, each when the
 // spec produces it: q, scale, q_t, scale_t, amax (f32[]); the FP8 type is q's (or q_t's).
-// Attributes: granularity (string), row_major, transposed, given_scale, compute_amax (bool),
-// margin (int64).
+// Attributes: granularity, scale_layout ("row-major" or "column-major": the layout of the 1x128
+// scale results, as the call declares them to XLA) (strings), row_major, transposed,
+// given_scale, compute_amax (bool), margin (int64).
 #pragma once
 
 #include "xla/ffi/api/c_api.h"

@@ -309,6 +309,52 @@ def test_fused_quantize_under_jit_gives_fp8dot_quantizes_bytes(platform, granula
         jax.jit(lambda x: fused_quantize(x, jnp.bfloat16))(x)
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_column_major_block_scales_are_the_same_arrays_and_reach_the_gemm_as_written(platform):
+    """fused_quantize(scale_layout="column-major"): the same q bytes and scales as fp8dot.quantize
+    gives; declared to XLA as column-major, they reach the dot that asks for that layout (its lhs
+    1×128 scale) with no copy in between; and a dot given row-major scales computes the same
+    bits (XLA then lays them out as the dot declares)."""
+    from fp8dot.jax.quantize import fused_quantize
+
+    x = random((200, 300), 8) * 20  # partial 128-blocks along both dims
+    expected = fp8dot.quantize(np.asarray(x), "float8_e4m3fn", "1x128", transposed=True)
+    quantized = jax.jit(lambda x: fused_quantize(x, E4M3, "1x128", transposed=True,
+                                                 scale_layout="column-major"))(
+        jax.device_put(x, device(platform)))
+    for name in ("q", "q_t"):
+        np.testing.assert_array_equal(np.asarray(getattr(quantized, name)).view(np.uint8),
+                                      getattr(expected, name).view(np.uint8))
+    for name in ("scale", "scale_t"):
+        np.testing.assert_array_equal(np.asarray(getattr(quantized, name)),
+                                      np.asarray(getattr(expected, name)))
+
+    w = random((256, 300), 9) * 3
+    w_q = fp8dot.quantize(np.asarray(w), "float8_e4m3fn", "128x128")
+
+    def forward(x, layout):
+        q = fused_quantize(x, E4M3, "1x128", scale_layout=layout)
+        return fj.scaled_dot_general(q.q, w_q.q, TN, lhs_scale=q.scale, rhs_scale=w_q.scale.T,
+                                     precision="HIGHEST")
+    on = jax.device_put(x, device(platform))
+    outputs = {layout: jax.jit(functools.partial(forward, layout=layout))(on)
+               for layout in ("row-major", "column-major")}
+    np.testing.assert_array_equal(np.asarray(outputs["column-major"]),
+                                  np.asarray(outputs["row-major"]))
+    if platform == "cpu":
+        np.testing.assert_array_equal(np.asarray(outputs["row-major"]), fp8dot.scaled_dot(
+            expected.q, w_q.q.T, lhs_scale=expected.scale, rhs_scale=w_q.scale.T,
+            precision=("highest", "highest")))
+    hlo = jax.jit(functools.partial(forward, layout="column-major")).lower(on).compile().as_text()
+    dot_line = next(line for line in hlo.splitlines()
+                    if 'custom_call_target="fp8dot_scaled_dot"' in line)
+    assert "f32[200,3]{0,1}" in dot_line, dot_line  # the declared layout of the lhs scale
+    lhs_scale_operand = dot_line.split("custom-call(")[1].split(",")[2].strip()
+    producer = next(line for line in hlo.splitlines()
+                    if line.strip().startswith(lhs_scale_operand + " ="))
+    assert "get-tuple-element" in producer, producer  # straight from the quantisation's result
+
+
 @pytest.mark.parametrize("granularity", ["1x128", "128x128"])
 def test_jnp_quantize_gives_partial_blocks_their_own_scales(granularity):
     x = random((200, 136), 8) * 20  # neither dim a multiple of 128

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _core
-from .._arrays import row_major_strides
+from .._arrays import layout_strides
 from .._dot import check_output_scale, make_dot, precision_pair
 from . import _ffi
 
@@ -34,15 +34,15 @@ def _precision_names(precision) -> tuple[str, str]:
     return names  # type: ignore[return-value]
 
 
-def _description(x, what: str):
-    """(dtype name, shape, row-major strides): an abstract array as XLA lays it out for the
-    custom call."""
+def _description(x, what: str, layout: tuple[int, ...] = ()):
+    """(dtype name, shape, strides): an abstract array as XLA lays it out for the custom call
+    (row-major, or the minor-to-major layout the call declares for it)."""
     shape = tuple(int(d) for d in np.shape(x))
     try:
         name = jnp.dtype(x.dtype).name
     except AttributeError:
         raise TypeError(f"{what} must be a JAX array, got {type(x).__name__}") from None
-    return (name, shape, row_major_strides(shape))
+    return (name, shape, layout_strides(shape, layout))
 
 
 def _normalised_dimension_numbers(dimension_numbers, lhs_rank: int, rhs_rank: int):
@@ -65,13 +65,16 @@ def _normalised_dimension_numbers(dimension_numbers, lhs_rank: int, rhs_rank: in
 def trace_dot(lhs, rhs, dimension_numbers, *, lhs_scale=None, rhs_scale=None,
               lhs_scale_mode=None, rhs_scale_mode=None, precision=None, algorithm=None,
               preferred_element_type=jnp.float32, bias=None, c=None, epilogue=None, alpha=1.0,
-              beta=0.0, output_scale=None, compute_amax=False) -> "_core.Dot":
+              beta=0.0, output_scale=None, compute_amax=False,
+              scale_layouts=((), ())) -> "_core.Dot":
     """The validated C++ Dot of a call (cached per signature), from the arguments' shapes and
-    dtypes; raises ValueError naming what is wrong."""
+    dtypes and the layouts the call declares for its scales; raises ValueError naming what is
+    wrong."""
     (lc, rc), (lb, rb) = dimension_numbers
-    described = {name: None if array is None else _description(array, name)
-                 for name, array in (("lhs_scale", lhs_scale), ("rhs_scale", rhs_scale),
-                                     ("bias", bias), ("c", c))}
+    described = {name: None if array is None else _description(array, name, layout)
+                 for name, array, layout in (("lhs_scale", lhs_scale, scale_layouts[0]),
+                                             ("rhs_scale", rhs_scale, scale_layouts[1]),
+                                             ("bias", bias, ()), ("c", c, ()))}
     return make_dot(_description(lhs, "lhs"), _description(rhs, "rhs"), (lc, rc, lb, rb),
                     _precision_names(precision), algorithm,
                     jnp.dtype(preferred_element_type).name, described["lhs_scale"],
@@ -131,12 +134,31 @@ def _not_differentiable_jvp(dimension_numbers, options, primals, tangents):
         "recipe's dgrad and wgrad GEMMs")
 
 
+def _declared_scale_layouts(dot: "_core.Dot", lhs_scale, rhs_scale):
+    """The layouts the call asks XLA to hand the scales over in: the ones the CUDA engines read
+    in place (so XLA, not a reordering launch, makes them: for free where the scale's producer
+    writes them so, as fp8dot's column-major 1×128 quantisation and a transpose of a row-major
+    scale do). Row-major, as XLA's default, for a scale with a dim of 1, whose bytes are the same
+    in every layout."""
+    def declared(scale, layout):
+        layout = tuple(layout)
+        return layout if scale is not None and np.ndim(scale) == 2 and \
+            min(np.shape(scale)) > 1 else ()
+    in_place = dot.in_place_scale_layouts
+    return declared(lhs_scale, in_place[0]), declared(rhs_scale, in_place[1])
+
+
 def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale):
     options = dict(options)
     if output_scale is not None:
         check_output_scale(_description(output_scale, "output_scale"))
-    dot = trace_dot(lhs, rhs, dimension_numbers, lhs_scale=lhs_scale, rhs_scale=rhs_scale,
-                    bias=bias, c=c, output_scale=output_scale, **options)
+    arrays = dict(lhs_scale=lhs_scale, rhs_scale=rhs_scale, bias=bias, c=c,
+                  output_scale=output_scale)
+    dot = trace_dot(lhs, rhs, dimension_numbers, **arrays, **options)
+    scale_layouts = _declared_scale_layouts(dot, lhs_scale, rhs_scale)
+    if scale_layouts != ((), ()):  # the Dot that runs: its scales in those layouts
+        dot = trace_dot(lhs, rhs, dimension_numbers, **arrays, **options,
+                        scale_layouts=scale_layouts)
     platforms = _ffi.register()
     if "CUDA" in platforms and jax.default_backend() == "gpu":
         # A plan is made (and autotuned) here, while tracing: inside an XLA command buffer the
@@ -146,10 +168,17 @@ def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, o
     if options["compute_amax"]:
         results.append(jax.ShapeDtypeStruct((), jnp.float32))
     (lc, rc), (lb, rb) = dimension_numbers
-    operands = [lhs, rhs] + [a for a in (lhs_scale, rhs_scale, bias, c, output_scale)
-                             if a is not None]
-    outputs = jax.ffi.ffi_call(_ffi.TARGET, results)(
+    operands, input_layouts = [lhs, rhs], [None, None]
+    for array, layout in ((lhs_scale, scale_layouts[0]), (rhs_scale, scale_layouts[1]),
+                          (bias, ()), (c, ()), (output_scale, ())):
+        if array is not None:
+            operands.append(array)
+            # ffi_call takes layouts major-to-minor, the reverse of XLA's (and fp8dot's) order.
+            input_layouts.append(tuple(reversed(layout)) if layout else None)
+    outputs = jax.ffi.ffi_call(_ffi.TARGET, results, input_layouts=input_layouts)(
         *operands,
+        lhs_scale_layout=np.array(scale_layouts[0], np.int64),
+        rhs_scale_layout=np.array(scale_layouts[1], np.int64),
         lhs_contracting=np.array(lc, np.int64), rhs_contracting=np.array(rc, np.int64),
         lhs_batch=np.array(lb, np.int64), rhs_batch=np.array(rb, np.int64),
         lhs_precision=options["precision"][0], rhs_precision=options["precision"][1],

@@ -105,27 +105,32 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
     fp8dot.Quantized (q, scale, q_t, scale_t, amax; None where not asked for). The rule is the
     same as quantize()'s; the C++ library checks the call while tracing.
 
-    Scales are row-major: XLA hands custom calls row-major buffers, and a column-major scale
-    would reach the next custom call through a transpose XLA materialises."""
-    if scale_layout != "row-major":
-        raise ValueError(f"fp8dot.jax.fused_quantize writes row-major scales only, got "
-                         f"scale_layout={scale_layout!r}")
+    scale_layout="column-major" (1x128): the scales are the same arrays, laid out by XLA with a
+    K-block's rows side by side (the call declares that layout for them), which fp8dot's dots
+    ask XLA for: they then reach the GEMM with no copy or reordering in between."""
     _ffi.register()
     if x.ndim != 2:
         raise ValueError(f"fused_quantize takes a matrix [rows, contracting], got shape {x.shape}")
     quantizer = make_quantizer(_description(x, "x"), jnp.dtype(dtype).name, granularity,
                                bool(row_major), bool(transposed), scale is not None, int(margin),
-                               bool(amax))
+                               bool(amax), scale_layout)
     q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
     shapes = [(q_shape, dtype), (scale_shape, jnp.float32), (q_t_shape, dtype),
               (scale_t_shape, jnp.float32), (() if amax else None, jnp.float32)]
     results = [jax.ShapeDtypeStruct(tuple(shape), element) for shape, element in shapes
                if shape is not None]
+    # The 1x128 scales (results 1 and 3) column-major where asked: (1, 0) major-to-minor, as
+    # ffi_call takes layouts.
+    column_major = quantizer.column_major_scales
+    output_layouts = [(1, 0) if column_major and index in (1, 3) else None
+                      for index, (shape, _) in enumerate(shapes) if shape is not None]
     operands = [x]
     if scale is not None:
         operands.append(jnp.asarray(scale, jnp.float32).reshape(()))
-    outputs = iter(jax.ffi.ffi_call(_ffi.QUANTIZE_TARGET, results, vmap_method="sequential")(
-        *operands, granularity=granularity, row_major=np.bool_(row_major),
+    outputs = iter(jax.ffi.ffi_call(_ffi.QUANTIZE_TARGET, results, vmap_method="sequential",
+                                    output_layouts=output_layouts)(
+        *operands, granularity=granularity, scale_layout=scale_layout,
+        row_major=np.bool_(row_major),
         transposed=np.bool_(transposed), given_scale=np.bool_(scale is not None),
         compute_amax=np.bool_(amax), margin=np.int64(margin)))
     quantized = Quantized(*[None if shape is None else next(outputs) for shape, _ in shapes])

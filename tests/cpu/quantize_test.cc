@@ -255,6 +255,20 @@ TEST(CpuQuantizeTest, TransposedOnlyStillWritesTheScales) {
             (std::vector<float>{1.0f / 448, 2.0f / 448, 3.0f / 448, 896.0f / 448}));
 }
 
+// `column_major` holds the [rows][blocks] array `row_major` holds, transposed in memory.
+void ExpectTransposedInMemory(const std::vector<float>& column_major,
+                              const std::vector<float>& row_major, int64_t rows, int64_t blocks) {
+  ASSERT_EQ(column_major.size(), static_cast<size_t>(rows * blocks));
+  ASSERT_EQ(row_major.size(), column_major.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      ASSERT_EQ(column_major[static_cast<size_t>(b * rows + r)],
+                row_major[static_cast<size_t>(r * blocks + b)])
+          << r << "," << b;
+    }
+  }
+}
+
 // Column-major 1x128 scales are the row-major ones transposed in memory (q's [K-blocks][rows],
 // qᵀ's [row blocks][cols]); q and qᵀ are the same bytes. Partial blocks on both edges, with q
 // alone, qᵀ alone and both.
@@ -276,22 +290,9 @@ TEST(CpuQuantizeTest, ColumnMajorBlockScalesAreTheRowMajorOnesTransposed) {
     FP8_ASSERT_OK_AND_ASSIGN(Quantized column_major, QuantizeAll(spec, input.data()));
     EXPECT_EQ(column_major.q, row_major.q);
     EXPECT_EQ(column_major.q_transposed, row_major.q_transposed);
-    ASSERT_EQ(column_major.scale.size(), static_cast<size_t>(rows * 3));
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t kb = 0; kb < 3; ++kb) {
-        ASSERT_EQ(column_major.scale[static_cast<size_t>(kb * rows + r)],
-                  row_major.scale[static_cast<size_t>(r * 3 + kb)])
-            << r << "," << kb;
-      }
-    }
-    if (!spec.transposed) continue;
-    ASSERT_EQ(column_major.transposed_scale.size(), static_cast<size_t>(cols * 2));
-    for (int64_t c = 0; c < cols; ++c) {
-      for (int64_t rb = 0; rb < 2; ++rb) {
-        ASSERT_EQ(column_major.transposed_scale[static_cast<size_t>(rb * cols + c)],
-                  row_major.transposed_scale[static_cast<size_t>(c * 2 + rb)])
-            << c << "," << rb;
-      }
+    ExpectTransposedInMemory(column_major.scale, row_major.scale, rows, 3);
+    if (spec.transposed) {
+      ExpectTransposedInMemory(column_major.transposed_scale, row_major.transposed_scale, cols, 2);
     }
   }
 }

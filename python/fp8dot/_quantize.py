@@ -16,7 +16,6 @@ from ._arrays import describe
 from ._dot import _numpy_empty, check_current_device, dtype_name
 
 GRANULARITIES = ("tensor", "row", "1x128", "128x128")
-SCALE_LAYOUTS = ("row-major", "column-major")
 
 
 class Quantized(NamedTuple):

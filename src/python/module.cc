@@ -133,11 +133,8 @@ class Dot {
   std::string accumulation() const { return AccumulationModeName(dot_.accumulation); }
   std::string lhs_scale_mode() const { return ScaleModeName(spec_.lhs_scale.mode); }
   std::string rhs_scale_mode() const { return ScaleModeName(spec_.rhs_scale.mode); }
-  // The layouts (minor-to-major; empty = row-major) of the scales as given, and the ones the
-  // CUDA engines read in place for the dot's scale modes (InPlaceScaleLayout).
-  std::pair<std::vector<int64_t>, std::vector<int64_t>> scale_layouts() const {
-    return {spec_.lhs_scale.minor_to_major, spec_.rhs_scale.minor_to_major};
-  }
+  // The scale layouts (minor-to-major; empty = row-major) the CUDA engines read in place for
+  // the dot's scale modes (InPlaceScaleLayout).
   std::pair<std::vector<int64_t>, std::vector<int64_t>> in_place_scale_layouts() const {
     return {InPlaceScaleLayout(spec_.lhs_scale.mode, true),
             InPlaceScaleLayout(spec_.rhs_scale.mode, false)};
@@ -393,8 +390,6 @@ NB_MODULE(_core, m) {
       .def_prop_ro("accumulation", &Dot::accumulation)
       .def_prop_ro("lhs_scale_mode", &Dot::lhs_scale_mode)
       .def_prop_ro("rhs_scale_mode", &Dot::rhs_scale_mode)
-      .def_prop_ro("scale_layouts", &Dot::scale_layouts,
-                   "(lhs, rhs) scale layouts as given, minor-to-major (empty: row-major)")
       .def_prop_ro("in_place_scale_layouts", &Dot::in_place_scale_layouts,
                    "(lhs, rhs) scale layouts the CUDA engines read in place")
       .def_prop_ro("gemm", &Dot::gemm, "(batch, M, N, K) of the canonical GEMM")

@@ -26,8 +26,9 @@
 // 1x128 scales keep their shapes in either layout of spec.scale_layout; only their order in
 // memory differs. kRowMajor: a row's K-blocks side by side. kColumnMajor: a K-block's rows side
 // by side ([⌈cols/128⌉][rows] in memory for q's, [⌈rows/128⌉][cols] for qᵀ's): the layout both
-// GEMM engines read in place (cuBLASLt's VEC128 scales; the own kernel's copy engine, when the
-// operand's rows are a multiple of 4), so no GEMM that takes them reorders them first.
+// GEMM engines read in place (cuBLASLt's VEC128 scales where it pads no rows; the own kernel's
+// copy engine, when the operand's rows are a multiple of 4), so a GEMM that takes them does not
+// reorder them first.
 //
 // kTensor with a given scale (delayed scaling) casts with that scale instead, and writes it as
 // q's scale; a given scale that is not a positive finite number (delayed scaling's first step,

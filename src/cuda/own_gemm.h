@@ -47,7 +47,7 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
 // them by per-row cp.async: wherever M > 64. Measured on the H200, 2026-12-04
 // (bench/results/2026-12-04-h200-own-scale-reorder.md), the plan with row-major scales against
 // cuBLASLt: the 192-row tile 0.57-0.61x staged, 1.05-1.11x reordered; M = 128 (tiles of up to
-// 128 rows) 0.75-1.05x staged, 0.96-1.15x reordered; at M = 64 the reorder's second launch
+// 128 rows) 0.75-1.05x staged, 0.88-1.15x reordered; at M = 64 the reorder's second launch
 // costs what it saves in a loop of calls (1.03-1.10x staged, 0.86-1.15x reordered).
 bool OwnGemmReordersScales(const BlockScaledGemmParams& launch_shape);
 

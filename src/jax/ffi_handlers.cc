@@ -12,6 +12,7 @@
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/quantize.h"
 #include "fp8dot/run_dot.h"
+#include "fp8dot/tensor.h"
 #include "xla/ffi/api/ffi.h"
 #ifdef FP8DOT_HAVE_CUDA
 #include "fp8dot/cuda_backend.h"
@@ -51,11 +52,15 @@ StatusOr<DType> DTypeOfBuffer(ffi::DataType type, const char* what) {
 
 StatusOr<TensorSpec> SpecOfBuffer(const ffi::AnyBuffer& buffer, const char* what) {
   FP8_ASSIGN_OR_RETURN(DType dtype, DTypeOfBuffer(buffer.element_type(), what));
-  const auto dims = buffer.dimensions();
-  // The layout spelled out as the Python binding's LayoutFromStrides spells it, so that the
-  // DotSpec checked while tracing keys the same plan as the one run here.
-  return TensorSpec{dtype, Dims(dims.begin(), dims.end()),
-                    RowMajorLayout(static_cast<int64_t>(dims.size()))};
+  const auto extents = buffer.dimensions();
+  Dims dims(extents.begin(), extents.end());
+  // The row-major layout spelled out as the Python binding's LayoutFromStrides spells it (which
+  // puts size-1 dims outermost: {0, 1} for an [M, 1] scale), so that the DotSpec checked while
+  // tracing keys the same plan as the one run here; a plan made here instead would be made
+  // inside a command buffer's capture.
+  FP8_ASSIGN_OR_RETURN(std::vector<int64_t> layout,
+                       LayoutFromStrides(dims, LayoutStrides(dims, {})));
+  return TensorSpec{dtype, std::move(dims), std::move(layout)};
 }
 
 template <typename T>
@@ -133,10 +138,12 @@ StatusOr<ScaledDotCall> DecodeCall(const ffi::RemainingArgs& args, const ffi::Re
 
   FP8_ASSIGN_OR_RETURN(std::string lhs_scale_mode, StringAttribute(attributes, "lhs_scale_mode"));
   FP8_ASSIGN_OR_RETURN(std::string rhs_scale_mode, StringAttribute(attributes, "rhs_scale_mode"));
-  // A scale's layout is the one the call declared for its operand (XLA lays the buffer out so).
+  // A scale's layout is the one the call declared for its operand (XLA lays the buffer out so);
+  // calls without the attribute (programs compiled before fp8dot declared any) are row-major.
   auto take_scale = [&](const char* what, const char* layout_attribute,
                         std::optional<TensorSpec>& spec, const void*& data) -> Status {
     FP8_RETURN_IF_ERROR(take(what, spec, data));
+    if (!attributes.contains(layout_attribute)) return OkStatus();
     FP8_ASSIGN_OR_RETURN(std::vector<int64_t> layout, DimsAttribute(attributes, layout_attribute));
     if (!layout.empty()) spec->minor_to_major = std::move(layout);
     return OkStatus();
@@ -237,8 +244,10 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
   QuantizeSpec& spec = call.spec;
   FP8_ASSIGN_OR_RETURN(std::string granularity, StringAttribute(attributes, "granularity"));
   FP8_ASSIGN_OR_RETURN(spec.granularity, ParseScaleGranularity(granularity));
-  FP8_ASSIGN_OR_RETURN(std::string scale_layout, StringAttribute(attributes, "scale_layout"));
-  FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(scale_layout));
+  if (attributes.contains("scale_layout")) {  // absent: row-major (programs from before it)
+    FP8_ASSIGN_OR_RETURN(std::string scale_layout, StringAttribute(attributes, "scale_layout"));
+    FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(scale_layout));
+  }
   FP8_ASSIGN_OR_RETURN(spec.row_major, Attribute<bool>(attributes, "row_major"));
   FP8_ASSIGN_OR_RETURN(spec.transposed, Attribute<bool>(attributes, "transposed"));
   FP8_ASSIGN_OR_RETURN(spec.given_scale, Attribute<bool>(attributes, "given_scale"));

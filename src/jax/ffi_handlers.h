@@ -16,7 +16,7 @@
 // lhs_precision, rhs_precision, algorithm ("" = none), lhs_scale_mode, rhs_scale_mode
 // ("none", "tensor", ...), epilogue ("" = BIAS with a bias, else DEFAULT) (strings), alpha, beta
 // (f64), has_bias, has_c, output_scale, compute_amax (bool), lhs_scale_layout, rhs_scale_layout
-// (int64 arrays, minor-to-major; empty = row-major).
+// (int64 arrays, minor-to-major; empty or absent = row-major).
 //
 // The handlers build the DotSpec with MakeDotSpec, the function the trace-time check in Python
 // calls too, so what was checked while tracing is what runs.
@@ -24,7 +24,8 @@
 // f32/bf16/f16 matrix), then the given scale (f32[]) when given_scale. Results, each when the
 // spec produces it: q, scale, q_t, scale_t, amax (f32[]); the FP8 type is q's (or q_t's).
 // Attributes: granularity, scale_layout ("row-major" or "column-major": the layout of the 1x128
-// scale results, as the call declares them to XLA) (strings), row_major, transposed,
+// scale results, as the call declares them to XLA; absent = row-major) (strings), row_major,
+// transposed,
 // given_scale, compute_amax (bool), margin (int64).
 #pragma once
 

@@ -188,7 +188,7 @@ TEST(OwnGemmRulesTest, PlansReorderUnstageableScalesAboveSixtyFourRows) {
   EXPECT_FALSE(reorders(8192, 1, 8192));
   EXPECT_TRUE(reorders(130, 1, 130));  // M-major, K-blocks not 16-byte aligned
 
-  cuda::BlockScaledGemmParams wgrad = p;  // rhs 1x128 in its row-major layout [N][K/128]
+  cuda::BlockScaledGemmParams wgrad = p;  // rhs 1x128 with its K-blocks side by side
   wgrad.scaling = cuda::GemmScaling::kColumnBlocks;
   wgrad.m = 4096, wgrad.lhs_scale_row_stride = 1, wgrad.lhs_scale_block_stride = 4096;
   EXPECT_TRUE(cuda::OwnGemmReordersScales(wgrad));

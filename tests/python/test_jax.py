@@ -550,6 +550,16 @@ first = [np.asarray(g) for g in step(x, w)]    # records the command buffer
 again = [np.asarray(g) for g in step(x, w)]    # replays it
 assert all(np.array_equal(a, b) for a, b in zip(first, again)), "replay differs"
 print("command buffers:", text.count("command_buffer"), "fp8dot calls:", text.count("fp8dot_scaled_dot"))
+# DeepSeek blocks with K = 128 and N <= 128: scales with a dim of 1 ([256, 1], [1, 1]), whose
+# layout the trace-time Dot and the handler must spell alike to find the same plan.
+blocks = fj.Recipe.deepseek_blocks()
+x, w = x[:, :128], w[:128, :96]
+step = jax.jit(jax.grad(lambda x, w: jnp.sum(jnp.sin(fj.fp8_dot_general(x, w, recipe=blocks))),
+                        argnums=(0, 1)))
+first = [np.asarray(g) for g in step(x, w)]
+again = [np.asarray(g) for g in step(x, w)]
+assert all(np.array_equal(a, b) for a, b in zip(first, again)), "block-scaled replay differs"
+print("block-scaled step replayed")
 """
 
 
@@ -557,7 +567,8 @@ print("command buffers:", text.count("command_buffer"), "fp8dot calls:", text.co
 def test_ffi_calls_run_inside_xla_command_buffers(tmp_path):
     """The CUDA handler is declared command-buffer compatible: with custom calls allowed into
     XLA's CUDA graphs, a jitted step with three fp8dot calls records and replays the same
-    result (the plans were made while tracing, so nothing is created inside the capture)."""
+    result (the plans were made while tracing, so nothing is created inside the capture), also
+    with block scales that have a dim of 1 (their layouts spelled alike on both sides)."""
     import os
     import subprocess
     import sys
@@ -568,6 +579,7 @@ def test_ffi_calls_run_inside_xla_command_buffers(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "fp8dot calls: 3" in result.stdout, result.stdout
+    assert "block-scaled step replayed" in result.stdout, result.stdout
 
 
 _SHARD_MAP_SCRIPT = """

@@ -144,16 +144,25 @@ def shared_transposed_scale(outputs: Quantized, granularity: str) -> Quantized:
     return outputs
 
 
+def gemm_scale_layout(granularity: str) -> str:
+    """The scale layout the frameworks' layers have quantize write: the one both GPU engines read
+    in place in either role of the operand (dot_spec.h's InPlaceScaleLayout): 1×128 scales
+    column-major, as a lhs [M, K/128] and, viewed transposed, as a rhs [K/128, N]; the other
+    granularities have one layout."""
+    return "column-major" if granularity == "1x128" else "row-major"
+
+
 def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_dtype,
-                      scale=None, amax: bool = False, scale_layout: str = "row-major"):
+                      scale=None, amax: bool = False):
     """(q, scale) of matrix [R, C] for the GEMM that contracts C (in `dtype`, with the given
     delayed-scaling scale if any) and, unless transposed_dtype is None, (q_t, scale_t) of matrixᵀ
     for the GEMM that contracts R, each scale in its own operand's terms. `quantize_fn` is a
     framework's fused quantisation (fp8dot.torch.quantize, fp8dot.jax.fused_quantize): one pass
     when both share a dtype; a transpose in another dtype is quantised on its own (current
     scaling). Returns (operand, transposed operand or None, max |matrix| when `amax`, else
-    None), the amax from the same pass (for a delayed-scaling history). 1×128 scales in
-    `scale_layout` (quantize's)."""
+    None), the amax from the same pass (for a delayed-scaling history). The scales are in
+    gemm_scale_layout's layout."""
+    scale_layout = gemm_scale_layout(granularity)
     same_dtype = transposed_dtype == dtype
     result = quantize_fn(matrix, dtype, granularity, transposed=same_dtype, scale=scale,
                          amax=amax, scale_layout=scale_layout)

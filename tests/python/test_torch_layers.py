@@ -329,7 +329,7 @@ def test_explain_names_the_engine_the_cuda_plan_takes():
 @gpu
 @pytest.mark.parametrize("m", [64, 256, 4096])
 def test_deepseek_layers_give_every_gemm_1x128_scales_it_reads_in_place(m):
-    """The layer's 1×128 scales are column-major (fp8dot.torch.linear._scale_layout): the
+    """The layer's 1×128 scales are column-major (fp8dot._quantize.gemm_scale_layout): the
     CUDA plan of each of its three GEMMs, cuBLASLt's or the own kernel's, reads them in place
     instead of reordering them at every run (docs/quantize.md)."""
     from fp8dot._dot import make_dot

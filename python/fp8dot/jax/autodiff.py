@@ -111,10 +111,9 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
     and any other is quantised again. A transpose in another dtype is quantised on its own
     (current scaling)."""
     if recipe.quantization == "kernel":
-        # 1x128 scales column-major: what the dots ask XLA for (ops._declared_scale_layouts).
-        layout = "column-major" if granularity == "1x128" else "row-major"
+        # Scales in the layouts the dots ask XLA for (ops._declared_scale_layouts).
         operand, transposed, _ = both_orientations(fused_quantize, matrix, granularity, dtype,
-                                                   transposed_dtype, scale, scale_layout=layout)
+                                                   transposed_dtype, scale)
         return operand, transposed
     q, q_scale = quantize(matrix, dtype, granularity, scale)
     if transposed_dtype == dtype and granularity in ("tensor", "128x128"):

@@ -22,7 +22,7 @@ from torch import nn
 
 from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
-from .._quantize import both_orientations
+from .._quantize import both_orientations, gemm_scale_layout
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
 
@@ -45,12 +45,6 @@ def _granularity(recipe: Recipe, role: str) -> str:
     return "128x128" if role == "weight" else "1x128"
 
 
-def _scale_layout(granularity: str) -> str:
-    """How the layer has its scales written: 1×128 ones column-major, the layout both GPU GEMM
-    engines read in place (no reordering launch per GEMM); the others have one layout."""
-    return "column-major" if granularity == "1x128" else "row-major"
-
-
 def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
                        transposed_dtype: Optional[torch.dtype],
                        scale: Optional[torch.Tensor] = None, amax: bool = False
@@ -58,8 +52,7 @@ def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtyp
     """The matrix quantised for the GEMM that contracts its columns, unless transposed_dtype is
     None its transpose for the GEMM that contracts its rows, and (amax=True) max |matrix| from
     the same pass (fp8dot._quantize)."""
-    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax,
-                             _scale_layout(granularity))
+    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax)
 
 
 def _as_rhs(operand: Operand) -> Operand:
@@ -95,7 +88,7 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
     """The call `_gemm` makes for one of a layer's GEMMs of M×N×K (the forward's bias, in the
     output dtype, when bias_dtype is given). The rhs and a 2-D rhs scale are transpose views,
     as `_gemm` passes them, with block-scale layouts as quantize writes them (1×128 ones
-    column-major: _scale_layout)."""
+    column-major: gemm_scale_layout)."""
     config = getattr(recipe, gemm)
     lhs_role, rhs_role = {"forward": ("activation", "weight"), "dgrad": ("gradient", "weight"),
                           "wgrad": ("gradient", "activation")}[gemm]
@@ -115,13 +108,13 @@ def gemm_call(recipe: Recipe, gemm: str, m: int, n: int, k: int, out_dtype: torc
     # scale [N, K/128] is row-major [K/128, N], and the 128×128 scale of a transposed operand
     # (dgrad's Wᵀ), W's scale viewed transposed, is W's own contiguous scale.
     transposed_back = gemm != "forward" and rhs_granularity == "128x128"
-    if transposed_back or _scale_layout(rhs_granularity) == "column-major":
+    if transposed_back or gemm_scale_layout(rhs_granularity) == "column-major":
         rhs_scale_description = description(torch.float32, tuple(reversed(rhs_scale)))
     else:
         rhs_scale_description = (transposed if len(rhs_scale) == 2 else description)(
             torch.float32, rhs_scale)
     lhs_scale_description = (transposed(torch.float32, tuple(reversed(lhs_scale)))
-                             if _scale_layout(lhs_granularity) == "column-major" else
+                             if gemm_scale_layout(lhs_granularity) == "column-major" else
                              description(torch.float32, lhs_scale))
     bias = None if bias_dtype is None else description(out_dtype, (n,))
     return GemmCall(description(config.lhs_dtype, (m, k)), transposed(config.rhs_dtype, (n, k)),
@@ -251,7 +244,7 @@ class _Fp8Linear(torch.autograd.Function):
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
                 only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
                                   transposed=True, scale=scale_dy if same_dtype else None,
-                                  amax=recording, scale_layout=_scale_layout(granularity))
+                                  amax=recording, scale_layout=gemm_scale_layout(granularity))
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
             if need_wgrad:

@@ -179,7 +179,7 @@ def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, marg
     absent = (0,)
 
     def scale_of(shape):  # column-major 1x128 scales: strides (1, rows), as the kernels write
-        if scale_layout == "column-major" and len(shape) == 2:
+        if scale_layout == "column-major" and granularity == "1x128":
             return x.new_empty_strided(shape, (1, shape[0]), dtype=torch.float32)
         return x.new_empty(shape, dtype=torch.float32)
     return (x.new_empty((rows, cols) if row_major else absent, dtype=out_dtype),

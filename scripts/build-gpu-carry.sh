@@ -7,14 +7,15 @@
 #   build-tools/deepgemm-2.6.1-pkg.tar.xz   with DEEPGEMM=<checkout of deepseek-ai/DeepGEMM 2.6.1>
 #                        and FMT=<checkout of fmtlib/fmt>: DeepGEMM with the CUTLASS headers of the
 #                        nvidia-cutlass 4.2 wheel, for scripts/gpu-deepgemm-peer.sh.
-# Environment: PYTHON312 (default python3.12; it needs torch==2.11.0, nanobind,
-#   scikit-build-core, numpy and ml_dtypes: `PYTHON312 -m pip install torch==2.11.0 nanobind
+# Environment: PYTHON312 (default python3.12; it needs torch==2.11.0, jax==0.11.2 (the XLA FFI
+#   headers: without jaxlib the wheel has no JAX handlers), nanobind, scikit-build-core, numpy
+#   and ml_dtypes: `PYTHON312 -m pip install torch==2.11.0 jax==0.11.2 nanobind
 #   scikit-build-core numpy ml_dtypes`), DEEPGEMM, FMT, SKIP_WHEEL=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON312=${PYTHON312:-python3.12}
-"$PYTHON312" -c "import torch, nanobind, scikit_build_core" || {
-  echo "build-gpu-carry: $PYTHON312 needs torch 2.11, nanobind and scikit-build-core" >&2
+"$PYTHON312" -c "import torch, jax, nanobind, scikit_build_core" || {
+  echo "build-gpu-carry: $PYTHON312 needs torch 2.11, jax 0.11.2, nanobind and scikit-build-core" >&2
   exit 1
 }
 

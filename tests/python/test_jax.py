@@ -276,6 +276,36 @@ def test_the_backward_keeps_only_fp8_operands(quantization):
 
 
 @pytest.mark.parametrize("quantization", ["xla", "kernel"])
+@pytest.mark.parametrize("scaling", ["tensorwise", "rowwise", "blocks"])
+def test_a_dense_kernel_is_quantised_as_stored_without_a_transposed_copy(scaling, quantization):
+    """nn.Dense stores its kernel [K, N]: fp8dot quantises it in that orientation and takes the
+    forward's [N, K] from the same pass, so the compiled forward and backward hold no transposed
+    copy of it in its own dtype (until 2026-12-04 a bf16 [N, K] transpose of every kernel per
+    step). The values and both gradients are bit for bit those of the same kernel given as
+    [N, K] (contracting its dim 1), which takes the other path."""
+    recipe = (fj.Recipe.deepseek_blocks(quantization=quantization) if scaling == "blocks" else
+              fj.Recipe.seed(scaling=scaling, quantization=quantization))
+    x, w = random((256, 384), 12, jnp.bfloat16), random((384, 160), 13, jnp.bfloat16)
+    dy = random((256, 160), 14, jnp.bfloat16)
+
+    def step(dimension_numbers):
+        def loss(x, w):
+            y = fj.fp8_dot_general(x, w, dimension_numbers, recipe=recipe)
+            return jnp.sum(y.astype(jnp.float32) * dy)
+        return jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
+
+    as_stored = step(None)  # nn.Dense's: x's last dim with w's first
+    hlo = as_stored.lower(x, w).compile().as_text()
+    assert "bf16[160,384]" not in hlo, "a transposed bf16 copy of the kernel"
+    value, (dx, dw) = as_stored(x, w)
+    value_nk, (dx_nk, dw_nk) = step((((1,), (1,)), ((), ())))(x, w.T)
+    assert np.asarray(value) == np.asarray(value_nk)
+    np.testing.assert_array_equal(np.asarray(dx, np.float32), np.asarray(dx_nk, np.float32))
+    np.testing.assert_array_equal(np.asarray(dw, np.float32), np.asarray(dw_nk.T, np.float32))
+    assert dw.shape == w.shape and dw.dtype == w.dtype
+
+
+@pytest.mark.parametrize("quantization", ["xla", "kernel"])
 def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy(quantization):
     x, w = random((64, 256), 3), random((256, 96), 4)
     with jax.default_device(jax.devices("cpu")[0]):  # the CPU handler: the same emulation

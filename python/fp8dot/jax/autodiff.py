@@ -8,8 +8,10 @@ Each GEMM is one fp8dot_scaled_dot custom call (ops.py); its accumulation is wha
 ResolveAccumulation gives the recipe's precision. The operands are brought into the layout
 cuBLASLt's FP8 GEMMs read (both contracting dims contiguous) inside the quantisation: X as
 [M, K], W as [N, K]; for the gradients dY as [M, N] and [N, M], W as [K, N], X as [K, M] (the
-weight gradient is computed in the kernel's layout). Each of X, W and dY is quantised for both
-of its GEMMs at once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's
+weight gradient is computed in the kernel's layout). W is quantised in the orientation it is
+stored in (nn.Dense's kernel is [K, N]): its other orientation comes out of the same pass, so no
+bf16 transpose of it is ever written. Each of X, W and dY is quantised for both of its GEMMs at
+once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's
 kernel, which writes both orientations from one read), so the backward pass keeps FP8 operands
 only.
 
@@ -77,7 +79,11 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     rhs_free = tuple(d for d in range(w.ndim) if d not in rhs_contracting)
     k = int(np.prod([x.shape[d] for d in lhs_contracting]))
     x2 = jnp.transpose(x, lhs_free + lhs_contracting).reshape(-1, k)
-    w2 = jnp.transpose(w, rhs_free + rhs_contracting).reshape(-1, k)
+    # W as the 2-D matrix its storage already is: [K, N] when the contracting dims come first
+    # (nn.Dense), else [N, K] (transposed into it when the dims interleave).
+    weight_kn = rhs_contracting + rhs_free == tuple(range(w.ndim)) and bool(rhs_free)
+    w2 = (w.reshape(k, -1) if weight_kn
+          else jnp.transpose(w, rhs_free + rhs_contracting).reshape(-1, k))
     out_dtype = jnp.dtype(preferred_element_type or x.dtype)
     if recipe.scaling == "delayed":
         if state is None:
@@ -86,7 +92,7 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
         state = tuple(state[name] for name in STATE_NAMES)
     else:
         state = ()
-    y2 = _fp8_matmul(recipe, out_dtype, x2, w2, state)
+    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, x2, w2, state)
     return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
 
 
@@ -98,9 +104,10 @@ def _delayed(recipe: Recipe, x, dtype, scale, history):
     return delayed_scale_update(x, dtype, scale, history, recipe.amax_compute, recipe.margin)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1))
-def _fp8_matmul(recipe, out_dtype, x2, w2, state):
-    return _forward(recipe, out_dtype, x2, w2, state)[0]
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2))
+def _fp8_matmul(recipe, out_dtype, weight_kn, x2, w2, state):
+    """x2 [M, K] · W -> [M, N], where w2 is W as [K, N] (weight_kn) or as [N, K]."""
+    return _forward(recipe, out_dtype, weight_kn, x2, w2, state)[0]
 
 
 def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
@@ -121,13 +128,13 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
     return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity)
 
 
-def _forward(recipe: Recipe, out_dtype, x2, w2, state):
+def _forward(recipe: Recipe, out_dtype, weight_kn, x2, w2, state):
     if x2.shape[0] == 0:
         # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
         # a delayed-scaling state that stays as it is (the backward returns it unchanged).
         unchanged = (state[0], state[1], state[3], state[4]) if state else ()
-        return (jnp.zeros((0, w2.shape[0]), out_dtype),
-                (x2[:0], w2[:0], None, None, state, unchanged))
+        n = w2.shape[1] if weight_kn else w2.shape[0]
+        return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, unchanged))
     activation, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
     input_scale = kernel_scale = None
@@ -143,8 +150,12 @@ def _forward(recipe: Recipe, out_dtype, x2, w2, state):
     # [K, M] and the dgrad's Wᵀ [K, N].
     (x_q, x_scale), x_t = _both_orientations(recipe, x2, activation, config.lhs_dtype,
                                              recipe.wgrad.rhs_dtype, input_scale)
-    (w_q, w_scale), w_t = _both_orientations(recipe, w2, weight, config.rhs_dtype,
-                                             recipe.dgrad.rhs_dtype, kernel_scale)
+    if weight_kn:  # the forward's [N, K] is the transposed output
+        w_t, (w_q, w_scale) = _both_orientations(recipe, w2, weight, recipe.dgrad.rhs_dtype,
+                                                 config.rhs_dtype, kernel_scale)
+    else:
+        (w_q, w_scale), w_t = _both_orientations(recipe, w2, weight, config.rhs_dtype,
+                                                 recipe.dgrad.rhs_dtype, kernel_scale)
     y = scaled_dot_general(x_q, w_q, _TN, lhs_scale=x_scale, rhs_scale=_as_rhs(w_scale, weight),
                            precision=config.precision, algorithm=config.algorithm,
                            preferred_element_type=out_dtype)
@@ -159,14 +170,15 @@ def _as_rhs(scale, granularity):
     return scale.T if granularity in ("1x128", "128x128") else scale
 
 
-def _fp8_matmul_forward(recipe, out_dtype, x2, w2, state):
-    return _forward(recipe, out_dtype, x2, w2, state)
+def _fp8_matmul_forward(recipe, out_dtype, weight_kn, x2, w2, state):
+    return _forward(recipe, out_dtype, weight_kn, x2, w2, state)
 
 
-def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
+def _fp8_matmul_backward(recipe, out_dtype, weight_kn, residuals, g):
     x2, w2, x_t, w_t, state, new_state = residuals
     if x_t is None:  # the forward had no rows: zero gradients, the state as it was
-        dw = jnp.zeros((g.shape[1], x2.shape[1]), w2.dtype)
+        n, k = g.shape[1], x2.shape[1]
+        dw = jnp.zeros((k, n) if weight_kn else (n, k), w2.dtype)
         return _typed_like(jnp.zeros(x2.shape, x2.dtype), x2), _typed_like(dw, w2), \
             tuple(_typed_like(value, value) for value in state)
     (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
@@ -184,13 +196,15 @@ def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
                             algorithm=dgrad.algorithm, preferred_element_type=x2.dtype)
 
     # wgrad: dW = dYᵀ · X, computed as the kernel's own [K, N] = Xᵀ [K, M] · dY, X as [K, M]
-    # and dY as [N, M] (the operands swap sides, and so do their precisions), then returned
-    # transposed into w2's [N, K]: XLA folds that transpose into the caller's, so the gradient
-    # lands in the kernel's layout without a pass over it.
+    # and dY as [N, M] (the operands swap sides, and so do their precisions): w2's layout when
+    # weight_kn; else returned transposed into w2's [N, K], which XLA folds into the caller's
+    # transpose, so the gradient lands in the kernel's layout without a pass over it.
     dw = scaled_dot_general(xt_q, gt_q, _TN, lhs_scale=xt_scale,
                             rhs_scale=_as_rhs(gt_scale, activation),
                             precision=(wgrad.precision[1], wgrad.precision[0]),
-                            algorithm=wgrad.algorithm, preferred_element_type=w2.dtype).T
+                            algorithm=wgrad.algorithm, preferred_element_type=w2.dtype)
+    if not weight_kn:
+        dw = dw.T
 
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, input_history, kernel_history = new_state

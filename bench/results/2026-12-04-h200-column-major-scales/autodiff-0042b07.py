@@ -1,0 +1,219 @@
+"""fp8dot.jax.fp8_dot_general: a differentiable FP8 dot_general with a recipe's three GEMMs.
+
+    forward  Y  = X · Wᵀ    recipe.forward  (seed: e4m3 × e4m3, DEFAULT -> fast accumulation)
+    dgrad    dX = dY · W    recipe.dgrad    (seed: e5m2 × e4m3, HIGHEST -> promoted)
+    wgrad    dW = dYᵀ · X   recipe.wgrad    (seed: e5m2 × e4m3, HIGHEST -> promoted)
+
+Each GEMM is one fp8dot_scaled_dot custom call (ops.py); its accumulation is what
+ResolveAccumulation gives the recipe's precision. The operands are brought into the layout
+cuBLASLt's FP8 GEMMs read (both contracting dims contiguous) inside the quantisation: X as
+[M, K], W as [N, K]; for the gradients dY as [M, N] and [N, M], W as [K, N], X as [K, M] (the
+weight gradient is computed in the kernel's layout). Each of X, W and dY is quantised for both
+of its GEMMs at once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's
+kernel, which writes both orientations from one read), so the backward pass keeps FP8 operands
+only.
+
+Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
+output gradient) and returns the updated state as the state's cotangent, as Flax's
+Fp8DirectDotGeneralOp does ('_overwrite_with_gradient').
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Mapping, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._quantize import both_orientations
+from .ops import scaled_dot_general
+from .quantize import delayed_scale_update, fused_quantize, quantize
+from .recipe import Recipe, check_recipe
+
+STATE_NAMES = ("input_scale", "kernel_scale", "output_grad_scale", "input_amax_history",
+               "kernel_amax_history", "output_grad_amax_history")
+
+# Contract dim 1 of both operands: [M, K] x [N, K] -> [M, N].
+_TN = (((1,), (1,)), ((), ()))
+
+# Per scaling: the granularity of (activation or gradient, weight) operands.
+_GRANULARITY = {"tensorwise": ("tensor", "tensor"), "delayed": ("tensor", "tensor"),
+                "rowwise": ("row", "row"), "blocks": ("1x128", "128x128")}
+
+
+def init_delayed_state(history_length: int = 1024) -> dict:
+    """The state of delayed scaling, as Flax's Fp8DotGeneralBase initialises it."""
+    scale = jnp.ones((1,), jnp.float32)
+    history = jnp.zeros((history_length,), jnp.float32)
+    return {name: (scale if name.endswith("scale") else history) for name in STATE_NAMES}
+
+
+def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = None,
+                    state: Optional[Mapping] = None, preferred_element_type=None):
+    """dot_general(x, w) in FP8 by `recipe` (default Recipe.seed()), differentiable in x and w.
+
+    dimension_numbers as jax.lax.dot_general's, without batch dims (x's free dims, then w's, in
+    the output); default: x's last dim with w's first, as nn.Dense. With recipe.scaling ==
+    "delayed", `state` is the delayed-scaling state (init_delayed_state()); its gradient is the
+    updated state. The output has preferred_element_type (default x.dtype).
+    """
+    recipe = check_recipe(Recipe.seed() if recipe is None else recipe,
+                          "fp8dot.jax.fp8_dot_general")
+    for array, name in ((x, "x"), (w, "w")):
+        if jnp.dtype(array.dtype) not in _QUANTIZABLE:
+            raise TypeError(f"fp8dot.jax.fp8_dot_general: {name} is {jnp.dtype(array.dtype)}; FP8 "
+                            "dots quantise float32, bfloat16 or float16 (cast it first)")
+    if dimension_numbers is None:
+        dimension_numbers = (((x.ndim - 1,), (0,)), ((), ()))
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
+    if lhs_batch or rhs_batch:
+        raise NotImplementedError(
+            "fp8_dot_general takes dots without batch dimensions (a Dense layer's); use "
+            "jax.vmap over it, or scaled_dot_general for a batched scaled dot")
+    lhs_contracting, rhs_contracting = tuple(lhs_contracting), tuple(rhs_contracting)
+    lhs_free = tuple(d for d in range(x.ndim) if d not in lhs_contracting)
+    rhs_free = tuple(d for d in range(w.ndim) if d not in rhs_contracting)
+    k = int(np.prod([x.shape[d] for d in lhs_contracting]))
+    x2 = jnp.transpose(x, lhs_free + lhs_contracting).reshape(-1, k)
+    w2 = jnp.transpose(w, rhs_free + rhs_contracting).reshape(-1, k)
+    out_dtype = jnp.dtype(preferred_element_type or x.dtype)
+    if recipe.scaling == "delayed":
+        if state is None:
+            raise ValueError("recipe.scaling is 'delayed': pass state (init_delayed_state(), or "
+                             "fp8dot.flax.DotGeneral, which keeps it)")
+        state = tuple(state[name] for name in STATE_NAMES)
+    else:
+        state = ()
+    y2 = _fp8_matmul(recipe, out_dtype, x2, w2, state)
+    return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
+
+
+# What the quantisation reads (an operand of another dtype is refused).
+_QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def _delayed(recipe: Recipe, x, dtype, scale, history):
+    return delayed_scale_update(x, dtype, scale, history, recipe.amax_compute, recipe.margin)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+def _fp8_matmul(recipe, out_dtype, x2, w2, state):
+    return _forward(recipe, out_dtype, x2, w2, state)[0]
+
+
+def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
+                       scale=None):
+    """(q, scale) of matrix [R, C] for a GEMM that contracts C, and (q_t, scale_t) of matrixᵀ for
+    one that contracts R, each scale in its own operand's terms. fp8dot's kernel writes both
+    from one read; in jax.numpy a transposable scaling (tensor, 128x128) transposes the FP8 copy
+    and any other is quantised again. A transpose in another dtype is quantised on its own
+    (current scaling)."""
+    if recipe.quantization == "kernel":
+        # Scales in the layouts the dots ask XLA for (ops._declared_scale_layouts).
+        operand, transposed, _ = both_orientations(fused_quantize, matrix, granularity, dtype,
+                                                   transposed_dtype, scale)
+        return operand, transposed
+    q, q_scale = quantize(matrix, dtype, granularity, scale)
+    if transposed_dtype == dtype and granularity in ("tensor", "128x128"):
+        return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)
+    return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity)
+
+
+def _forward(recipe: Recipe, out_dtype, x2, w2, state):
+    if x2.shape[0] == 0:
+        # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
+        # a delayed-scaling state that stays as it is (the backward returns it unchanged).
+        unchanged = (state[0], state[1], state[3], state[4]) if state else ()
+        return (jnp.zeros((0, w2.shape[0]), out_dtype),
+                (x2[:0], w2[:0], None, None, state, unchanged))
+    activation, weight = _GRANULARITY[recipe.scaling]
+    config = recipe.forward
+    input_scale = kernel_scale = None
+    new_state = ()
+    if recipe.scaling == "delayed":
+        input_scale, kernel_scale, _, input_history, kernel_history, _ = state
+        input_scale, input_history = _delayed(recipe, x2, config.lhs_dtype, input_scale,
+                                              input_history)
+        kernel_scale, kernel_history = _delayed(recipe, w2, config.rhs_dtype, kernel_scale,
+                                                kernel_history)
+        new_state = (input_scale, kernel_scale, input_history, kernel_history)
+    # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
+    # [K, M] and the dgrad's Wᵀ [K, N].
+    (x_q, x_scale), x_t = _both_orientations(recipe, x2, activation, config.lhs_dtype,
+                                             recipe.wgrad.rhs_dtype, input_scale)
+    (w_q, w_scale), w_t = _both_orientations(recipe, w2, weight, config.rhs_dtype,
+                                             recipe.dgrad.rhs_dtype, kernel_scale)
+    y = scaled_dot_general(x_q, w_q, _TN, lhs_scale=x_scale, rhs_scale=_as_rhs(w_scale, weight),
+                           precision=config.precision, algorithm=config.algorithm,
+                           preferred_element_type=out_dtype)
+    # Residuals: FP8 operands only (empty slices of x2 and w2 keep their dtypes and mesh typing
+    # for the cotangents).
+    return y, (x2[:0], w2[:0], x_t, w_t, state, new_state)
+
+
+def _as_rhs(scale, granularity):
+    """A scale computed along the rows of a GEMM's rhs stored [N, K], in canonical (K x N) terms:
+    128x128 [N/128, K/128] -> [K/128, N/128], 1x128 [N, K/128] -> [K/128, N]."""
+    return scale.T if granularity in ("1x128", "128x128") else scale
+
+
+def _fp8_matmul_forward(recipe, out_dtype, x2, w2, state):
+    return _forward(recipe, out_dtype, x2, w2, state)
+
+
+def _fp8_matmul_backward(recipe, out_dtype, residuals, g):
+    x2, w2, x_t, w_t, state, new_state = residuals
+    if x_t is None:  # the forward had no rows: zero gradients, the state as it was
+        dw = jnp.zeros((g.shape[1], x2.shape[1]), w2.dtype)
+        return _typed_like(jnp.zeros(x2.shape, x2.dtype), x2), _typed_like(dw, w2), \
+            tuple(_typed_like(value, value) for value in state)
+    (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
+    activation, weight = _GRANULARITY[recipe.scaling]
+    dgrad, wgrad = recipe.dgrad, recipe.wgrad
+    grad_scale = None
+    if recipe.scaling == "delayed":
+        grad_scale, grad_history = _delayed(recipe, g, dgrad.lhs_dtype, state[2], state[5])
+    (g_q, g_scale), (gt_q, gt_scale) = _both_orientations(recipe, g, activation, dgrad.lhs_dtype,
+                                                          wgrad.lhs_dtype, grad_scale)
+
+    # dgrad: dX [M, K] = dY [M, N] · W, W as [K, N].
+    dx = scaled_dot_general(g_q, wt_q, _TN, lhs_scale=g_scale,
+                            rhs_scale=_as_rhs(wt_scale, weight), precision=dgrad.precision,
+                            algorithm=dgrad.algorithm, preferred_element_type=x2.dtype)
+
+    # wgrad: dW = dYᵀ · X, computed as the kernel's own [K, N] = Xᵀ [K, M] · dY, X as [K, M]
+    # and dY as [N, M] (the operands swap sides, and so do their precisions), then returned
+    # transposed into w2's [N, K]: XLA folds that transpose into the caller's, so the gradient
+    # lands in the kernel's layout without a pass over it.
+    dw = scaled_dot_general(xt_q, gt_q, _TN, lhs_scale=xt_scale,
+                            rhs_scale=_as_rhs(gt_scale, activation),
+                            precision=(wgrad.precision[1], wgrad.precision[0]),
+                            algorithm=wgrad.algorithm, preferred_element_type=w2.dtype).T
+
+    if recipe.scaling == "delayed":
+        input_scale, kernel_scale, input_history, kernel_history = new_state
+        state_cotangent = (input_scale, kernel_scale, grad_scale, input_history, kernel_history,
+                           grad_history)
+        state_cotangent = tuple(_typed_like(c, p) for c, p in zip(state_cotangent, state))
+    else:
+        state_cotangent = ()
+    return _typed_like(dx, x2), _typed_like(dw, w2), state_cotangent
+
+
+def _typed_like(cotangent, primal):
+    """Under shard_map, a cotangent must vary over the mesh axes its primal varies over; the
+    custom call's results carry no such type, so they are cast (no data moves)."""
+    missing = tuple(sorted(_varying_axes(primal) - _varying_axes(cotangent)))
+    return jax.lax.pcast(cotangent, missing, to="varying") if missing else cotangent
+
+
+def _varying_axes(x) -> frozenset:
+    """The manual mesh axes x varies over (its aval's ManualAxisType; none outside shard_map)."""
+    typeof = getattr(jax, "typeof", None)
+    manual = getattr(typeof(x), "mat", None) if typeof is not None else None
+    return frozenset(getattr(manual, "varying", ()))
+
+
+_fp8_matmul.defvjp(_fp8_matmul_forward, _fp8_matmul_backward)

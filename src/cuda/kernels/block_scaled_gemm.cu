@@ -531,11 +531,15 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   const auto promote_block = [&](float(&acc)[kRegisters], float(&partial)[kRegisters],
                                  float2 promote, int stage) {
     if constexpr (kColumnScales) {
-      // This thread's columns 8j + 2(lane % 4) and the next: their B scales side by side.
-      const float* column_scales = rhs_scale(stage) + 2 * (lane % 4);
+      // This thread's columns 8j + 2(lane % 4) and the next: their B scales side by side, read
+      // by 32-bit shared address. Through rhs_scale's pointer they were 64-bit generic loads:
+      // the shared window's base is aligned at run time, which hides its address space from
+      // the compiler.
+      const uint32_t column_scales =
+          scales_address + stage * Shape::kScaleBytes + Shape::kLhsScaleBytes + 8 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < kRegisters / 4; ++j) {
-        const float2 scale_b = *reinterpret_cast<const float2*>(column_scales + 8 * j);
+        const float2 scale_b = hopper::LoadSharedFloat2(column_scales + 32 * j);
 #pragma unroll
         for (int i = 4 * j; i < 4 * j + 4; ++i) {
           hopper::FenceRegister(partial[i]);

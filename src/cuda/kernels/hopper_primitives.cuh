@@ -255,6 +255,13 @@ __device__ inline float LoadSharedFloat(uint32_t address) {
   return value;
 }
 
+// Two floats from shared memory by their 32-bit shared address: one LDS.64.
+__device__ inline float2 LoadSharedFloat2(uint32_t address) {
+  float2 value;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(value.x), "=f"(value.y) : "r"(address));
+  return value;
+}
+
 // Two floats from shared memory, loaded where the code says (volatile, with a memory clobber):
 // for unrolled loops whose loads the compiler would otherwise all hoist to the top, keeping
 // every value live at once, in kernels that have no registers for that.

@@ -222,6 +222,20 @@ __device__ void StorePair(Out* destination, float first, float second, bool has_
   }
 }
 
+// Two adjacent elements of D into a staging box at a 32-bit shared address: through a generic
+// pointer they were generic stores, each after 64-bit address arithmetic.
+template <typename Out>
+__device__ void StageSharedPair(uint32_t address, float first, float second) {
+  if constexpr (std::is_same_v<Out, float>) {
+    hopper::StoreShared(address, make_float2(first, second));
+  } else {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(first, second);
+    uint32_t bits;
+    memcpy(&bits, &pair, sizeof(bits));
+    hopper::StoreShared(address, bits);
+  }
+}
+
 template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, GemmScaling kScaling>
 __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>::kThreads, 1)
     block_scaled_gemm_kernel(const __grid_constant__ CUtensorMap lhs_map,
@@ -461,6 +475,10 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   // +2.4-5.6% at M = 4096, tensor scales promoted +2-6%). Not in the 256-row f32 tiles with
   // outer scales, where ptxas then spills.
   constexpr bool kUniformLhsAddress = !(kSlices == 2 && kOuterScales && sizeof(Out) == 4);
+  // The epilogue's stores into the staging boxes by 32-bit shared address (STS; through a
+  // pointer they were generic stores after 64-bit address arithmetic), in the same tiles: the
+  // 256-row f32 outer-scaled ones spill with them too.
+  constexpr bool kStagesBySharedAddress = kUniformLhsAddress;
   uint32_t lhs_address = hopper::SharedAddress(lhs_tiles) + first_slice_row * kBlockK;
   if constexpr (kUniformLhsAddress) lhs_address = __shfl_sync(0xFFFFFFFFu, lhs_address, 0);
   const uint64_t lhs_descriptor = hopper::SwizzledK128Descriptor(lhs_address);
@@ -834,6 +852,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         const int key = (row_in_slice * Shape::kBoxRowBytes >> 7) & (Shape::kBoxRowBytes / 16 - 1);
         const int lane_bytes = 2 * (lane % 4) * static_cast<int>(sizeof(Out)) ^ key << 4;
         uint8_t* row_start = slice + row_in_slice * Shape::kBoxRowBytes;
+        const uint32_t row_address = hopper::SharedAddress(row_start);
 #pragma unroll
         for (int j = 0; j < kRegisters / 4; ++j) {
           constexpr int kGroupBytes = 8 * sizeof(Out);
@@ -842,11 +861,14 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
           static_assert(kGroupBytes >= 16);
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
-            Out* destination =
-                reinterpret_cast<Out*>(row_start + box * Shape::kBoxBytes +
-                                       half * 8 * Shape::kBoxRowBytes + (group_byte ^ lane_bytes));
-            StorePair(destination, acc[v][4 * j + 2 * half], acc[v][4 * j + 2 * half + 1], true,
-                      true);
+            const int offset =
+                box * Shape::kBoxBytes + half * 8 * Shape::kBoxRowBytes + (group_byte ^ lane_bytes);
+            const float first = acc[v][4 * j + 2 * half], second = acc[v][4 * j + 2 * half + 1];
+            if constexpr (kStagesBySharedAddress) {
+              StageSharedPair<Out>(row_address + offset, first, second);
+            } else {
+              StorePair(reinterpret_cast<Out*>(row_start + offset), first, second, true, true);
+            }
           }
         }
         hopper::FenceSharedForCopyEngine();

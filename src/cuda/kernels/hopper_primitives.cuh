@@ -262,6 +262,15 @@ __device__ inline float2 LoadSharedFloat2(uint32_t address) {
   return value;
 }
 
+// Stores to shared memory by 32-bit shared address (STS). Volatile: they stay in order with
+// the fences and barriers around them, which are volatile too.
+__device__ inline void StoreShared(uint32_t address, uint32_t value) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(value));
+}
+__device__ inline void StoreShared(uint32_t address, float2 value) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(address), "f"(value.x), "f"(value.y));
+}
+
 // Two floats from shared memory, loaded where the code says (volatile, with a memory clobber):
 // for unrolled loops whose loads the compiler would otherwise all hoist to the top, keeping
 // every value live at once, in kernels that have no registers for that.

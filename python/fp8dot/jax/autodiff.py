@@ -11,9 +11,8 @@ cuBLASLt's FP8 GEMMs read (both contracting dims contiguous) inside the quantisa
 weight gradient is computed in the kernel's layout). W is quantised in the orientation it is
 stored in (nn.Dense's kernel is [K, N]): its other orientation comes out of the same pass, so no
 bf16 transpose of it is ever written. Each of X, W and dY is quantised for both of its GEMMs at
-once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's
-kernel, which writes both orientations from one read), so the backward pass keeps FP8 operands
-only.
+once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's kernel, which writes
+both orientations from one read), so the backward pass keeps FP8 operands only.
 
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
 output gradient) and returns the updated state as the state's cotangent, as Flax's

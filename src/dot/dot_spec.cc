@@ -353,16 +353,45 @@ namespace {
 
 std::string ListKey(const std::vector<int64_t>& values) { return DimsToString(values); }
 
-std::string OptionalTensorKey(const std::optional<TensorSpec>& t) {
-  return t ? t->ToString() : std::string("-");
+// A layout keyed by the memory it describes: empty when that is row-major's, else "L" and the
+// layout. With size-1 (or empty) dims, whose strides are never used, both the layout and
+// row-major are first put in LayoutFromStrides's order of the same memory, so that the two
+// spellings of a [M, 1] or [1, N] array's layout (XLA and the bindings write either) find the
+// same plan. A layout that is not a permutation keys as given.
+std::string LayoutKey(const Dims& dims, const std::vector<int64_t>& minor_to_major) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> layout = minor_to_major.empty() ? RowMajorLayout(rank) : minor_to_major;
+  std::vector<int64_t> row_major = RowMajorLayout(rank);
+  const bool has_unit_dims =
+      std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d <= 1; });
+  if (has_unit_dims && ValidateLayout(dims, layout).ok()) {
+    auto in_memory_order = [&](std::vector<int64_t>& order) {
+      StatusOr<std::vector<int64_t>> canonical =
+          LayoutFromStrides(dims, LayoutStrides(dims, order));
+      if (canonical.ok()) order = *std::move(canonical);
+    };
+    in_memory_order(layout);
+    in_memory_order(row_major);
+  }
+  if (layout == row_major) return "";
+  return StrFormat("L%s", ListKey(layout).c_str());
 }
 
-// A scale: mode, dims, and layout unless it is row-major.
+std::string TensorKey(const TensorSpec& t) {
+  const auto& [dtype, dims, minor_to_major] = t;  // every field (fails to compile otherwise)
+  return StrFormat("%s%s%s", DTypeName(dtype), ListKey(dims).c_str(),
+                   LayoutKey(dims, minor_to_major).c_str());
+}
+
+std::string OptionalTensorKey(const std::optional<TensorSpec>& t) {
+  return t ? TensorKey(*t) : std::string("-");
+}
+
+// A scale: mode, dims and layout.
 std::string ScaleKey(const OperandScale& scale) {
   const auto& [mode, dims, minor_to_major] = scale;  // every field (fails to compile otherwise)
-  const bool row_major = IsRowMajorLayout(minor_to_major, dims.size());
-  return StrFormat("%s%s%s%s", ScaleModeName(mode), ListKey(dims).c_str(), row_major ? "" : "L",
-                   row_major ? "" : ListKey(minor_to_major).c_str());
+  return StrFormat("%s%s%s", ScaleModeName(mode), ListKey(dims).c_str(),
+                   LayoutKey(dims, minor_to_major).c_str());
 }
 
 }  // namespace
@@ -377,7 +406,7 @@ std::string DotSpecKey(const DotSpec& spec) {
                alpha, beta, c, epilogue, bias, output_scale, compute_amax] = spec;
   const auto& [lhs_batch, rhs_batch, lhs_contracting, rhs_contracting] = dimension_numbers;
   const auto& [operand_precision, algorithm] = precision_config;
-  std::string key = StrFormat("%sx%s|b%s%s|c%s%s|p", lhs.ToString().c_str(), rhs.ToString().c_str(),
+  std::string key = StrFormat("%sx%s|b%s%s|c%s%s|p", TensorKey(lhs).c_str(), TensorKey(rhs).c_str(),
                               ListKey(lhs_batch).c_str(), ListKey(rhs_batch).c_str(),
                               ListKey(lhs_contracting).c_str(), ListKey(rhs_contracting).c_str());
   for (Precision precision : operand_precision) {

@@ -54,13 +54,11 @@ StatusOr<TensorSpec> SpecOfBuffer(const ffi::AnyBuffer& buffer, const char* what
   FP8_ASSIGN_OR_RETURN(DType dtype, DTypeOfBuffer(buffer.element_type(), what));
   const auto extents = buffer.dimensions();
   Dims dims(extents.begin(), extents.end());
-  // The row-major layout spelled out as the Python binding's LayoutFromStrides spells it (which
-  // puts size-1 dims outermost: {0, 1} for an [M, 1] scale), so that the DotSpec checked while
-  // tracing keys the same plan as the one run here; a plan made here instead would be made
-  // inside a command buffer's capture.
-  FP8_ASSIGN_OR_RETURN(std::vector<int64_t> layout,
-                       LayoutFromStrides(dims, LayoutStrides(dims, {})));
-  return TensorSpec{dtype, std::move(dims), std::move(layout)};
+  // Row-major. The Python binding spells the same memory by LayoutFromStrides ({0, 1} for an
+  // [M, 1] scale); DotSpecKey keys both spellings alike, so the DotSpec checked while tracing
+  // finds the plan run here (a plan made here instead would be made inside a command buffer's
+  // capture).
+  return TensorSpec{dtype, std::move(dims), {}};
 }
 
 template <typename T>

@@ -1,5 +1,6 @@
 // DotSpecKey: the one key plans are cached and tuned by. Two specs that differ in any field get
-// different keys; a row-major scale layout keys the same given or not.
+// different keys; a layout keys by the memory it describes (row-major given or not, the
+// spellings of a layout with size-1 dims alike).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -80,6 +81,37 @@ TEST(DotSpecKeyTest, ARowMajorScaleLayoutKeysTheSameGivenOrNot) {
   given.lhs_scale.minor_to_major = {1, 0};
   EXPECT_EQ(DotSpecKey(implicit), DotSpecKey(given));
   EXPECT_EQ(DotSpecKey(BaseSpec()), DotSpecKey(BaseSpec()));
+}
+
+TEST(DotSpecKeyTest, TwoSpellingsOfOneLayoutKeyTheSame) {
+  // [64, 1] and [1, 128] scales and a [1, 256] lhs: {0, 1} and {1, 0} are the same memory.
+  DotSpec row_major = BaseSpec();
+  row_major.lhs = {DType::kF8E4M3FN, {1, 256}, {}};
+  row_major.lhs_scale = {ScaleMode::kBlock1x128, {1, 2}, {}};
+  row_major.rhs_scale = {ScaleMode::kBlock1x128, {2, 128}, {}};
+  DotSpec spelled = row_major;
+  spelled.lhs.minor_to_major = {0, 1};
+  spelled.lhs_scale.minor_to_major = {0, 1};
+  EXPECT_EQ(DotSpecKey(row_major), DotSpecKey(spelled));
+
+  DotSpec column = BaseSpec();  // M = 64, K = 128: the lhs 1x128 scale is [64, 1]
+  column.lhs = {DType::kF8E4M3FN, {64, 128}, {}};
+  column.rhs = {DType::kF8E4M3FN, {128, 128}, {}};
+  column.lhs_scale = {ScaleMode::kBlock1x128, {64, 1}, {0, 1}};
+  DotSpec as_row_major = column;
+  as_row_major.lhs_scale.minor_to_major = {1, 0};
+  EXPECT_EQ(DotSpecKey(column), DotSpecKey(as_row_major));
+
+  // A layout that really differs still changes the key, and one that is not a permutation
+  // keys as given (no crash: keys are made before validation too).
+  DotSpec transposed = BaseSpec();
+  transposed.lhs_scale = {ScaleMode::kBlock1x128, {64, 2}, {0, 1}};
+  DotSpec not_transposed = transposed;
+  not_transposed.lhs_scale.minor_to_major = {1, 0};
+  EXPECT_NE(DotSpecKey(transposed), DotSpecKey(not_transposed));
+  DotSpec invalid = transposed;
+  invalid.lhs_scale.minor_to_major = {0, 0};
+  EXPECT_NE(DotSpecKey(invalid), DotSpecKey(transposed));
 }
 
 }  // namespace

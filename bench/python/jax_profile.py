@@ -54,14 +54,12 @@ def idle_report(trace_dir: str, steps: int, top: int = 8) -> str:
                  key=lambda e: e["ts"])
     if not gpu:
         return "  (no GPU events in the trace)"
-    busy_until, busy, gaps = gpu[0]["ts"], 0.0, collections.Counter()
-    previous = gpu[0]["name"]
-    start = gpu[0]["ts"]
+    start = busy_until = gpu[0]["ts"]
+    busy, gaps, previous = 0.0, collections.Counter(), gpu[0]["name"]
     for event in gpu:
         begin, end = event["ts"], event["ts"] + event.get("dur", 0)
-        if begin > busy_until:
-            if begin - busy_until > 5:
-                gaps[(previous[:60], event["name"][:60])] += begin - busy_until
+        if begin - busy_until > 5:
+            gaps[(previous[:60], event["name"][:60])] += begin - busy_until
         busy += max(0.0, end - max(begin, busy_until))
         if end >= busy_until:
             busy_until, previous = end, event["name"]

@@ -6,7 +6,9 @@
 # Environment: NCU_SHAPES (lines "M N K", default two M = 4096 shapes), NCU_TILES (comma-separated
 #   own tiles, default 256x128), BUILD (default build), NCU_SOURCE=1 (also warp-stall sampling per
 #   SASS instruction: the source page as CSV, and bench/sass_stalls.py's summary of where the
-#   warps wait, per kernel).
+#   warps wait, per kernel), NCU_CONFIG (the gpu_bench config of the own kernel, default
+#   "1x128 x 128x128 own"; e.g. "1x128 blocks own", "fp8 promoted own") and NCU_CUBLASLT_CONFIG
+#   (cuBLASLt's, default "1x128 x 128x128"; e.g. "1x128 blocks", "fp8 fast").
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fp8dot-own-ncu}
@@ -15,6 +17,8 @@ mkdir -p "$OUT" /tmp/fp8dot-libs
 tar xJf build/wheel-cp312/openblas-libs.tar.xz -C /tmp/fp8dot-libs
 export LD_LIBRARY_PATH=/tmp/fp8dot-libs/lib:$PWD/$BUILD:${LD_LIBRARY_PATH:-}
 NCU_TILES=${NCU_TILES:-256x128}
+NCU_CONFIG=${NCU_CONFIG:-1x128 x 128x128 own}
+NCU_CUBLASLT_CONFIG=${NCU_CUBLASLT_CONFIG:-1x128 x 128x128}
 printf '%s\n' "${NCU_SHAPES:-4096 7168 16384
 4096 7168 2048}" > "$OUT/shapes.txt"
 METRICS=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
@@ -44,14 +48,14 @@ while read -r m n k; do
   i=$((i + 1))
   echo "$m $n $k" > "$OUT/shape$i.txt"
   for t in ${NCU_TILES//,/ }; do
-    profile "${m}x${n}x${k}-own-$t" block_scaled "$OUT/shape$i.txt" --configs "1x128 x 128x128 own" \
+    profile "${m}x${n}x${k}-own-$t" block_scaled "$OUT/shape$i.txt" --configs "$NCU_CONFIG" \
       --own-tiles "$t"
   done
   # cuBLASLt's kernel: none of fp8dot's own (gpu_bench also runs its memory-floor kernel first
   # for M <= 128 shapes).
   profile "${m}x${n}x${k}-cublaslt" \
     '^(?!.*(block_scaled|fill|relayout|gather|padded_copy|quantize|memory_floor|epilogue)).*' \
-    "$OUT/shape$i.txt" --configs "1x128 x 128x128"
+    "$OUT/shape$i.txt" --configs "$NCU_CUBLASLT_CONFIG"
 done < "$OUT/shapes.txt"
 for f in "$OUT"/ncu-*.log; do
   echo "== $(basename "$f")"

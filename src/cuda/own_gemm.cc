@@ -104,14 +104,24 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 }
 
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count) {
-  // Measured with A 1x128 x B 128x128 only; the other scalings are left to autotuning's race.
-  // Faster on every M = 64 shape measured; at M = 128 where the plan's units fit in one wave
-  // (at M = 128 with more units than SMs cuBLASLt was faster); from M = 4096 on every shape
-  // measured (N >= 2048, K >= 512); in between nothing was measured.
+  // A 1x128 x B 128x128: faster on every M = 64 shape measured; at M = 128 where the plan's
+  // units fit in one wave (at M = 128 with more units than SMs cuBLASLt was faster); from
+  // M = 4096 on every shape measured (N >= 2048, K >= 512); in between nothing was measured.
+  // A 1x128 x B 1x128 (the wgrad's): faster where the plan takes 192x128, as on five of the six
+  // training wgrads (M 2048-16384, K >= 8192); level or slower on 256x128. Tensor and row scales
+  // are left to autotuning's race (level with cuBLASLt's promoted GEMM).
   constexpr int64_t kAnyWaveRows = 64, kOneWaveRows = 128;
   constexpr int64_t kLargeRows = 4096, kLargeMinN = 2048, kLargeMinK = 512;
+  constexpr int64_t kWgradMinRows = 2048, kWgradMinK = 8192;
   const StatusOr<GemmScaling> scaling = OwnGemmScaling(spec);
-  if (!scaling.ok() || *scaling != GemmScaling::kBlocks) return false;
+  if (!scaling.ok()) return false;
+  if (*scaling == GemmScaling::kColumnBlocks) {
+    if (dot.m < kWgradMinRows || dot.k < kWgradMinK) return false;
+    const BlockScaledGemmTile tile =
+        ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kColumnBlocks, 1);
+    return tile.block_m == 192;
+  }
+  if (*scaling != GemmScaling::kBlocks) return false;
   if (dot.m >= kLargeRows) return dot.n >= kLargeMinN && dot.k >= kLargeMinK;
   if (dot.m > kOneWaveRows) return false;
   if (dot.m <= kAnyWaveRows) return true;

@@ -398,8 +398,8 @@ TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
 }
 
 // The 192-column tile (outer scales only) refuses rhs 1x128, naming the tiles that take it; kAuto
-// (without autotuning) leaves rhs 1x128 to cuBLASLt, which is faster there (the own 256x128
-// 0.90-0.91x on the training wgrads, H200, 2026-12-04).
+// (without autotuning) leaves a small rhs 1x128 dot to cuBLASLt (it takes the own kernel only on
+// wgrad-sized ones where the plan's tile is 192x128: own_gemm_rules_test).
 TEST(CudaOwnGemmTest, ColumnScalesOnTheWideTileAreRefused) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(
@@ -532,9 +532,10 @@ TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
 }
 
 // With autotuning, kAuto times whole plans on both engines (CUDA graphs, the same scratch data)
-// and keeps the faster: on the H200 the own kernel at 64x2112x7168 (1.38x cuBLASLt in
-// bench/results) and cuBLASLt with B 1x128 scales at 4096x4096x7168 (the own kernel
-// 0.76-0.81x on the training shapes), both far outside the 2% noise margin. The winner goes into
+// and keeps the faster: on the H200 the own kernel at 64x2112x7168 with block scales (1.38x
+// cuBLASLt in bench/results) and cuBLASLt with tensor scales promoted at 64x4096x7168 (the own
+// kernel 0.79x in CUDA graphs, 2026-12-04, bench/results/2026-12-04-h200-own-gemm-turns/), both
+// far outside the 2% noise margin. The winner goes into
 // the cache file, the next plan takes it from there, and the plan it makes computes the dot.
 TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
   FP8_SKIP_WITHOUT_GPU();
@@ -548,11 +549,12 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
     bool own_wins_on_h200;
   };
   const OwnCase own_faster{.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16};
-  const OwnCase cublaslt_faster{.m = 4096,
+  const OwnCase cublaslt_faster{.m = 64,
                                 .n = 4096,
                                 .k = 7168,
                                 .output_type = DType::kBF16,
-                                .rhs_scale_mode = kColumnBlocks};
+                                .lhs_scale_mode = ScaleMode::kTensor,
+                                .rhs_scale_mode = ScaleMode::kTensor};
   for (const Race& race : {Race{own_faster, true}, Race{cublaslt_faster, false}}) {
     const std::string label = Label(race.shape, "");
     FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(race.shape, 9701));

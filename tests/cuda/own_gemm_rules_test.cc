@@ -15,7 +15,8 @@ namespace {
 // The rule behind kAuto without a GPU (it needs only the shape and the SM count): the own kernel
 // for B 128x128 at M <= 64 whatever the waves, at M <= 128 when the plan's units fit one wave of
 // 132 SMs (the H200's count), from M = 4096 on (with N >= 2048 and K >= 512, as measured),
-// nowhere in between, and never for other scalings.
+// nowhere in between; for B 1x128 where the plan takes 192x128 on a wgrad-like shape; never for
+// tensor or row scales.
 TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
   constexpr int kSms = 132;
   DotSpec spec;
@@ -38,10 +39,20 @@ TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
   EXPECT_TRUE(own(4096, 2112, 7168));
   EXPECT_TRUE(own(16384, 2048, 2048));
   EXPECT_TRUE(own(4096, 32768, 512));
-  EXPECT_FALSE(own(8192, 8192, 256));            // K not measured
-  EXPECT_FALSE(own(8192, 1024, 4096));           // N not measured
-  spec.rhs_scale.mode = ScaleMode::kBlock1x128;  // measured with B 128x128 only
+  EXPECT_FALSE(own(8192, 8192, 256));   // K not measured
+  EXPECT_FALSE(own(8192, 1024, 4096));  // N not measured
+  // B 1x128 (the wgrad's): where the plan takes 192x128, at M >= 2048 and K >= 8192 (1.03-1.08x
+  // cuBLASLt on five training wgrads); not on 256x128 (2048x2048x16384: 0.99x), nor where
+  // nothing was measured.
+  spec.rhs_scale.mode = ScaleMode::kBlock1x128;
+  EXPECT_TRUE(own(16384, 4096, 8192));
+  EXPECT_TRUE(own(4096, 16384, 8192));
+  EXPECT_TRUE(own(6144, 2048, 16384));
+  EXPECT_FALSE(own(2048, 2048, 16384));
   EXPECT_FALSE(own(64, 2112, 7168));
+  EXPECT_FALSE(own(16384, 4096, 4096));
+  spec.lhs_scale.mode = spec.rhs_scale.mode = ScaleMode::kTensor;  // left to autotuning
+  EXPECT_FALSE(own(8192, 8192, 8192));
 }
 
 // With tensor or row scales promoted every block, large problems take the 192x128 tile, whose
@@ -92,19 +103,26 @@ TEST(OwnGemmRulesTest, BlockScalesTakeTheFasterLargeTile) {
   }
 }
 
-// With B 1x128 the training wgrads take 256x128, the fastest tile on each (H200, 2026-12-04,
-// bench/results/2026-12-04-h200-column-scale-tiles.md: 0.90-0.91x cuBLASLt against 0.76-0.78x
-// for 128x128, 0.59-0.93x for 192x128).
-TEST(OwnGemmRulesTest, ColumnScalesTakeTheTwoSliceTileOnTheWgrads) {
+// With B 1x128 the plan takes the faster of 192x128 and 256x128 on each training wgrad, both
+// tiles forced (H200, 2026-12-05, bench/results/2026-12-05-h200-session28.md; 192x128's speed
+// over 256x128's beside each, each tile's time taken against cuBLASLt's in the same interleaved
+// batches, so that clock drift between the two tiles' runs cancels).
+TEST(OwnGemmRulesTest, ColumnScalesTakeTheFasterLargeTile) {
   constexpr int kSms = 132;
-  const int64_t wgrads[][3] = {{2048, 2048, 16384}, {2048, 5504, 16384}, {4096, 16384, 8192},
-                               {5504, 2048, 16384}, {6144, 2048, 16384}, {16384, 4096, 8192}};
-  for (const auto& s : wgrads) {
-    EXPECT_EQ(
-        cuda::ChooseBlockScaledGemmTile(s[0], s[1], s[2], kSms, cuda::GemmScaling::kColumnBlocks, 1)
-            .ToString(),
-        "256x128")
-        << s[0] << "x" << s[1] << "x" << s[2];
+  struct Measured {
+    int64_t m, n, k;
+    double speed_192_over_256;
+  };
+  const Measured measured[] = {
+      {2048, 2048, 16384, 0.677}, {2048, 5504, 16384, 1.054}, {4096, 16384, 8192, 1.050},
+      {5504, 2048, 16384, 1.053}, {6144, 2048, 16384, 1.045}, {16384, 4096, 8192, 1.120},
+  };
+  for (const Measured& shape : measured) {
+    const std::string tile = cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms,
+                                                             cuda::GemmScaling::kColumnBlocks, 1)
+                                 .ToString();
+    EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
+        << shape.m << "x" << shape.n << "x" << shape.k;
   }
 }
 

@@ -1388,11 +1388,15 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   //     16384x2048x2048 0.97x against 0.91x cuBLASLt's promoted GEMM): 0.93 and 5000 clocks;
   //   - A 1x128 x B 128x128 (2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md: the
   //     training GEMMs and DeepGEMM's M = 4096 shapes, 192x128 0.74-1.28x as fast): 0.92 and
-  //     none measurable; the rule picks the faster tile on all 22.
+  //     none measurable; the rule picks the faster tile on all 22;
+  //   - A 1x128 x B 1x128 (2026-12-05, bench/results/2026-12-05-h200-session28.md: the six
+  //     training wgrads, 192x128 0.68-1.12x as fast, its promotion's per-column scale products
+  //     overlapping two other warpgroups' wgmma rather than one): the same constants pick the
+  //     faster tile on all six.
   double efficiency = 0, clocks_per_tile = 0;
   if (scaling == GemmScaling::kOuter && promotion_blocks == 1) {
     efficiency = 0.93, clocks_per_tile = 5000;
-  } else if (scaling == GemmScaling::kBlocks) {
+  } else if (scaling == GemmScaling::kBlocks || scaling == GemmScaling::kColumnBlocks) {
     efficiency = 0.92, clocks_per_tile = 0;
   }
   if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 && efficiency > 0) {

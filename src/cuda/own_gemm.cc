@@ -107,16 +107,16 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
   // A 1x128 x B 128x128: faster on every M = 64 shape measured; at M = 128 where the plan's
   // units fit in one wave (at M = 128 with more units than SMs cuBLASLt was faster); from
   // M = 4096 on every shape measured (N >= 2048, K >= 512); in between nothing was measured.
-  // A 1x128 x B 1x128 (the wgrad's): faster where the plan takes 192x128, as on five of the six
-  // training wgrads (M 2048-16384, K >= 8192); level or slower on 256x128. Tensor and row scales
+  // A 1x128 x B 1x128 (the wgrad's): faster wherever the plan takes 192x128 on the training
+  // GEMMs (12 of 13, M 2048-16384, K >= 2048); level or slower on 256x128. Tensor and row scales
   // are left to autotuning's race (level with cuBLASLt's promoted GEMM).
   constexpr int64_t kAnyWaveRows = 64, kOneWaveRows = 128;
   constexpr int64_t kLargeRows = 4096, kLargeMinN = 2048, kLargeMinK = 512;
-  constexpr int64_t kWgradMinRows = 2048, kWgradMinK = 8192;
+  constexpr int64_t kColumnScalesMinRows = 2048, kColumnScalesMinK = 2048;
   const StatusOr<GemmScaling> scaling = OwnGemmScaling(spec);
   if (!scaling.ok()) return false;
   if (*scaling == GemmScaling::kColumnBlocks) {
-    if (dot.m < kWgradMinRows || dot.k < kWgradMinK) return false;
+    if (dot.m < kColumnScalesMinRows || dot.k < kColumnScalesMinK) return false;
     const BlockScaledGemmTile tile =
         ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kColumnBlocks, 1);
     return tile.block_m == 192;

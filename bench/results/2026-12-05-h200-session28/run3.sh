@@ -2,7 +2,8 @@
 # Session 28, call 3: B 1x128 on the 192x128 tile where the plan's tile model says so, and kAuto
 # taking the own kernel there (wgrad-sized dots). The changed GPU tests; gpu_bench before (the
 # HEAD of call 2) and after, alternating; the JAX MLP block with DeepSeek blocks, the wheel before
-# and after (its two wgrads go to the own kernel): kernel time per step and wall time.
+# and after (its two wgrads go to the own kernel): kernel time per step, and wall time (one
+# process each: device time was short).
 #   carry: build/carry (tar: cuda_test, libfp8dot_c.so, gpu_bench after and before),
 #          build/wheel-cp312 (after), build/wheel-before
 set -u
@@ -31,7 +32,7 @@ for which in before after; do
   echo "profile $which rc=$?"; grep -E "^== |^ +[0-9.]+ us" $O/jax-profile-$which.log | head -4 | cut -c1-150
 done
 echo "== JAX MLP block wall time, alternating"
-for round in 1 2; do
+for round in 1; do
   for which in before after; do
     site=/tmp/site; [[ $which == before ]] && site=/tmp/site-before
     PYTHONPATH=$site timeout 100 python3 bench/python/jax_bench.py --part mlp --rounds 3 \

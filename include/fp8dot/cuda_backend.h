@@ -44,7 +44,7 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 //              without, the own kernel where it measured faster on the H200 (B 128x128 at
 //              M <= 64, at M <= 128 with the plan's tile and split-K filling the GPU in one
 //              wave, and at M >= 4096 with N >= 2048 and K >= 512: 1.00-1.59x; B 1x128 at
-//              M >= 2048 and K >= 2048 where the plan's tile is 192x128: 1.02-1.09x) and
+//              M >= 2048 and K >= 2048 where the plan's tile is 192x128: 1.01-1.09x) and
 //              cuBLASLt elsewhere (docs/own-gemm.md). The own kernel also takes the dots
 //              cuBLASLt has no kernel for.
 enum class GemmEngine { kAuto, kCublasLt, kOwn };

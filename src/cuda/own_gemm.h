@@ -40,7 +40,7 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 // and K >= 512 (1.01-1.21x on DeepGEMM's six M = 4096 shapes, 1.00-1.06x on the 13 GEMMs of
 // the training benchmarks), bench/results/2026-12-03-h200-556ca5d-training-shapes-and-peer.md;
 // with rhs 1x128 scales (the wgrad's), at M >= 2048 and K >= 2048 where the plan takes the
-// 192x128 tile (1.02-1.09x on the 12 of the training benchmarks' 13 GEMMs where it does; the
+// 192x128 tile (1.01-1.09x on the 12 of the training benchmarks' 13 GEMMs where it does; the
 // 13th, 2048x2048x16384, keeps 256x128, 0.98-0.99x), bench/results/2026-12-05-h200-session28.md.
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
 

@@ -4,6 +4,7 @@
 // (cuda_own_gemm_test.cc).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cuda/kernels/block_scaled_gemm.h"
 #include "cuda/own_gemm.h"
@@ -77,55 +78,49 @@ TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsT
   EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kSms, kOuter, 8).block_m, 256);
 }
 
-// With A 1x128 x B 128x128 the plan takes the faster of 192x128 and 256x128 on each shape where
-// they were measured more than 1% apart: the training GEMMs and DeepGEMM's M = 4096 shapes, both
-// tiles forced (H200, 2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md; 192x128's
-// speed over 256x128's beside each).
-TEST(OwnGemmRulesTest, BlockScalesTakeTheFasterLargeTile) {
+// 192x128's speed over 256x128's on one shape, both tiles forced on the H200.
+struct MeasuredLargeTiles {
+  int64_t m, n, k;
+  double speed_192_over_256;
+};
+
+// The plan takes the faster of the two on each measured shape.
+void ExpectTheFasterLargeTile(cuda::GemmScaling scaling,
+                              const std::vector<MeasuredLargeTiles>& measured) {
   constexpr int kSms = 132;
-  struct Measured {
-    int64_t m, n, k;
-    double speed_192_over_256;
-  };
-  const Measured measured[] = {
-      {2048, 2048, 16384, 0.744}, {2048, 5504, 16384, 1.029},   {4096, 2112, 7168, 1.281},
-      {4096, 4096, 7168, 0.964},  {4096, 7168, 2048, 0.981},    {4096, 16384, 8192, 1.032},
-      {4096, 24576, 1536, 1.047}, {5504, 2048, 16384, 1.026},   {6144, 2048, 16384, 1.059},
-      {8192, 4096, 16384, 1.026}, {8192, 8192, 8192, 1.086},    {8192, 16384, 4096, 1.077},
-      {8192, 28672, 8192, 1.069}, {16384, 2048, 2048, 1.038},   {16384, 2048, 5504, 1.034},
-      {16384, 2048, 6144, 1.035}, {16384, 4096, 8192, 1.081},   {16384, 5504, 2048, 1.043},
-      {16384, 6144, 2048, 1.068}, {16384, 16384, 16384, 1.040},
-  };
-  for (const Measured& shape : measured) {
-    const std::string tile = cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms,
-                                                             cuda::GemmScaling::kBlocks, 1)
-                                 .ToString();
+  for (const MeasuredLargeTiles& shape : measured) {
+    const std::string tile =
+        cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms, scaling, 1).ToString();
     EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
-        << shape.m << "x" << shape.n << "x" << shape.k;
+        << GemmScalingName(scaling) << " " << shape.m << "x" << shape.n << "x" << shape.k;
   }
 }
 
-// With B 1x128 the plan takes the faster of 192x128 and 256x128 on each training wgrad, both
-// tiles forced (H200, 2026-12-05, bench/results/2026-12-05-h200-session28.md; 192x128's speed
-// over 256x128's beside each, each tile's time taken against cuBLASLt's in the same interleaved
-// batches, so that clock drift between the two tiles' runs cancels).
+// With A 1x128 x B 128x128, on each shape where the tiles were measured more than 1% apart: the
+// training GEMMs and DeepGEMM's M = 4096 shapes (H200, 2026-12-04,
+// bench/results/2026-12-04-h200-block-tile-choice.md).
+TEST(OwnGemmRulesTest, BlockScalesTakeTheFasterLargeTile) {
+  ExpectTheFasterLargeTile(
+      cuda::GemmScaling::kBlocks,
+      {{2048, 2048, 16384, 0.744}, {2048, 5504, 16384, 1.029},  {4096, 2112, 7168, 1.281},
+       {4096, 4096, 7168, 0.964},  {4096, 7168, 2048, 0.981},   {4096, 16384, 8192, 1.032},
+       {4096, 24576, 1536, 1.047}, {5504, 2048, 16384, 1.026},  {6144, 2048, 16384, 1.059},
+       {8192, 4096, 16384, 1.026}, {8192, 8192, 8192, 1.086},   {8192, 16384, 4096, 1.077},
+       {8192, 28672, 8192, 1.069}, {16384, 2048, 2048, 1.038},  {16384, 2048, 5504, 1.034},
+       {16384, 2048, 6144, 1.035}, {16384, 4096, 8192, 1.081},  {16384, 5504, 2048, 1.043},
+       {16384, 6144, 2048, 1.068}, {16384, 16384, 16384, 1.040}});
+}
+
+// With B 1x128, on each training wgrad (H200, 2026-12-05,
+// bench/results/2026-12-05-h200-session28.md; each tile's time taken against cuBLASLt's in the
+// same interleaved batches, so that clock drift between the two tiles' runs cancels).
 TEST(OwnGemmRulesTest, ColumnScalesTakeTheFasterLargeTile) {
-  constexpr int kSms = 132;
-  struct Measured {
-    int64_t m, n, k;
-    double speed_192_over_256;
-  };
-  const Measured measured[] = {
-      {2048, 2048, 16384, 0.677}, {2048, 5504, 16384, 1.054}, {4096, 16384, 8192, 1.050},
-      {5504, 2048, 16384, 1.053}, {6144, 2048, 16384, 1.045}, {16384, 4096, 8192, 1.120},
-  };
-  for (const Measured& shape : measured) {
-    const std::string tile = cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms,
-                                                             cuda::GemmScaling::kColumnBlocks, 1)
-                                 .ToString();
-    EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
-        << shape.m << "x" << shape.n << "x" << shape.k;
-  }
+  ExpectTheFasterLargeTile(cuda::GemmScaling::kColumnBlocks, {{2048, 2048, 16384, 0.677},
+                                                              {2048, 5504, 16384, 1.054},
+                                                              {4096, 16384, 8192, 1.050},
+                                                              {5504, 2048, 16384, 1.053},
+                                                              {6144, 2048, 16384, 1.045},
+                                                              {16384, 4096, 8192, 1.120}});
 }
 
 // Which way the kernel stages a stage's scales is a host decision on the layout and the scale

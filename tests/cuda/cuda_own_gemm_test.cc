@@ -398,8 +398,8 @@ TEST(CudaOwnGemmTest, ColumnScalesAreBitIdenticalToTheEmulation) {
 }
 
 // The 192-column tile (outer scales only) refuses rhs 1x128, naming the tiles that take it; kAuto
-// (without autotuning) leaves a small rhs 1x128 dot to cuBLASLt (it takes the own kernel only on
-// wgrad-sized ones where the plan's tile is 192x128: own_gemm_rules_test).
+// (without autotuning) leaves a small rhs 1x128 dot to cuBLASLt (it takes the own kernel only at
+// M >= 2048 and K >= 2048 where the plan's tile is 192x128: own_gemm_rules_test).
 TEST(CudaOwnGemmTest, ColumnScalesOnTheWideTileAreRefused) {
   FP8_SKIP_WITHOUT_GPU();
   FP8_ASSERT_OK_AND_ASSIGN(
@@ -535,8 +535,8 @@ TEST(CudaOwnGemmTest, PromotionIntervalsAndTilesTheKernelCannotRunAreRefused) {
 // and keeps the faster: on the H200 the own kernel at 64x2112x7168 with block scales (1.38x
 // cuBLASLt in bench/results) and cuBLASLt with tensor scales promoted at 64x4096x7168 (the own
 // kernel 0.79x in CUDA graphs, 2026-12-04, bench/results/2026-12-04-h200-own-gemm-turns/), both
-// far outside the 2% noise margin. The winner goes into
-// the cache file, the next plan takes it from there, and the plan it makes computes the dot.
+// far outside the 2% noise margin. The winner goes into the cache file, the next plan takes it
+// from there, and the plan it makes computes the dot.
 TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
   FP8_SKIP_WITHOUT_GPU();
   const std::string cache_path = ::testing::TempDir() + "/fp8dot_engine_race_test.txt";

@@ -16,8 +16,8 @@ namespace {
 // The rule behind kAuto without a GPU (it needs only the shape and the SM count): the own kernel
 // for B 128x128 at M <= 64 whatever the waves, at M <= 128 when the plan's units fit one wave of
 // 132 SMs (the H200's count), from M = 4096 on (with N >= 2048 and K >= 512, as measured),
-// nowhere in between; for B 1x128 where the plan takes 192x128 on a wgrad-like shape; never for
-// tensor or row scales.
+// nowhere in between; for B 1x128 where the plan takes 192x128 at M >= 2048 and K >= 2048; never
+// for tensor or row scales.
 TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
   constexpr int kSms = 132;
   DotSpec spec;

@@ -495,6 +495,38 @@ TEST(CudaOwnGemmTest, OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmu
                      options, ++seed);
 }
 
+// Outer scales where a CTA runs several tiles in turn (more tiles than the H200's 132 SMs): each
+// tile's row and column scales are copied into shared memory when the tile starts and read in its
+// epilogue, so a tile that read its predecessor's (or whose copies overwrote scales still being
+// read) differs from the emulation. Row scales on both sides make every tile's scales its own;
+// the last case's rows are not 16-byte aligned, so D is stored from registers.
+TEST(CudaOwnGemmTest, OuterScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  constexpr ScaleMode kRow = ScaleMode::kOuterVector;
+  uint64_t seed = 10700;
+  struct TileCase {
+    const char* tile;
+    int64_t m, n, k;
+    DType output_type;
+  };
+  for (const TileCase& t : std::vector<TileCase>{{"192x128", 576, 6144, 256, DType::kBF16},
+                                                 {"256x128", 512, 8704, 128, DType::kF32},
+                                                 {"128x64", 384, 5120, 256, DType::kBF16},
+                                                 {"64x16", 256, 2176, 256, DType::kF32},
+                                                 {"64x16", 256, 2170, 256, DType::kBF16}}) {
+    CudaDotOptions options;
+    options.engine = GemmEngine::kOwn;
+    options.own_tile = t.tile;
+    ExpectBitIdentical({.m = t.m,
+                        .n = t.n,
+                        .k = t.k,
+                        .output_type = t.output_type,
+                        .lhs_scale_mode = kRow,
+                        .rhs_scale_mode = kRow},
+                       options, ++seed);
+  }
+}
+
 // An interval that is not a multiple of 128, another interval than 128 with block scales, a tile
 // without registers for a longer outer promotion and a tile wider than a B scale block are
 // refused with the reason.

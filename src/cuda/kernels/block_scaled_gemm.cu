@@ -116,18 +116,23 @@ struct TileShape {
   static constexpr int kStagedSliceBytes = kSliceRows * kBlockN * kOutBytes;
   static constexpr int kStagedSlices = kSlices * kStagedSliceBytes <= 32 * 1024 ? kSlices : 1;
   static constexpr int kOutputBytes = kMathWarpgroups * kStagedSlices * kStagedSliceBytes;
+  // Outer scales: a math warpgroup's copy of the tile's column scales and its rows' scales,
+  // copied when the tile starts so that the epilogue finds them there.
+  static constexpr int kOuterScaleFloats =
+      kScaling == GemmScaling::kOuter ? kBlockN + kSlices * kSliceRows : 0;
+  static constexpr int kOuterScaleBytes = kMathWarpgroups * kOuterScaleFloats * 4;
   static constexpr int kAlignmentSlack = 1024;  // 128-byte swizzled tiles start on 1024 bytes
   static constexpr int kFlagBytes = 16;         // split-K: "this CTA adds the runs" (one int)
-  static constexpr int kStages =
-      std::min(kMaxStages,
-               (kSharedLimit - kAlignmentSlack - kOutputBytes - kFlagBytes) / (kStageBytes + 16));
+  static constexpr int kStages = std::min(
+      kMaxStages, (kSharedLimit - kAlignmentSlack - kOutputBytes - kOuterScaleBytes - kFlagBytes) /
+                      (kStageBytes + 16));
   static constexpr int kSharedBytes =
-      kOutputBytes + kStages * (kStageBytes + 16) + kFlagBytes + kAlignmentSlack;
+      kOutputBytes + kStages * (kStageBytes + 16) + kOuterScaleBytes + kFlagBytes + kAlignmentSlack;
   static constexpr int kMathThreads = kMathWarpgroups * kWarpgroupThreads;
   static_assert(kBlockM % (kSliceRows * kSlices) == 0);
   static_assert(kScaling == GemmScaling::kOuter || kScaleColumns % kBlockN == 0);
   static_assert(kLhsTileBytes % 1024 == 0 && kRhsTileBytes % 1024 == 0);
-  static_assert(kLhsScaleBytes % 128 == 0 && kScaleBytes % 16 == 0);
+  static_assert(kLhsScaleBytes % 128 == 0 && kScaleBytes % 16 == 0 && kOuterScaleBytes % 16 == 0);
   static_assert(kBoxBytes % 256 == 0 && kStagedSliceBytes % 1024 == 0 && kStages >= 2);
 };
 
@@ -270,7 +275,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   uint8_t* lhs_tiles = output_staging + Shape::kOutputBytes;
   uint8_t* rhs_tiles = lhs_tiles + kStages * Shape::kLhsTileBytes;
   float* scales = reinterpret_cast<float*>(rhs_tiles + kStages * Shape::kRhsTileBytes);
-  uint64_t* full = reinterpret_cast<uint64_t*>(scales + kStages * Shape::kScaleBytes / 4);
+  float* outer_scales = scales + kStages * Shape::kScaleBytes / 4;  // [math warpgroup][floats]
+  uint64_t* full = reinterpret_cast<uint64_t*>(outer_scales + Shape::kOuterScaleBytes / 4);
   uint64_t* empty = full + kStages;
   int* adds_the_runs = reinterpret_cast<int*>(empty + kStages);  // split-K: this CTA is last
   // Stage s's scales: A's block_m (one per tile row), then B's one (or block_n: B 1x128).
@@ -303,7 +309,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   const int first_unit = blockIdx.x / kCluster, unit_stride = gridDim.x / kCluster;
   // A unit of work is one run of K-blocks of one cluster's tiles; a tile's runs are
   // consecutive units, so that they run side by side.
-  const int units = args.unit_rows * args.unit_cols * args.k_splits;
+  // Computed where each loop starts, after the register budgets changed: kept from here, the
+  // 256-row f32 tiles spilled it.
+  const auto units_of_work = [&] { return args.unit_rows * args.unit_cols * args.k_splits; };
   const auto blocks_of = [&](int unit) {
     const int first = (unit % args.k_splits) * args.blocks_per_split;
     return min(args.k_blocks - first, args.blocks_per_split);
@@ -321,6 +329,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       return;
     }
     const bool copies_tiles = warp_in_group == 0;
+    const int units = units_of_work();
     StageRing ring;
     for (int unit = first_unit; unit < units; unit += unit_stride) {
       const TileOrigin origin =
@@ -600,10 +609,46 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
                         at.phase);
   };
 
+  // Outer scales: this warpgroup's rows' scales and the tile's column scales into its part of
+  // outer_scales (zeros past M and N), by cp.async, so that the K loop hides their latency. Read
+  // from global memory in the epilogue, they cost two round trips per tile (columns through
+  // shared memory, then rows) while the tensor core waited.
+  // Computed where used, from threadIdx.x read afresh: no register kept through the K loop.
+  const auto outer_scales_of_warpgroup = [&] {
+    return hopper::SharedAddress(outer_scales) +
+           ThreadIndex() / kWarpgroupThreads * Shape::kOuterScaleFloats * 4;
+  };
+  const auto fetch_outer_scales = [&](const TileOrigin& at) {
+    const uint32_t outer_scales_address = outer_scales_of_warpgroup();
+    const int thread = ThreadIndex() % kWarpgroupThreads;
+    for (int c = thread; c < kBlockN; c += kWarpgroupThreads) {
+      const int col = at.col + c;
+      if (col < args.n) {
+        hopper::CopyAsync4(outer_scales_address + c * 4,
+                           args.rhs_scale + col * args.rhs_scale_row_stride);
+      } else {
+        hopper::StoreShared(outer_scales_address + c * 4, 0u);
+      }
+    }
+    const uint32_t rows_address = outer_scales_address + kBlockN * 4;
+    for (int r = thread; r < kSlices * kSliceRows; r += kWarpgroupThreads) {
+      const int row = at.row + first_slice_row + r;
+      if (row < args.m) {
+        hopper::CopyAsync4(rows_address + r * 4, args.lhs_scale + row * args.lhs_scale_row_stride);
+      } else {
+        hopper::StoreShared(rows_address + r * 4, 0u);
+      }
+    }
+  };
+
+  const int units = units_of_work();
   StageRing ring;
   for (int unit = first_unit; unit < units; unit += unit_stride) {
     const TileOrigin origin = TileAt<kBlockM, kBlockN, kCluster>(unit / args.k_splits, rank, args);
     const int blocks = blocks_of(unit);
+    // With split-K only the tile's last run needs them: it fetches them in the epilogue.
+    const bool splits_k = kSplitK && args.k_splits > 1;
+    if (kOuterScales && !splits_k) fetch_outer_scales(origin);
     float acc[kSlices][kRegisters];
 #pragma unroll
     for (int v = 0; v < kSlices; ++v) {
@@ -745,7 +790,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       }
     }
 
-    if (kSplitK && args.k_splits > 1) {
+    if (splits_k) {
       // Leave this run's sums; unless every other run of the tile has left its own, the tile is
       // done here. Otherwise add the runs in order (as the emulation's KSplit does) and write D
       // below.
@@ -798,30 +843,25 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     const bool stores_output = ThreadIndex() % kWarpgroupThreads == 0;  // issues the D copies
     if constexpr (kOuterScales) {
       // D = f32(sum * f32(scale_a * scale_b)), as the emulation scales a promoted sum. A row
-      // stride of 0 is one tensor scale. The tile's column scales pass through the staging
-      // boxes, free until D is written there, and are read one pair at a time: read from global
-      // memory by each thread for its kRegisters / 2 columns, they were all kept in flight, and
-      // the 256-row tiles have no registers for that (ptxas spilled).
-      float* column_scales = reinterpret_cast<float*>(staging);
-      if (args.tma_store && stores_output) hopper::BulkWaitGroupRead<0>();
-      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
-      for (int c = ThreadIndex() % kWarpgroupThreads; c < kBlockN; c += kWarpgroupThreads) {
-        const int col = origin.col + c;
-        column_scales[c] = col < args.n ? args.rhs_scale[col * args.rhs_scale_row_stride] : 0;
-      }
-      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
+      // stride of 0 is one tensor scale. The column scales are read one pair at a time: all
+      // kept in flight, the 256-row tiles have no registers for them (ptxas spilled).
+      if (splits_k) fetch_outer_scales(origin);
+      hopper::CopyAsyncWaitAll();
+      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);  // every thread's copies
+      const uint32_t outer_scales_address = outer_scales_of_warpgroup();
+      const uint32_t rows_address = outer_scales_address + kBlockN * 4;
 #pragma unroll
       for (int v = 0; v < kSlices; ++v) {
         float scale_a[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int row = origin.row + first_slice_row + v * kSliceRows + row_in_slice + 8 * h;
-          scale_a[h] = row < args.m ? args.lhs_scale[row * args.lhs_scale_row_stride] : 0;
+          scale_a[h] =
+              hopper::LoadSharedFloat(rows_address + (v * kSliceRows + row_in_slice + 8 * h) * 4);
         }
 #pragma unroll
         for (int j = 0; j < kRegisters / 4; ++j) {
           const float2 scale_b =
-              hopper::LoadSharedFloat2InPlace(column_scales + 8 * j + 2 * (lane % 4));
+              hopper::LoadSharedFloat2InPlace(outer_scales_address + (8 * j + 2 * (lane % 4)) * 4);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             float* d = &acc[v][4 * j + 2 * h];
@@ -830,7 +870,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
           }
         }
       }
-      hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);  // D goes there next
+      // The next tile's copies overwrite the scales once every thread has read them: the copy
+      // engine's path passes a staging barrier first, the other path needs one of its own.
+      if (!args.tma_store) hopper::NamedBarrierSync(staging_barrier, kWarpgroupThreads);
     }
 
     if (args.tma_store) {

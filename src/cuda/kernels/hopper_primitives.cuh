@@ -76,12 +76,21 @@ __device__ inline void CopyAsync4(void* destination, const void* source) {
                : "memory");
 }
 
+__device__ inline void CopyAsync4(uint32_t destination_address, const void* source) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(destination_address), "l"(source)
+               : "memory");
+}
+
 // Copies 16 bytes (both addresses 16-byte aligned).
 __device__ inline void CopyAsync16(void* destination, const void* source) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(SharedAddress(destination)),
                "l"(source)
                : "memory");
 }
+
+// Waits until this thread's earlier cp.async copies have landed (visible to the others after a
+// barrier).
+__device__ inline void CopyAsyncWaitAll() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // Arrives on `barrier` once this thread's earlier cp.async copies have landed (the arrival is
 // one of the barrier's expected arrivals: .noinc).
@@ -279,6 +288,15 @@ __device__ inline float2 LoadSharedFloat2InPlace(const float* source) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
                : "=f"(value.x), "=f"(value.y)
                : "r"(SharedAddress(source))
+               : "memory");
+  return value;
+}
+
+__device__ inline float2 LoadSharedFloat2InPlace(uint32_t address) {
+  float2 value;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
+               : "=f"(value.x), "=f"(value.y)
+               : "r"(address)
                : "memory");
   return value;
 }

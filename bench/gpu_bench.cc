@@ -91,6 +91,7 @@ struct Config {
   // The direct call accumulates fast although fp8dot promotes: #15's target, promoted
   // accumulation at the speed of fast accumulation.
   bool direct_fast = false;
+  DType output = DType::kBF16;  // D's type (the model's weight gradients are f32)
 };
 
 // cuBLASLt's own layouts: lhs 1x128 [M, K/128] M-major; rhs 128x128 [K/128, N/128] with K/128
@@ -180,6 +181,49 @@ const Config kConfigs[] = {
      ScaleMode::kBlock1x128, ScaleMode::kBlock128x128, 8, kCublasLtOrder, kCublasLtOrder},
     {"e4m3 x e5m2 fast", DType::kF8E4M3FN, DType::kF8E5M2, true, ScaleMode::kTensor,
      ScaleMode::kTensor},
+    // The seed rule's gradient GEMMs: an e5m2 gradient (lhs) times e4m3, promoted. The plan's
+    // engine, and the own kernel, against cuBLASLt's promoted GEMM of the same types.
+    {"e5m2 x e4m3 promoted", DType::kF8E5M2, DType::kF8E4M3FN, false, ScaleMode::kTensor,
+     ScaleMode::kTensor},
+    {"e5m2 x e4m3 promoted own",
+     DType::kF8E5M2,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kTensor,
+     ScaleMode::kTensor,
+     0,
+     {},
+     {},
+     GemmEngine::kOwn},
+    // The same with f32 D (wgrad into f32 master weights' gradients).
+    {"e5m2 x e4m3 promoted f32",
+     DType::kF8E5M2,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kTensor,
+     ScaleMode::kTensor,
+     0,
+     {},
+     {},
+     GemmEngine::kAuto,
+     "",
+     0,
+     false,
+     DType::kF32},
+    {"e5m2 x e4m3 promoted own f32",
+     DType::kF8E5M2,
+     DType::kF8E4M3FN,
+     false,
+     ScaleMode::kTensor,
+     ScaleMode::kTensor,
+     0,
+     {},
+     {},
+     GemmEngine::kOwn,
+     "",
+     0,
+     false,
+     DType::kF32},
 };
 
 StatusOr<std::vector<Shape>> ReadShapes(const std::string& path) {
@@ -200,7 +244,7 @@ DotSpec MakeSpec(const Shape& s, const Config& c) {
   DotSpec spec;
   spec.lhs = {c.lhs, {s.m, s.k}, {}};
   spec.rhs = {c.rhs, {s.k, s.n}, {0, 1}};  // column-major B: K contiguous (TN)
-  spec.output_type = DType::kBF16;
+  spec.output_type = c.output;
   if (!c.fast) spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
   CanonicalDot dot;
   dot.m = s.m;
@@ -322,7 +366,7 @@ StatusOr<size_t> CountLaunches(cudaStream_t stream, const Call& call) {
 
 // ---- cuBLASLt called directly ------------------------------------------------------------------
 
-// The plain cuBLASLt call a user would write for this configuration: TN, D = bf16, the same
+// The plain cuBLASLt call a user would write for this configuration: TN, D of its type, the same
 // FAST_ACCUM and scale modes, default preferences, 32 MiB workspace, heuristic's first choice.
 // Scales are given in cuBLASLt's own layout (no relayout), dims already padded as cuBLASLt needs.
 class DirectGemm {
@@ -353,7 +397,7 @@ class DirectGemm {
     }
     BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->a_, cuda::CudaType(c.rhs), k, m, k));
     BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->b_, cuda::CudaType(c.lhs), k, n, k));
-    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->d_, CUDA_R_16BF, m, n, m));
+    BENCH_CUBLAS(cublasLtMatrixLayoutCreate(&g->d_, cuda::CudaType(c.output), m, n, m));
     cublasLtMatmulPreference_t preference;
     BENCH_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
     const uint64_t workspace = kWorkspaceBytes;
@@ -447,7 +491,9 @@ StatusOr<Inputs> MakeInputs(const Shape& s, const Config& c, LtDims lt, int64_t 
   }
   FP8_ASSIGN_OR_RETURN(in.lhs_scale, Random(scale_count, DType::kF32, 7, 0.5f, 2.0f));
   FP8_ASSIGN_OR_RETURN(in.rhs_scale, Random(scale_count, DType::kF32, 8, 0.5f, 2.0f));
-  FP8_ASSIGN_OR_RETURN(in.output, DeviceBuffer::Allocate(static_cast<size_t>(s.m * lt.m * 2), "D"));
+  FP8_ASSIGN_OR_RETURN(
+      in.output,
+      DeviceBuffer::Allocate(static_cast<size_t>(s.m * lt.m * DTypeSizeInBytes(c.output)), "D"));
   BENCH_CUDA(cudaDeviceSynchronize());
   return in;
 }

@@ -24,7 +24,9 @@
 //     tiles, short of registers) wait for each block's wgmma before promoting, while the other
 //     warpgroups' wgmma run;
 //   - with tensor or row scales (GemmScaling::kOuter) the tensor core sums promotion_blocks
-//     K-blocks per partial sum, partial sums are added in f32, and the scales multiply D;
+//     K-blocks per partial sum, partial sums are added in f32, and the scales multiply D (each
+//     math warpgroup copies its tile's scales into shared memory by cp.async when the tile
+//     starts, so the epilogue does not wait for global memory);
 //   - split-K (tiles of up to 128 rows, for problems with fewer tiles than SMs): a unit of work
 //     is one run of a tile's K-blocks; each run leaves its FP32 sums in the workspace and counts
 //     itself in; the last run of a tile adds all runs in order and writes D;

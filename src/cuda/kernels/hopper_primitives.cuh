@@ -280,18 +280,10 @@ __device__ inline void StoreShared(uint32_t address, float2 value) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(address), "f"(value.x), "f"(value.y));
 }
 
-// Two floats from shared memory, loaded where the code says (volatile, with a memory clobber):
-// for unrolled loops whose loads the compiler would otherwise all hoist to the top, keeping
-// every value live at once, in kernels that have no registers for that.
-__device__ inline float2 LoadSharedFloat2InPlace(const float* source) {
-  float2 value;
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
-               : "=f"(value.x), "=f"(value.y)
-               : "r"(SharedAddress(source))
-               : "memory");
-  return value;
-}
-
+// Two floats from shared memory by their 32-bit shared address, loaded where the code says
+// (volatile, with a memory clobber): for unrolled loops whose loads the compiler would otherwise
+// all hoist to the top, keeping every value live at once, in kernels that have no registers for
+// that.
 __device__ inline float2 LoadSharedFloat2InPlace(uint32_t address) {
   float2 value;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"

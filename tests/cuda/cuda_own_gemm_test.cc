@@ -527,6 +527,35 @@ TEST(CudaOwnGemmTest, OuterScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulati
   }
 }
 
+// Block scales where a CTA runs several tiles in turn (more units of work than the H200's 132
+// SMs) on the tiles that wait for each block's wgmma before promoting it (192 and 256 rows): the
+// stage ring runs on from one tile into the next, and K's blocks (5 or 3) are no multiple of the
+// ring's 3 stages, so each tile starts at another stage and barrier phase. A tile that read a
+// stage before it was filled, or a stage of the next tile, differs from the emulation. Both ways
+// of staging the scales, both B scale granularities, both output types, a 2-CTA cluster.
+TEST(CudaOwnGemmTest, BlockScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  uint64_t seed = 10800;
+  struct TileCase {
+    const char* tile;
+    OwnCase shape;
+  };
+  const TileCase cases[] = {
+      {"256x128",
+       {.m = 512, .n = 8704, .k = 640, .output_type = DType::kBF16, .column_major_scales = true}},
+      {"256x128c2", {.m = 512, .n = 8704, .k = 640, .column_major_scales = true}},
+      {"192x128", {.m = 576, .n = 6144, .k = 384}},
+      {"192x128",
+       {.m = 576,
+        .n = 6144,
+        .k = 384,
+        .output_type = DType::kBF16,
+        .column_major_scales = true,
+        .rhs_scale_mode = kColumnBlocks}},
+  };
+  for (const TileCase& c : cases) ExpectBitIdentical(c.shape, c.tile, ++seed);
+}
+
 // An interval that is not a multiple of 128, another interval than 128 with block scales, a tile
 // without registers for a longer outer promotion and a tile wider than a B scale block are
 // refused with the reason.

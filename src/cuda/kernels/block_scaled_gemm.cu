@@ -1,4 +1,6 @@
-// The block-scaled FP8 GEMM kernel (block_scaled_gemm.h) and its launcher.
+// The block-scaled FP8 GEMM kernel (block_scaled_gemm.h) and its launcher; the host-side rules
+// (tiles, units of work, the tile a problem gets, what is refused) are in
+// block_scaled_gemm_tiles.cc.
 //
 // Constraints: sm_90a (wgmma, setmaxnreg); K-major FP8 operands with 16-byte aligned rows (the
 // copy engine's rule); B 128x128's scales cover 128 columns, so with block scales block_n
@@ -43,7 +45,6 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <cmath>
 #include <optional>
 
 #include "cuda/cuda_status.h"
@@ -56,15 +57,15 @@ namespace {
 
 using hopper::WgmmaLhs;
 
-constexpr int kBlockK = 128;  // one scale block of K = one 128-byte row of an FP8 tile
+constexpr int kBlockK = kBlockScaledGemmBlockK;
 constexpr int kWgmmaK = 32;
 constexpr int kWarpgroupThreads = 128;
 constexpr int kSliceRows = 64;      // rows per wgmma (its M)
 constexpr int kScaleColumns = 128;  // columns one B scale covers
 constexpr int kSharedLimit = 227 * 1024;
 constexpr int kMaxStages = 16;
-constexpr int kTileRowsPerGroup = 8;   // rasterisation: tile-rows per group
-constexpr int kMaxSplitKBlockM = 128;  // the kernel's split-K reduction fits these tiles only
+constexpr int kTileRowsPerGroup = 8;  // rasterisation: tile-rows per group
+constexpr int kMaxSplitKBlockM = kBlockScaledGemmMaxSplitKRows;
 // Register budgets after setmaxnreg: 2 math warpgroups take 232 each, 3 take 152, the producer
 // warpgroup keeps 40 or 56. They must add up to no more than the CTA was launched with (ptxas's
 // count under __launch_bounds__: 168 a thread for 384 threads, 128 for 512), or setmaxnreg.inc
@@ -79,15 +80,6 @@ constexpr uint32_t kMathRegisters = MathRegistersPerThread(kMathWarpgroups);
 // device code can read.
 template <int kBlockM, int kBlockN, GemmScaling kScaling>
 constexpr MathSchedule kMathSchedule = MathScheduleOf(kBlockM, kBlockN, kScaling);
-
-// Which tiles the kernel is built for with a scaling (BlockScaledGemmTileTakes says why).
-constexpr bool TakesScaling(GemmScaling scaling, int block_n) {
-  // Tiles wider than a B 128x128 block would need two B scales per K-block: outer scales only.
-  return block_n <= kScaleColumns || scaling == GemmScaling::kOuter;
-}
-
-// Tiles whose math warpgroups own two 64-row slices (TileShape::kSlices).
-constexpr bool HasTwoSlices(int block_m) { return SlicesPerWarpgroup(block_m) == 2; }
 
 template <int kBlockM, int kBlockN, int kOutBytes, GemmScaling kScaling>
 struct TileShape {
@@ -1110,36 +1102,6 @@ struct KernelLaunch {
   KernelLaunch& operator=(const KernelLaunch&) = delete;
 };
 
-// How a problem is cut into units of work for a tile (host side).
-struct WorkLayout {
-  int k_blocks, k_splits, blocks_per_split;
-  int unit_rows, unit_cols;  // in clusters of tiles
-  int block_m, block_n, cluster;
-  int64_t Tiles() const { return int64_t{unit_rows} * unit_cols * cluster; }
-  size_t ArrivalBytes() const {
-    return (static_cast<size_t>(Tiles()) * sizeof(int) + 255) / 256 * 256;
-  }
-  size_t WorkspaceBytes() const {
-    if (k_splits == 1) return 0;
-    return ArrivalBytes() + static_cast<size_t>(Tiles()) * k_splits * block_m * block_n * 4;
-  }
-};
-
-WorkLayout LayoutOf(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k) {
-  WorkLayout layout{};
-  layout.k_blocks = static_cast<int>(std::max<int64_t>(1, (k + kBlockK - 1) / kBlockK));
-  const int splits = std::clamp(tile.k_splits, 1, layout.k_blocks);
-  layout.blocks_per_split = (layout.k_blocks + splits - 1) / splits;
-  layout.k_splits = (layout.k_blocks + layout.blocks_per_split - 1) / layout.blocks_per_split;
-  const int tile_cols = static_cast<int>((n + tile.block_n - 1) / tile.block_n);
-  layout.unit_rows = static_cast<int>((m + tile.block_m - 1) / tile.block_m);
-  layout.unit_cols = (tile_cols + tile.cluster - 1) / tile.cluster;
-  layout.block_m = tile.block_m;
-  layout.block_n = tile.block_n;
-  layout.cluster = tile.cluster;
-  return layout;
-}
-
 template <int kBlockM, int kBlockN, int kCluster, WgmmaLhs kLhs, typename Out, GemmScaling kScaling>
 Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::string& context) {
   using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>;
@@ -1169,7 +1131,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   KernelArgs args{};
   args.m = static_cast<int>(p.m);
   args.n = static_cast<int>(p.n);
-  const WorkLayout layout = LayoutOf(p.tile, p.m, p.n, p.k);
+  const BlockScaledGemmWorkLayout layout = BlockScaledGemmLayoutOf(p.tile, p.m, p.n, p.k);
   args.k_blocks = layout.k_blocks;
   args.k_splits = layout.k_splits;
   args.blocks_per_split = layout.blocks_per_split;
@@ -1223,29 +1185,12 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   return OkStatus();
 }
 
-// The tiles the kernel is instantiated for (BlockScaledGemmTiles lists the same).
-// (block_m, block_n, CTAs per cluster sharing A)
-#define FP8DOT_OWN_GEMM_TILES(X) \
-  X(256, 128, 2)                 \
-  X(256, 128, 1)                 \
-  X(256, 64, 1)                  \
-  X(192, 128, 1)                 \
-  X(128, 192, 1)                 \
-  X(128, 128, 2)                 \
-  X(128, 128, 1)                 \
-  X(128, 64, 1)                  \
-  X(128, 32, 1)                  \
-  X(64, 128, 1)                  \
-  X(64, 64, 1)                   \
-  X(64, 32, 1)                   \
-  X(64, 16, 1)
-
 template <WgmmaLhs kLhs, typename Out, GemmScaling kScaling>
 Status LaunchForTile(const BlockScaledGemmParams& p, cudaStream_t stream,
                      const std::string& context) {
   const BlockScaledGemmTile& t = p.tile;
 #define FP8DOT_LAUNCH_TILE(M, N, C)                                    \
-  if constexpr (TakesScaling(kScaling, N)) {                           \
+  if constexpr (BlockScaledGemmBuildsTile(kScaling, N)) {              \
     if (t.block_m == M && t.block_n == N && t.cluster == C) {          \
       return Launch<M, N, C, kLhs, Out, kScaling>(p, stream, context); \
     }                                                                  \
@@ -1279,217 +1224,8 @@ Status LaunchForLhs(const BlockScaledGemmParams& p, cudaStream_t stream,
 
 }  // namespace
 
-const char* MathScheduleDescription(MathSchedule schedule) {
-  switch (schedule) {
-    case MathSchedule::kTwoPartialSums:
-      return "each math warpgroup keeps two partial sums in turn (block k + 1 on the tensor "
-             "core while block k is promoted)";
-    case MathSchedule::kOnePartialSum:
-      return "one partial sum per math warpgroup: it waits for each block's wgmma and promotes "
-             "while the other warpgroups' wgmma run";
-    case MathSchedule::kTakingTurns:
-      return "one partial sum per math warpgroup, the warpgroups issuing their wgmma in turn: "
-             "each promotes while the others' wgmma run";
-  }
-  return "?";
-}
-
-const char* GemmScalingName(GemmScaling scaling) {
-  switch (scaling) {
-    case GemmScaling::kColumnBlocks:
-      return "1x128 x 1x128";
-    case GemmScaling::kOuter:
-      return "row or tensor";
-    default:
-      return "1x128 x 128x128";
-  }
-}
-
-std::string BlockScaledGemmTile::ToString() const {
-  return std::to_string(block_m) + "x" + std::to_string(block_n) +
-         (cluster > 1 ? "c" + std::to_string(cluster) : "") +
-         (k_splits > 1 ? "s" + std::to_string(k_splits) : "");
-}
-
-StatusOr<BlockScaledGemmTile> ParseBlockScaledGemmTile(const std::string& text) {
-  constexpr int kMaxSplits = 64;
-  const size_t suffix = text.find('s');
-  const std::string base = text.substr(0, suffix);
-  std::string known;
-  std::optional<BlockScaledGemmTile> found;
-  for (const BlockScaledGemmTile& tile : BlockScaledGemmTiles()) {
-    if (tile.ToString() == base) found = tile;
-    known += (known.empty() ? "" : ", ") + tile.ToString();
-  }
-  if (!found) {
-    return InvalidArgument(
-        "the own kernel has no tile '%s' (it has %s, each with an optional split-K suffix "
-        "s2..s%d)",
-        text.c_str(), known.c_str(), kMaxSplits);
-  }
-  if (suffix == std::string::npos) return *found;
-  const std::string digits = text.substr(suffix + 1);
-  const bool numeric = !digits.empty() && digits.size() <= 2 &&
-                       digits.find_first_not_of("0123456789") == std::string::npos;
-  found->k_splits = numeric ? std::stoi(digits) : 0;
-  if (found->k_splits < 2 || found->k_splits > kMaxSplits) {
-    return InvalidArgument("own GEMM tile '%s': the split after 's' must be 2 to %d", text.c_str(),
-                           kMaxSplits);
-  }
-  if (found->block_m > kMaxSplitKBlockM) {
-    return InvalidArgument("own GEMM tile '%s': split-K runs on tiles of up to %d rows",
-                           text.c_str(), kMaxSplitKBlockM);
-  }
-  return *found;
-}
-
-int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k) {
-  return LayoutOf(tile, 1, 1, k).k_splits;
-}
-
-int64_t BlockScaledGemmWorkUnits(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k) {
-  const WorkLayout layout = LayoutOf(tile, m, n, k);
-  return layout.Tiles() * layout.k_splits;
-}
-
-size_t BlockScaledGemmWorkspaceBytes(const BlockScaledGemmTile& tile, int64_t m, int64_t n,
-                                     int64_t k) {
-  return LayoutOf(tile, m, n, k).WorkspaceBytes();
-}
-
-std::vector<BlockScaledGemmTile> BlockScaledGemmTiles() {
-  std::vector<BlockScaledGemmTile> tiles;
-#define FP8DOT_LIST_TILE(M, N, C) tiles.push_back({M, N, C});
-  FP8DOT_OWN_GEMM_TILES(FP8DOT_LIST_TILE)
-#undef FP8DOT_LIST_TILE
-  return tiles;
-}
-
-bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scaling,
-                              int promotion_blocks) {
-  if (scaling == GemmScaling::kOuter && promotion_blocks > 1 && HasTwoSlices(tile.block_m)) {
-    return false;
-  }
-  return TakesScaling(scaling, tile.block_n);
-}
-
-BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              GemmScaling scaling, int promotion_blocks) {
-  // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
-  // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
-  //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
-  //     or the time to pull its operands at ~24 bytes per clock, whichever is longer, plus
-  //     ~50 clocks of handshakes;
-  //   - all CTAs together pull operands from L2 at ~3000 bytes per clock;
-  //   - split-K adds a reduction: the runs' FP32 sums written and read once more, and ~4000
-  //     clocks per run (the last run's fence, arrival count and one L2 round trip per run).
-  constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 24, kL2BytesPerClock = 3000;
-  constexpr double kHandshakeClocks = 50, kClocksPerRun = 4000;
-  const auto waves_of = [&](int64_t units) { return (units + sm_count - 1) / sm_count; };
-  const auto mma_clocks = [](const BlockScaledGemmTile& tile) {  // a K-block of the tile
-    return 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
-  };
-  BlockScaledGemmTile best;
-  double best_cost = INFINITY;
-  for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
-    // Clusters sharing A measure level with the same tile alone on the H200 (no faster): only
-    // taken when asked for.
-    if (tile.cluster > 1) continue;
-    if (!BlockScaledGemmTileTakes(tile, scaling, promotion_blocks)) continue;
-    for (const int splits : {1, 2, 3, 4, 6, 8}) {
-      // Split-K runs end on 128-K blocks, which may be inside a longer promotion interval.
-      if (splits > 1 && (tile.block_m > kMaxSplitKBlockM || promotion_blocks > 1)) break;
-      tile.k_splits = splits;
-      const WorkLayout layout = LayoutOf(tile, m, n, k);
-      if (layout.k_splits != splits) continue;  // K too short: the same as fewer splits
-      const int64_t tiles = layout.Tiles();
-      // Split only to fill the SMs.
-      if (splits > 1 && tiles * (splits - 1) >= sm_count) continue;
-      const int64_t units = tiles * splits;
-      const double block_bytes = (tile.block_m + tile.block_n) * kBlockK;
-      const double per_block =
-          std::max(mma_clocks(tile), block_bytes / kSmBytesPerClock) + kHandshakeClocks;
-      const double sm_time =
-          static_cast<double>(waves_of(units)) * layout.blocks_per_split * per_block;
-      const double l2_time =
-          static_cast<double>(units) * layout.blocks_per_split * block_bytes / kL2BytesPerClock;
-      const double reduction =
-          splits == 1 ? 0.0
-                      : kClocksPerRun * splits + 2.0 * static_cast<double>(units) * tile.block_m *
-                                                     tile.block_n * 4 / kL2BytesPerClock;
-      const double cost = std::max(sm_time, l2_time) + reduction;
-      if (cost < best_cost) best_cost = cost, best = tile;
-    }
-  }
-  // Where 256x128 wins, the problem keeps the tensor cores busy, and the byte terms above (fitted
-  // on small tiles) no longer tell the large tiles apart. The 192x128 tile keeps the tensor core
-  // busier than 256x128's two-slice warpgroups but has more tiles, and rounds M into more waves
-  // (4096 rows: 256x128 stays); the two are compared by tensor time per wave, with 256x128 at
-  // `efficiency` of 192x128's rate and `clocks_per_tile` for each tile's epilogue and pipeline
-  // fill, fitted per scaling to tile sweeps on the H200 (both tiles forced):
-  //   - tensor or row scales promoted every block (192x128's warpgroups take turns; 2026-12-04,
-  //     the suite's large shapes and the 13 training GEMMs, where short K keeps 256x128:
-  //     16384x2048x2048 0.97x against 0.91x cuBLASLt's promoted GEMM): 0.93 and 5000 clocks;
-  //   - A 1x128 x B 128x128 (2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md: the
-  //     training GEMMs and DeepGEMM's M = 4096 shapes, 192x128 0.74-1.28x as fast): 0.92 and
-  //     none measurable; the rule picks the faster tile on all 22;
-  //   - A 1x128 x B 1x128 (2026-12-05, bench/results/2026-12-05-h200-session28.md: the six
-  //     training wgrads, 192x128 0.68-1.12x as fast, its promotion's per-column scale products
-  //     overlapping two other warpgroups' wgmma rather than one): the same constants pick the
-  //     faster tile on all six.
-  double efficiency = 0, clocks_per_tile = 0;
-  if (scaling == GemmScaling::kOuter && promotion_blocks == 1) {
-    efficiency = 0.93, clocks_per_tile = 5000;
-  } else if (scaling == GemmScaling::kBlocks || scaling == GemmScaling::kColumnBlocks) {
-    efficiency = 0.92, clocks_per_tile = 0;
-  }
-  if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 && efficiency > 0) {
-    const auto tensor_time = [&](const BlockScaledGemmTile& tile, double tile_efficiency) {
-      const WorkLayout layout = LayoutOf(tile, m, n, k);
-      return static_cast<double>(waves_of(layout.Tiles())) *
-             (layout.blocks_per_split * (mma_clocks(tile) / tile_efficiency + kHandshakeClocks) +
-              clocks_per_tile);
-    };
-    const BlockScaledGemmTile three_warpgroups{192, 128, 1, 1};
-    if (tensor_time(three_warpgroups, 1.0) < tensor_time(best, efficiency)) {
-      best = three_warpgroups;
-    }
-  }
-  return best;
-}
-
 bool BlockScaledGemmStagesScalesByCopyEngine(const BlockScaledGemmParams& params) {
   return StagedScalesOf(params).has_value();
-}
-
-std::string BlockScaledGemmRejection(const BlockScaledGemmParams& p) {
-  if (p.rhs_type != DType::kF8E4M3FN) return "the own GEMM needs an e4m3 rhs";
-  if (p.lhs_type != DType::kF8E4M3FN && p.lhs_type != DType::kF8E5M2) {
-    return "the own GEMM needs an FP8 lhs";
-  }
-  if (p.output_type != DType::kBF16 && p.output_type != DType::kF32) {
-    return "the own GEMM writes bf16 or f32 only";
-  }
-  if (p.m < 1 || p.n < 1 || p.k < 1 || p.m > INT32_MAX || p.n > INT32_MAX) {
-    return "the own GEMM needs 1 <= M, N < 2^31";
-  }
-  const auto aligned = [](const void* pointer) {
-    return reinterpret_cast<uintptr_t>(pointer) % 16 == 0;
-  };
-  if (p.lhs_row_bytes % 16 != 0 || p.rhs_row_bytes % 16 != 0 || !aligned(p.lhs) ||
-      !aligned(p.rhs)) {
-    return "the own GEMM needs 16-byte aligned operand rows";
-  }
-  if (!BlockScaledGemmTileTakes(p.tile, p.scaling, p.promotion_blocks)) {
-    return "the own GEMM has no tile " + p.tile.ToString() + " for " + GemmScalingName(p.scaling) +
-           " scales promoted every " + std::to_string(p.promotion_blocks * kBlockK) + " K";
-  }
-  if (p.promotion_blocks < 1 || (p.scaling != GemmScaling::kOuter && p.promotion_blocks != 1)) {
-    return "the own GEMM promotes every K-block of 128 with block scales, and every 1 or more "
-           "blocks with outer scales (asked: " +
-           std::to_string(p.promotion_blocks) + ")";
-  }
-  return "";
 }
 
 Status LaunchBlockScaledGemm(const BlockScaledGemmParams& p, cudaStream_t stream,

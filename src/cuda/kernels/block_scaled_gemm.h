@@ -51,6 +51,48 @@ int EffectiveKSplits(const BlockScaledGemmTile& tile, int64_t k);
 // times the runs EffectiveKSplits cuts K into.
 int64_t BlockScaledGemmWorkUnits(const BlockScaledGemmTile& tile, int64_t m, int64_t n, int64_t k);
 
+// K per block scale and per pipeline stage: one 128-byte row of an FP8 tile.
+constexpr int kBlockScaledGemmBlockK = 128;
+// Split-K runs on tiles of up to this many rows (the kernel's in-kernel reduction fits these).
+constexpr int kBlockScaledGemmMaxSplitKRows = 128;
+
+// The tiles the kernel is instantiated for, as X(block_m, block_n, CTAs per cluster sharing A):
+// the launcher's dispatch and BlockScaledGemmTiles both expand it.
+#define FP8DOT_OWN_GEMM_TILES(X) \
+  X(256, 128, 2)                 \
+  X(256, 128, 1)                 \
+  X(256, 64, 1)                  \
+  X(192, 128, 1)                 \
+  X(128, 192, 1)                 \
+  X(128, 128, 2)                 \
+  X(128, 128, 1)                 \
+  X(128, 64, 1)                  \
+  X(128, 32, 1)                  \
+  X(64, 128, 1)                  \
+  X(64, 64, 1)                   \
+  X(64, 32, 1)                   \
+  X(64, 16, 1)
+
+// How an M x N x K problem is cut into units of work, one CTA's each: the tiles, in clusters,
+// times the runs of K-blocks that split-K cuts each tile's K into (equal length, the last may be
+// shorter, none empty: fewer runs than k_splits when K has too few blocks).
+struct BlockScaledGemmWorkLayout {
+  int k_blocks, k_splits, blocks_per_split;
+  int unit_rows, unit_cols;  // in clusters of tiles
+  int block_m, block_n, cluster;
+  int64_t Tiles() const { return int64_t{unit_rows} * unit_cols * cluster; }
+  // Split-K's workspace: one arrival count per tile, then each run's FP32 sums.
+  size_t ArrivalBytes() const {
+    return (static_cast<size_t>(Tiles()) * sizeof(int) + 255) / 256 * 256;
+  }
+  size_t WorkspaceBytes() const {
+    if (k_splits == 1) return 0;
+    return ArrivalBytes() + static_cast<size_t>(Tiles()) * k_splits * block_m * block_n * 4;
+  }
+};
+BlockScaledGemmWorkLayout BlockScaledGemmLayoutOf(const BlockScaledGemmTile& tile, int64_t m,
+                                                  int64_t n, int64_t k);
+
 // How the scales apply.
 enum class GemmScaling {
   // A 1x128, B 128x128: each 128-K block's partial sum is promoted into f32 with
@@ -64,6 +106,12 @@ enum class GemmScaling {
   kOuter,
 };
 const char* GemmScalingName(GemmScaling scaling);  // "1x128 x 128x128", ..., "row or tensor"
+
+// Whether the kernel is built for tiles `block_n` wide with `scaling`: a tile wider than the 128
+// columns one B 128x128 scale covers would need two B scales per K-block, so outer scales only.
+constexpr bool BlockScaledGemmBuildsTile(GemmScaling scaling, int block_n) {
+  return block_n <= 128 || scaling == GemmScaling::kOuter;
+}
 
 // Whether the kernel has `tile` for `scaling` promoted every `promotion_blocks` K-blocks: with
 // block scales (either B) every tile of up to 128 columns; with kOuter every tile, but the

@@ -69,16 +69,14 @@ __device__ inline void BarrierWait(uint64_t* barrier, uint32_t phase) {
 
 // ---- Small asynchronous copies ---------------------------------------------------------------
 
-// Copies 4 bytes from global to shared memory without holding a register.
-__device__ inline void CopyAsync4(void* destination, const void* source) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(SharedAddress(destination)),
-               "l"(source)
-               : "memory");
-}
-
+// Copies 4 bytes from global to shared memory without holding a register; the destination by
+// its 32-bit shared-window address or by pointer.
 __device__ inline void CopyAsync4(uint32_t destination_address, const void* source) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(destination_address), "l"(source)
                : "memory");
+}
+__device__ inline void CopyAsync4(void* destination, const void* source) {
+  CopyAsync4(SharedAddress(destination), source);
 }
 
 // Copies 16 bytes (both addresses 16-byte aligned).

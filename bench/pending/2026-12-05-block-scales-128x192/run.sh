@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
-# On the GPU machine: block scales on the 128x192 tile (build.sh made the binaries). The
-# own-kernel GPU tests (128x192 bit-identical to the emulation on every staging path, several
-# tiles per CTA starting at 0 and 64 of a scale block, a second scale block past N), racecheck
-# and synccheck on the several-tiles test, then gpu_bench on DeepGEMM's shapes and the training
-# GEMMs: the plan's tile and 128x192, each against cuBLASLt in the same interleaved batches,
-# alternating for 2 rounds. About 7 minutes.
+# On the GPU machine: block scales on the 128x192 tile (bench/pending/build.sh made the binaries).
+# The own-kernel GPU tests (128x192 bit-identical to the emulation on every staging path, several
+# tiles per CTA starting at 0 and 64 of a scale block, a second scale block past N), racecheck and
+# synccheck on the several-tiles test, then gpu_bench on DeepGEMM's shapes and the training GEMMs:
+# the plan's tile and 128x192, each against cuBLASLt in the same interleaved batches, alternating
+# for 2 rounds. About 7 minutes.
 set -u
 cd "$(dirname "$0")/../../.."
 source scripts/gpu-call-setup.sh
-echo "== cuda_test CudaOwnGemmTest.*"; t0=$SECONDS
-timeout 200 build/tests/cuda/cuda_test --gtest_filter='CudaOwnGemmTest.*' > $O/own-tests.log 2>&1
-echo "own tests rc=$? ($((SECONDS - t0)) s)"
-grep -E "^\[  (PASSED|FAILED) \]|tests ran|^\[  FAILED" $O/own-tests.log | tail -8
+source bench/pending/own-gemm-checks.sh
+own_gemm_tests 200
 for round in 1 2; do
   for tiles in plan 128x192; do
     t0=$SECONDS
@@ -23,12 +21,7 @@ for round in 1 2; do
     done
   done
 done
-for tool in racecheck synccheck; do
-  t0=$SECONDS
-  timeout 120 compute-sanitizer --tool $tool --print-limit 20 build/tests/cuda/cuda_test \
-    --gtest_filter='CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*' > $O/$tool.log 2>&1
-  echo "$tool rc=$? ($((SECONDS - t0)) s): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $O/$tool.log | tail -1)"
-done
+own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*'
 python3 - $O <<'PY' | tee $O/summary.md
 # Per shape: own/cuBLASLt with the plan's tile and with 128x192 (graph timing at M <= 128, loop
 # above; medians over the rounds), and their ratio.

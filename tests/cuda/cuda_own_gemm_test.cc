@@ -514,16 +514,13 @@ TEST(CudaOwnGemmTest, OuterScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulati
                                                  {"128x64", 384, 5120, 256, DType::kBF16},
                                                  {"64x16", 256, 2176, 256, DType::kF32},
                                                  {"64x16", 256, 2170, 256, DType::kBF16}}) {
-    CudaDotOptions options;
-    options.engine = GemmEngine::kOwn;
-    options.own_tile = t.tile;
     ExpectBitIdentical({.m = t.m,
                         .n = t.n,
                         .k = t.k,
                         .output_type = t.output_type,
                         .lhs_scale_mode = kRow,
                         .rhs_scale_mode = kRow},
-                       options, ++seed);
+                       t.tile, ++seed);
   }
 }
 

@@ -35,6 +35,12 @@
 // whose history has no amax yet) is replaced by the input's own scale, as without one, so a
 // layer never needs a pass of its own to find out. `amax` can report max |x| of the whole input
 // in any mode (for a delayed-scaling history).
+//
+// An activation (spec.activation) makes x a function of the inputs, computed on the way in so
+// that x itself is never written: kSwiGlu quantises x = SiLU(input) · up (the product a gated
+// MLP hands its down projection, from its gate and up projections), computed in f32 by
+// src/dot/activation_rule.h and rounded to the input type, as the framework would store it;
+// everything above then applies to that x.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +54,9 @@ namespace fp8dot {
 
 enum class ScaleGranularity { kTensor, kRow, k1x128, k128x128 };
 
+// What is quantised: the input itself, or an activation of it (above).
+enum class QuantizeActivation { kNone, kSwiGlu };
+
 // How 1x128 scales lie in memory (above); the other granularities have one layout.
 enum class ScaleLayout { kRowMajor, kColumnMajor };
 
@@ -56,6 +65,8 @@ const char* ScaleGranularityName(
 StatusOr<ScaleGranularity> ParseScaleGranularity(const std::string& name);
 const char* ScaleLayoutName(ScaleLayout layout);  // "row-major", "column-major"
 StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name);
+const char* QuantizeActivationName(QuantizeActivation activation);  // "none", "swiglu"
+StatusOr<QuantizeActivation> ParseQuantizeActivation(const std::string& name);
 
 struct QuantizeSpec {
   DType input_type = DType::kBF16;  // f32, bf16 or f16
@@ -68,18 +79,20 @@ struct QuantizeSpec {
   int margin = 0;             // scale = amax · 2^margin / max; |margin| <= 64
   bool compute_amax = false;  // write max |x| of the whole input to QuantizeBuffers::amax
   ScaleLayout scale_layout = ScaleLayout::kRowMajor;  // kColumnMajor: k1x128 only
+  QuantizeActivation activation = QuantizeActivation::kNone;
 };
 
 // Pointers for one quantisation: host pointers for the CPU backend, device pointers for CUDA.
 // Each is required exactly when the spec asks for it (QuantizeOutputs says which), else null.
 struct QuantizeBuffers {
-  const void* input = nullptr;         // [rows, cols], row-major, dense
+  const void* input = nullptr;         // [rows, cols], row-major, dense (kSwiGlu: the gate)
   const float* given_scale = nullptr;  // one f32, when spec.given_scale
   void* output = nullptr;              // q, when spec.row_major
   float* scale = nullptr;              // q's scales (with a given scale: the one cast with)
   void* transposed_output = nullptr;   // qᵀ, when spec.transposed
   float* transposed_scale = nullptr;   // qᵀ's own scales (kRow, k1x128 with spec.transposed)
   float* amax = nullptr;               // one f32, when spec.compute_amax
+  const void* up = nullptr;            // kSwiGlu only: like input, the up projection
 };
 
 // What a valid spec produces: which buffers it needs and the scale arrays' shapes.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "dot/activation_rule.h"
 #include "dot/quantize_rule.h"
 #include "fp8dot/float_codec.h"
 #include "fp8dot/quantize.h"
@@ -84,7 +85,15 @@ Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
   const int64_t rows = spec.rows, cols = spec.cols;
   std::vector<float> x(static_cast<size_t>(rows * cols));
   for (int64_t i = 0; i < rows * cols; ++i) {
-    x[static_cast<size_t>(i)] = static_cast<float>(LoadElement(spec.input_type, buffers.input, i));
+    const float input = static_cast<float>(LoadElement(spec.input_type, buffers.input, i));
+    if (spec.activation == QuantizeActivation::kSwiGlu) {
+      // The product as the framework stores it: rounded to the input type (f32 is exact).
+      const float up = static_cast<float>(LoadElement(spec.input_type, buffers.up, i));
+      x[static_cast<size_t>(i)] = static_cast<float>(
+          RoundToDType(activation_rule::SwiGlu(input, up), spec.input_type, Overflow::kIeee));
+    } else {
+      x[static_cast<size_t>(i)] = input;
+    }
   }
   std::vector<float> x_transposed;
   if (spec.transposed) {

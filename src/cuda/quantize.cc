@@ -18,13 +18,15 @@ bool Aligned(const void* pointer, uintptr_t bytes) {
 
 Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, CudaStream stream) {
   FP8_RETURN_IF_ERROR(CheckQuantizeBuffers(spec, buffers));
-  const std::string context =
-      StrFormat("quantize %s[%lld,%lld] -> %s, %s scales", DTypeName(spec.input_type),
-                static_cast<long long>(spec.rows), static_cast<long long>(spec.cols),
-                DTypeName(spec.output_type), ScaleGranularityName(spec.granularity));
+  const std::string context = StrFormat(
+      "quantize %s%s[%lld,%lld] -> %s, %s scales",
+      spec.activation == QuantizeActivation::kSwiGlu ? "swiglu " : "", DTypeName(spec.input_type),
+      static_cast<long long>(spec.rows), static_cast<long long>(spec.cols),
+      DTypeName(spec.output_type), ScaleGranularityName(spec.granularity));
   const float margin_factor = std::ldexp(1.0f, spec.margin);
   const float type_max = static_cast<float>(DTypeMaxFinite(spec.output_type));
-  const bool vector_input = spec.cols % 8 == 0 && Aligned(buffers.input, 16);
+  const bool vector_input =
+      spec.cols % 8 == 0 && Aligned(buffers.input, 16) && Aligned(buffers.up, 16);  // up: or null
   auto bits = [](float* pointer) { return reinterpret_cast<unsigned int*>(pointer); };
   auto zero = [&](float* pointer, int64_t count) -> Status {
     FP8_CUDA_RETURN_IF_ERROR(
@@ -34,6 +36,7 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
 
   cuda::QuantizeCastParams cast;
   cast.input = buffers.input;
+  cast.up = buffers.up;
   cast.input_type = spec.input_type;
   cast.output_type = spec.output_type;
   cast.rows = spec.rows;
@@ -52,6 +55,7 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   // The amax pass that tensor and row scales of this input need first (the pointers below).
   cuda::AmaxParams amax;
   amax.input = buffers.input;
+  amax.up = buffers.up;
   amax.input_type = spec.input_type;
   amax.rows = spec.rows;
   amax.cols = spec.cols;

@@ -59,6 +59,17 @@ StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name) {
   return InvalidArgument("unknown scale layout '%s' (row-major or column-major)", name.c_str());
 }
 
+const char* QuantizeActivationName(QuantizeActivation activation) {
+  return activation == QuantizeActivation::kSwiGlu ? "swiglu" : "none";
+}
+
+StatusOr<QuantizeActivation> ParseQuantizeActivation(const std::string& name) {
+  for (QuantizeActivation activation : {QuantizeActivation::kNone, QuantizeActivation::kSwiGlu}) {
+    if (name == QuantizeActivationName(activation)) return activation;
+  }
+  return InvalidArgument("unknown quantize activation '%s' (none or swiglu)", name.c_str());
+}
+
 StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
   if (spec.input_type != DType::kF32 && spec.input_type != DType::kBF16 &&
       spec.input_type != DType::kF16) {
@@ -128,6 +139,8 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
 Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
   FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.input, true, "input", "always needed"));
+  FP8_RETURN_IF_ERROR(CheckPointer(buffers.up, spec.activation == QuantizeActivation::kSwiGlu, "up",
+                                   "the second input of the swiglu activation"));
   FP8_RETURN_IF_ERROR(
       CheckPointer(buffers.given_scale, spec.given_scale, "given_scale", "spec.given_scale"));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.output, spec.row_major, "output", "spec.row_major"));
@@ -144,6 +157,7 @@ Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buf
   const int64_t elements = spec.rows * spec.cols;
   return CheckOutputsHaveOwnMemory(
       "quantize", {{"input", buffers.input, elements * DTypeSizeInBytes(spec.input_type), false},
+                   {"up", buffers.up, elements * DTypeSizeInBytes(spec.input_type), false},
                    {"given_scale", buffers.given_scale, 4, false},
                    {"output", buffers.output, elements, true},
                    {"scale", buffers.scale, 4 * ElementCount(outputs.scale_dims), true},

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "dot/activation_rule.h"
 #include "fp8dot/cpu_backend.h"
 #include "fp8dot/float_codec.h"
 #include "fp8dot/random.h"
@@ -21,8 +22,9 @@ struct Quantized {
 };
 
 // Runs QuantizeOnCpu with every output the spec produces.
+// `up`: the second input of QuantizeActivation::kSwiGlu.
 StatusOr<Quantized> QuantizeAll(const QuantizeSpec& spec, const void* input,
-                                const float* given_scale = nullptr) {
+                                const float* given_scale = nullptr, const void* up = nullptr) {
   FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   Quantized result;
   auto count = [](const std::vector<int64_t>& dims) {
@@ -32,6 +34,7 @@ StatusOr<Quantized> QuantizeAll(const QuantizeSpec& spec, const void* input,
   };
   QuantizeBuffers buffers;
   buffers.input = input;
+  buffers.up = up;
   buffers.given_scale = given_scale;
   if (spec.row_major) {
     result.q.resize(count(outputs.output_dims));
@@ -293,6 +296,69 @@ TEST(CpuQuantizeTest, ColumnMajorBlockScalesAreTheRowMajorOnesTransposed) {
     ExpectTransposedInMemory(column_major.scale, row_major.scale, rows, 3);
     if (spec.transposed) {
       ExpectTransposedInMemory(column_major.transposed_scale, row_major.transposed_scale, cols, 2);
+    }
+  }
+}
+
+TEST(CpuQuantizeTest, SwiGluQuantisesTheProductItsFrameworkWouldStore) {
+  // SiLU(0)·5 = 0, SiLU(20)·3 = 60 exactly (1 + e^-20 rounds to 1), SiLU(-100)·7 = -0, and
+  // SiLU(1)·2 = 2 / (1 + e^-1) = 1.4621172 -> bf16 1.4609375.
+  const std::vector<uint16_t> gate = Bf16({0, 20, -100, 1}), up = Bf16({5, 3, 7, 2});
+  QuantizeSpec spec;
+  spec.rows = 1;
+  spec.cols = 4;
+  spec.compute_amax = true;
+  spec.activation = QuantizeActivation::kSwiGlu;
+  FP8_ASSERT_OK_AND_ASSIGN(Quantized result, QuantizeAll(spec, gate.data(), nullptr, up.data()));
+  EXPECT_EQ(result.amax, 60.0f);
+  EXPECT_EQ(result.scale, std::vector<float>{60.0f / 448.0f});
+  // 1.4609375 · 448 / 60 = 10.9 -> e4m3 11 (step 1 in [8, 16)); 448 / 60 is taken as the f32
+  // reciprocal of the scale.
+  EXPECT_EQ(Decode(result.q, DType::kF8E4M3FN), (std::vector<float>{0, 448, 0, 11}));
+}
+
+TEST(CpuQuantizeTest, SwiGluEqualsQuantisingTheRoundedProductInEveryMode) {
+  const int64_t rows = 131, cols = 200;  // partial blocks both ways
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor gate,
+                           RandomTensor(DType::kBF16, {rows, cols}, Distribution::kSymmetric, 11));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor up,
+                           RandomTensor(DType::kBF16, {rows, cols}, Distribution::kSymmetric, 12));
+  // The product as a framework's elementwise kernel would write it: f32, rounded to bf16.
+  std::vector<uint16_t> product(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    product[static_cast<size_t>(i)] = EncodeBF16(
+        activation_rule::SwiGlu(static_cast<float>(LoadElement(DType::kBF16, gate.data(), i)),
+                                static_cast<float>(LoadElement(DType::kBF16, up.data(), i))));
+  }
+  const float unusable = 0.0f, given = 0.0123f;
+  for (ScaleGranularity granularity : {ScaleGranularity::kTensor, ScaleGranularity::kRow,
+                                       ScaleGranularity::k1x128, ScaleGranularity::k128x128}) {
+    for (int mode = 0; mode < 4; ++mode) {  // q, qᵀ, both with the amax, given scales
+      const bool given_scale = mode >= 2 && granularity == ScaleGranularity::kTensor;
+      if (mode >= 2 && !given_scale) continue;
+      SCOPED_TRACE(std::string(ScaleGranularityName(granularity)) + " mode " +
+                   std::to_string(mode));
+      QuantizeSpec spec;
+      spec.output_type = mode == 1 ? DType::kF8E5M2 : DType::kF8E4M3FN;
+      spec.rows = rows;
+      spec.cols = cols;
+      spec.granularity = granularity;
+      spec.row_major = mode != 1;
+      spec.transposed = mode != 0;
+      spec.compute_amax = mode >= 1;
+      spec.given_scale = given_scale;
+      const float* scale = mode == 2 ? &unusable : mode == 3 ? &given : nullptr;
+      FP8_ASSERT_OK_AND_ASSIGN(Quantized plain, QuantizeAll(spec, product.data(), scale));
+      spec.activation = QuantizeActivation::kSwiGlu;
+      FP8_ASSERT_OK_AND_ASSIGN(Quantized fused, QuantizeAll(spec, gate.data(), scale, up.data()));
+      EXPECT_EQ(fused.q, plain.q);
+      EXPECT_EQ(fused.q_transposed, plain.q_transposed);
+      EXPECT_EQ(fused.scale, plain.scale);
+      EXPECT_EQ(fused.transposed_scale, plain.transposed_scale);
+      EXPECT_EQ(fused.amax, plain.amax);
+      if (spec.compute_amax) {
+        EXPECT_GT(fused.amax, 1.0f);  // gate and up in [-4, 4]: products up to ~16
+      }
     }
   }
 }

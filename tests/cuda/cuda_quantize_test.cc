@@ -28,15 +28,18 @@ struct Case {
   int margin;
   float given_value = 0.0371f;  // with given_scale; one that is not usable falls back
   ScaleLayout scale_layout = ScaleLayout::kRowMajor;
+  QuantizeActivation activation = QuantizeActivation::kNone;  // kSwiGlu: a second random input
+  Distribution distribution = Distribution::kHeavyTailed;
 };
 
 std::string Describe(const Case& c) {
   return StrFormat(
-      "%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d (%g) amax=%d margin=%d, %s scales",
+      "%lldx%lld %s %s->%s row_major=%d transposed=%d given=%d (%g) amax=%d margin=%d, %s "
+      "scales, activation %s",
       static_cast<long long>(c.rows), static_cast<long long>(c.cols),
       ScaleGranularityName(c.granularity), DTypeName(c.input_type), DTypeName(c.output_type),
       c.row_major, c.transposed, c.given_scale, c.given_value, c.compute_amax, c.margin,
-      ScaleLayoutName(c.scale_layout));
+      ScaleLayoutName(c.scale_layout), QuantizeActivationName(c.activation));
 }
 
 size_t Count(const std::vector<int64_t>& dims) {
@@ -100,14 +103,22 @@ void RunCase(const Case& c, uint64_t seed) {
   spec.compute_amax = c.compute_amax;
   spec.margin = c.margin;
   spec.scale_layout = c.scale_layout;
+  spec.activation = c.activation;
   FP8_ASSERT_OK_AND_ASSIGN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
-  FP8_ASSERT_OK_AND_ASSIGN(HostTensor input, RandomTensor(c.input_type, {c.rows, c.cols},
-                                                          Distribution::kHeavyTailed, seed));
-  FP8_ASSERT_OK_AND_ASSIGN(
-      DeviceBuffer device_input,
-      DeviceBuffer::Allocate(static_cast<size_t>(input.size_in_bytes()), "input"));
-  FP8_ASSERT_OK(CopyToDevice(device_input.data(), input.data(),
-                             static_cast<size_t>(input.size_in_bytes()), "input"));
+  const bool swiglu = c.activation == QuantizeActivation::kSwiGlu;
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor input,
+                           RandomTensor(c.input_type, {c.rows, c.cols}, c.distribution, seed));
+  const size_t input_bytes = static_cast<size_t>(input.size_in_bytes());
+  FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer device_input, DeviceBuffer::Allocate(input_bytes, "input"));
+  FP8_ASSERT_OK(CopyToDevice(device_input.data(), input.data(), input_bytes, "input"));
+  HostTensor up;
+  DeviceBuffer device_up;
+  if (swiglu) {
+    FP8_ASSERT_OK_AND_ASSIGN(
+        up, RandomTensor(c.input_type, {c.rows, c.cols}, c.distribution, seed + 1'000'000));
+    FP8_ASSERT_OK_AND_ASSIGN(device_up, DeviceBuffer::Allocate(input_bytes, "up"));
+    FP8_ASSERT_OK(CopyToDevice(device_up.data(), up.data(), input_bytes, "up"));
+  }
   const float given = c.given_value;
   FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer device_given, DeviceBuffer::Allocate(4, "given scale"));
   FP8_ASSERT_OK(CopyToDevice(device_given.data(), &given, 4, "given scale"));
@@ -123,6 +134,7 @@ void RunCase(const Case& c, uint64_t seed) {
   QuantizeBuffers cpu, gpu;
   cpu.input = input.data();
   gpu.input = device_input.data();
+  if (swiglu) cpu.up = up.data(), gpu.up = device_up.data();
   if (c.given_scale) cpu.given_scale = &given, gpu.given_scale = device_given.as<float>();
   if (c.row_major) cpu.output = q.host.data(), gpu.output = q.device.data();
   if (outputs.has_scale) {
@@ -234,6 +246,58 @@ TEST(CudaQuantizeTest, ColumnMajorBlockScalesAreBitIdenticalToTheCpuBackend) {
                      .compute_amax = seed % 2 == 0,
                      .margin = 0,
                      .scale_layout = ScaleLayout::kColumnMajor};
+        RunCase(c, ++seed);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// The SwiGLU product quantised on the way in (QuantizeActivation::kSwiGlu): its own load path
+// in the cast (synchronous, one buffer) and in both amax passes, against the CPU backend, which
+// computes the product with the same activation_rule.h. Heavy-tailed gates reach both ends of
+// its exp (gates beyond ±88); uniform ones give the values a training run has.
+TEST(CudaQuantizeTest, SwiGluIsBitIdenticalToTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 384}, {200, 136}, {1, 8},
+                                                           {129, 7},   {3, 130},   {1030, 6200}};
+  uint64_t seed = 900;
+  for (auto [rows, cols] : shapes) {
+    for (ScaleGranularity granularity : {ScaleGranularity::kTensor, ScaleGranularity::kRow,
+                                         ScaleGranularity::k1x128, ScaleGranularity::k128x128}) {
+      for (DType input_type : {DType::kBF16, DType::kF32, DType::kF16}) {
+        for (int outputs = 0; outputs < 3; ++outputs) {  // q, qᵀ, both
+          if (rows * cols > 1'000'000 && (outputs != 2 || input_type == DType::kF16)) continue;
+          ++seed;
+          Case c{rows,         cols,         granularity, input_type,    DType::kF8E4M3FN,
+                 outputs != 1, outputs != 0, false,       seed % 2 == 0, 0};
+          c.activation = QuantizeActivation::kSwiGlu;
+          c.distribution = seed % 3 == 0 ? Distribution::kHeavyTailed : Distribution::kSymmetric;
+          if (granularity == ScaleGranularity::k1x128 && seed % 2 == 1) {
+            c.scale_layout = ScaleLayout::kColumnMajor;
+          }
+          RunCase(c, seed);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+    // Delayed scaling: a usable given scale (one pass) and an unusable one (the amax pass of the
+    // product first), with the amax output and without.
+    for (const float given : {0.0371f, 0.0f}) {
+      for (const bool amax : {true, false}) {
+        Case c{rows,
+               cols,
+               ScaleGranularity::kTensor,
+               DType::kBF16,
+               DType::kF8E5M2,
+               true,
+               true,
+               true,
+               amax,
+               0,
+               given};
+        c.activation = QuantizeActivation::kSwiGlu;
+        c.distribution = Distribution::kSymmetric;
         RunCase(c, ++seed);
         if (HasFatalFailure()) return;
       }

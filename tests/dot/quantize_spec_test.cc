@@ -131,6 +131,31 @@ TEST(QuantizeSpecTest, BuffersMustMatchTheSpec) {
               HasSubstr("amax is given but the spec does not use it"));
 }
 
+TEST(QuantizeSpecTest, TheSwiGluActivationTakesUpAndOnlyIt) {
+  QuantizeSpec spec = Spec(8, 8, ScaleGranularity::kTensor, false);
+  uint16_t gate[64], up[64];
+  uint8_t output[64];
+  float scale = 0;
+  QuantizeBuffers buffers;
+  buffers.input = gate;
+  buffers.output = output;
+  buffers.scale = &scale;
+  buffers.up = up;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(),
+              HasSubstr("up is given but the spec does not use it"));
+  spec.activation = QuantizeActivation::kSwiGlu;
+  FP8_EXPECT_OK(CheckQuantizeBuffers(spec, buffers));
+  buffers.up = nullptr;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(),
+              HasSubstr("up is null (the second input of the swiglu activation)"));
+  buffers.up = output;  // q written over up while it is read
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(), HasSubstr("up and output overlap"));
+  FP8_EXPECT_OK_AND_EQ(ParseQuantizeActivation("swiglu"), QuantizeActivation::kSwiGlu);
+  FP8_EXPECT_OK_AND_EQ(ParseQuantizeActivation("none"), QuantizeActivation::kNone);
+  EXPECT_THAT(ParseQuantizeActivation("gelu").status().message(),
+              HasSubstr("unknown quantize activation 'gelu' (none or swiglu)"));
+}
+
 TEST(QuantizeSpecTest, OutputsMayNotOverlapEachOtherTheInputOrTheGivenScale) {
   // Delayed scaling's call: q, qT, the scale and the amax, with a given scale.
   QuantizeSpec spec = Spec(8, 8, ScaleGranularity::kTensor, true);

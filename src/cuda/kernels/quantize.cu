@@ -16,6 +16,12 @@
 //   - a group's scale becomes one reciprocal; each element costs a multiplication and half a
 //     paired conversion (quantize_rule.h).
 // Numerics are quantize_rule.h's, so the output equals QuantizeOnCpu bit for bit.
+//
+// With an activation (kSwiGlu: x = SiLU(gate) · up, activation_rule.h) every kernel computes x
+// from its two inputs where it would read x, rounds it to the input type as the framework would
+// store it, and goes on as with a plain input. The cast then loads a tile synchronously into a
+// single buffer: there is nothing for a second buffer's cp.async to overlap with while the
+// activation is computed, and the smaller footprint lets more CTAs share an SM instead.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -27,6 +33,7 @@
 
 #include "cuda/cuda_status.h"
 #include "cuda/kernels/quantize.h"
+#include "dot/activation_rule.h"
 #include "dot/quantize_rule.h"
 
 namespace fp8dot::cuda {
@@ -52,6 +59,37 @@ __device__ inline float ToFloat(float v) { return v; }
 __device__ inline float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ inline float ToFloat(__half v) { return __half2float(v); }
 
+// A value rounded to T (to nearest even), as the framework would store it.
+template <typename T>
+__device__ T FromFloat(float v) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(v);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(v);
+  } else {
+    return v;
+  }
+}
+
+// x = SiLU(gate) · up in T (activation_rule.h), the element a kSwiGlu quantisation reads.
+template <typename T>
+__device__ T SwiGluElement(T gate, T up) {
+  return FromFloat<T>(activation_rule::SwiGlu(ToFloat(gate), ToFloat(up)));
+}
+
+// 16 bytes of x from the same 16 bytes of gate and up.
+template <typename T>
+__device__ uint4 SwiGluChunk(uint4 gate, uint4 up) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  uint4 result;
+  const T* g = reinterpret_cast<const T*>(&gate);
+  const T* u = reinterpret_cast<const T*>(&up);
+  T* x = reinterpret_cast<T*>(&result);
+#pragma unroll
+  for (int j = 0; j < kPerChunk; ++j) x[j] = SwiGluElement(g[j], u[j]);
+  return result;
+}
+
 // Where a thread's data sits in its tile.
 struct TileCoordinates {
   int64_t tile_row, tile_col, row_tiles, col_tiles;
@@ -74,8 +112,10 @@ struct TileCoordinates {
 
 // The thread's 8 passes x 8 elements as f32; elements outside the matrix are 0, which changes
 // no amax and is never stored.
-template <typename T>
-__device__ void LoadTile(const T* input, int64_t rows, int64_t cols, bool vector,
+//
+// With `up` (kSwiGlu), the elements are SiLU(input) · up.
+template <typename T, bool kSwiGlu>
+__device__ void LoadTile(const T* input, const T* up, int64_t rows, int64_t cols, bool vector,
                          const TileCoordinates& at, float (&v)[kPasses][kVector]) {
   const int64_t c0 = at.col0 + at.segment_col;
 #pragma unroll
@@ -83,7 +123,18 @@ __device__ void LoadTile(const T* input, int64_t rows, int64_t cols, bool vector
     const int64_t r = at.Row(pass);
     const T* source = input + r * cols + c0;
     if (vector && r < rows && c0 < cols) {
-      if constexpr (sizeof(T) == 2) {
+      if constexpr (kSwiGlu) {
+#pragma unroll
+        for (int half = 0; half < kVector * static_cast<int>(sizeof(T)) / 16; ++half) {
+          constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+          const uint4 raw =
+              SwiGluChunk<T>(__ldg(reinterpret_cast<const uint4*>(source) + half),
+                             __ldg(reinterpret_cast<const uint4*>(up + r * cols + c0) + half));
+          const T* elements = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+          for (int j = 0; j < kPerChunk; ++j) v[pass][half * kPerChunk + j] = ToFloat(elements[j]);
+        }
+      } else if constexpr (sizeof(T) == 2) {
         const uint4 raw = __ldg(reinterpret_cast<const uint4*>(source));
         const T* elements = reinterpret_cast<const T*>(&raw);
 #pragma unroll
@@ -97,7 +148,10 @@ __device__ void LoadTile(const T* input, int64_t rows, int64_t cols, bool vector
     } else {
 #pragma unroll
       for (int j = 0; j < kVector; ++j) {
-        v[pass][j] = r < rows && c0 + j < cols ? ToFloat(source[j]) : 0.0f;
+        v[pass][j] =
+            r < rows && c0 + j < cols
+                ? ToFloat(kSwiGlu ? SwiGluElement(source[j], up[r * cols + c0 + j]) : source[j])
+                : 0.0f;
       }
     }
   }
@@ -272,6 +326,51 @@ __device__ void LoadTileAsync(const T* input, int64_t rows, int64_t cols, int64_
     const int64_t row = row0 + r;
     for (int j = 0; j < Tile::kPerChunk; ++j) {
       elements[j] = row < rows && col + j < cols ? input[row * cols + col + j] : T(0.0f);
+    }
+  }
+}
+
+// Computes tile (row0, col0) of x = SiLU(gate) · up into `tile` (the kSwiGlu cast's stage):
+// a thread takes the chunks LoadTileAsync would copy, loads gate's and up's synchronously, a
+// batch of them in flight before the first is used, and stores x's chunk. Elements past the
+// matrix are 0, as there.
+template <typename T>
+__device__ void LoadSwiGluTile(const T* gate, const T* up, int64_t rows, int64_t cols, int64_t row0,
+                               int64_t col0, bool vector, uint8_t* tile) {
+  using Tile = StagedTile<T>;
+  constexpr int kRowsPerCopy = kThreads / Tile::kChunks;  // 16 (2-byte inputs) or 8 (f32)
+  constexpr int kCopies = kTile / kRowsPerCopy;
+  constexpr int kBatch = 4;  // 8 loads of 16 bytes in flight per thread
+  const int k = threadIdx.x % Tile::kChunks, first_row = threadIdx.x / Tile::kChunks;
+  const int64_t col = col0 + int64_t{k} * Tile::kPerChunk;
+  if (vector) {
+    const bool full_tile = row0 + kTile <= rows && col0 + kTile <= cols;
+    const int64_t first = (row0 + first_row) * cols + col, step = kRowsPerCopy * cols;
+#pragma unroll
+    for (int batch = 0; batch < kCopies; batch += kBatch) {
+      uint4 g[kBatch], u[kBatch];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int r = first_row + (batch + i) * kRowsPerCopy;
+        const bool inside = full_tile || (row0 + r < rows && col < cols);
+        const int64_t offset = first + (batch + i) * step;
+        g[i] = inside ? __ldg(reinterpret_cast<const uint4*>(gate + offset)) : uint4{};
+        u[i] = inside ? __ldg(reinterpret_cast<const uint4*>(up + offset)) : uint4{};
+      }
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int r = first_row + (batch + i) * kRowsPerCopy;
+        *reinterpret_cast<uint4*>(tile + Tile::ChunkOffset(r, k)) = SwiGluChunk<T>(g[i], u[i]);
+      }
+    }
+    return;
+  }
+  for (int r = first_row; r < kTile; r += kRowsPerCopy) {
+    T* elements = reinterpret_cast<T*>(tile + Tile::ChunkOffset(r, k));
+    const int64_t row = row0 + r;
+    for (int j = 0; j < Tile::kPerChunk; ++j) {
+      const int64_t at = row * cols + col + j;
+      elements[j] = row < rows && col + j < cols ? SwiGluElement(gate[at], up[at]) : T(0.0f);
     }
   }
 }
@@ -469,10 +568,14 @@ __device__ float TensorScale(const QuantizeCastParams& p) {
   return scale;
 }
 
-template <typename T, __nv_fp8_interpretation_t kFormat>
+// Buffers of a cast kernel's stage (kSwiGlu: one, LoadSwiGluTile is synchronous).
+template <typename T, bool kSwiGlu>
+constexpr int kCastStages = kSwiGlu ? 1 : StagedTile<T>::kStages;
+
+template <typename T, __nv_fp8_interpretation_t kFormat, bool kSwiGlu>
 __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeCastParams p) {
   using Tile = StagedTile<T>;
-  extern __shared__ __align__(16) uint8_t staged[];  // Tile::kStages tiles
+  extern __shared__ __align__(16) uint8_t staged[];  // kCastStages tiles
   __shared__ unsigned warp_max[kWarps];
   __shared__ unsigned column_max[kTile];
 
@@ -485,10 +588,16 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
   const T* input = static_cast<const T*>(p.input);
   unsigned amax_seen = 0;  // max |x| of this thread's elements (magnitude bits), for amax_bits
   auto load = [&](TilePosition at, int stage) {
-    LoadTileAsync(input, p.rows, p.cols, int64_t{at.row} * kTile, int64_t{at.col} * kTile,
-                  p.vector_input, staged + stage * Tile::kBytes);
+    const int64_t row0 = int64_t{at.row} * kTile, col0 = int64_t{at.col} * kTile;
+    if constexpr (kSwiGlu) {
+      LoadSwiGluTile(input, static_cast<const T*>(p.up), p.rows, p.cols, row0, col0, p.vector_input,
+                     staged + stage * Tile::kBytes);
+    } else {
+      LoadTileAsync(input, p.rows, p.cols, row0, col0, p.vector_input,
+                    staged + stage * Tile::kBytes);
+    }
   };
-  if constexpr (Tile::kStages == 1) {
+  if constexpr (kCastStages<T, kSwiGlu> == 1) {
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const TilePosition at(static_cast<int>(tile), row_tiles, col_tiles);
       load(at, 0);
@@ -525,14 +634,15 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
   }
 }
 
-template <typename T>
+template <typename T, bool kSwiGlu>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
   __shared__ unsigned warp_max[kWarps];
   __shared__ unsigned column_max[kTile];
 
   const TileCoordinates at(p.rows, p.cols);
   float v[kPasses][kVector];
-  LoadTile(static_cast<const T*>(p.input), p.rows, p.cols, p.vector_input, at, v);
+  LoadTile<T, kSwiGlu>(static_cast<const T*>(p.input), static_cast<const T*>(p.up), p.rows, p.cols,
+                       p.vector_input, at, v);
   ThreadAmax amax(v);
 
   if (p.tensor_bits != nullptr) {
@@ -562,10 +672,10 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
 // The stream runs from the end of the tensor to its start, with loads that stay in L2: the
 // cast kernel that follows takes its tiles from the start, so its first reads find what was
 // read last here still in L2 (most of a tensor of L2's size, the first part of a larger one).
-template <typename T>
+template <typename T, bool kSwiGlu>
 __global__ void __launch_bounds__(kThreads)
-    tensor_amax_kernel(const T* input, int64_t count, bool vector, unsigned* tensor_bits,
-                       const float* skip_when_usable) {
+    tensor_amax_kernel(const T* input, const T* up, int64_t count, bool vector,
+                       unsigned* tensor_bits, const float* skip_when_usable) {
   __shared__ unsigned warp_max[kWarps];
   // A usable given scale makes this pass unneeded (quantize.h): the whole grid returns at once.
   if (skip_when_usable != nullptr && IsUsableGivenScale(__ldg(skip_when_usable))) return;
@@ -577,7 +687,14 @@ __global__ void __launch_bounds__(kThreads)
     unsigned lanes = 0;  // f32 bits, or two 16-bit magnitudes
 #pragma unroll 4
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < chunk_count; i += stride) {
-      const uint4 raw = __ldg(chunks + (chunk_count - 1 - i));
+      const int64_t chunk = chunk_count - 1 - i;
+      uint4 raw;
+      if constexpr (kSwiGlu) {
+        raw = SwiGluChunk<T>(__ldg(chunks + chunk),
+                             __ldg(reinterpret_cast<const uint4*>(up) + chunk));
+      } else {
+        raw = __ldg(chunks + chunk);
+      }
       const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
@@ -598,7 +715,9 @@ __global__ void __launch_bounds__(kThreads)
     }
   } else {
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count; i += stride) {
-      thread_max = max(thread_max, MagnitudeBits(ToFloat(input[count - 1 - i])));
+      const int64_t at = count - 1 - i;
+      const T x = kSwiGlu ? SwiGluElement(input[at], up[at]) : input[at];
+      thread_max = max(thread_max, MagnitudeBits(ToFloat(x)));
     }
   }
   const unsigned block_max = BlockMax(thread_max, warp_max);
@@ -631,13 +750,13 @@ StatusOr<int> TileCount(int64_t rows, int64_t cols, const std::string& context) 
 
 // The persistent grid: as many CTAs as fit on the device at once (never more than tiles).
 // The shared-memory opt-in and the occupancy query are done once per kernel and device.
-template <typename T, __nv_fp8_interpretation_t kFormat>
+template <typename T, __nv_fp8_interpretation_t kFormat, bool kSwiGlu>
 Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
                   const std::string& context) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> resident_ctas[kMaxDevices];  // 0 = not known yet
-  constexpr size_t kSharedBytes = StagedTile<T>::kStages * StagedTile<T>::kBytes;
-  auto kernel = quantize_cast_kernel<T, kFormat>;
+  constexpr size_t kSharedBytes = kCastStages<T, kSwiGlu> * StagedTile<T>::kBytes;
+  auto kernel = quantize_cast_kernel<T, kFormat, kSwiGlu>;
   int device = 0;
   FP8_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), context);
   if (device < 0 || device >= kMaxDevices) {
@@ -671,11 +790,19 @@ Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
   return OkStatus();
 }
 
-template <typename T>
+template <typename T, bool kSwiGlu>
 Status LaunchCastForOutput(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
                            const std::string& context) {
-  return p.output_type == DType::kF8E4M3FN ? LaunchCast<T, __NV_E4M3>(p, tiles, stream, context)
-                                           : LaunchCast<T, __NV_E5M2>(p, tiles, stream, context);
+  return p.output_type == DType::kF8E4M3FN
+             ? LaunchCast<T, __NV_E4M3, kSwiGlu>(p, tiles, stream, context)
+             : LaunchCast<T, __NV_E5M2, kSwiGlu>(p, tiles, stream, context);
+}
+
+template <typename T>
+Status LaunchCastForActivation(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
+                               const std::string& context) {
+  return p.up != nullptr ? LaunchCastForOutput<T, true>(p, tiles, stream, context)
+                         : LaunchCastForOutput<T, false>(p, tiles, stream, context);
 }
 
 }  // namespace
@@ -685,11 +812,11 @@ Status LaunchQuantizeCast(const QuantizeCastParams& p, cudaStream_t stream,
   FP8_ASSIGN_OR_RETURN(int tiles, TileCount(p.rows, p.cols, context));
   switch (p.input_type) {
     case DType::kF32:
-      return LaunchCastForOutput<float>(p, tiles, stream, context);
+      return LaunchCastForActivation<float>(p, tiles, stream, context);
     case DType::kBF16:
-      return LaunchCastForOutput<__nv_bfloat16>(p, tiles, stream, context);
+      return LaunchCastForActivation<__nv_bfloat16>(p, tiles, stream, context);
     case DType::kF16:
-      return LaunchCastForOutput<__half>(p, tiles, stream, context);
+      return LaunchCastForActivation<__half>(p, tiles, stream, context);
     default:
       return Internal("quantize: input type %s [%s]", DTypeName(p.input_type), context.c_str());
   }
@@ -705,10 +832,17 @@ Status LaunchTensorAmax(const AmaxParams& p, cudaStream_t stream, const std::str
   const int64_t per_cta = int64_t{kThreads} * 16 * 4;  // four 16-byte loads per thread at least
   const int ctas = static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>(int64_t{sms} * 8, (count * sizeof(T) + per_cta - 1) / per_cta)));
-  tensor_amax_kernel<T><<<ctas, kThreads, 0, stream>>>(
-      static_cast<const T*>(p.input), count, p.vector_input, p.tensor_bits, p.skip_when_usable);
+  auto kernel = p.up != nullptr ? tensor_amax_kernel<T, true> : tensor_amax_kernel<T, false>;
+  kernel<<<ctas, kThreads, 0, stream>>>(static_cast<const T*>(p.input), static_cast<const T*>(p.up),
+                                        count, p.vector_input, p.tensor_bits, p.skip_when_usable);
   FP8_CUDA_RETURN_IF_LAUNCH_FAILED("tensor_amax_kernel", context);
   return OkStatus();
+}
+
+template <typename T>
+void LaunchTileAmax(const AmaxParams& p, int tiles, cudaStream_t stream) {
+  auto kernel = p.up != nullptr ? amax_kernel<T, true> : amax_kernel<T, false>;
+  kernel<<<tiles, kThreads, 0, stream>>>(p);
 }
 
 Status LaunchAmax(const AmaxParams& p, cudaStream_t stream, const std::string& context) {
@@ -727,13 +861,13 @@ Status LaunchAmax(const AmaxParams& p, cudaStream_t stream, const std::string& c
   FP8_ASSIGN_OR_RETURN(int tiles, TileCount(p.rows, p.cols, context));
   switch (p.input_type) {
     case DType::kF32:
-      amax_kernel<float><<<tiles, kThreads, 0, stream>>>(p);
+      LaunchTileAmax<float>(p, tiles, stream);
       break;
     case DType::kBF16:
-      amax_kernel<__nv_bfloat16><<<tiles, kThreads, 0, stream>>>(p);
+      LaunchTileAmax<__nv_bfloat16>(p, tiles, stream);
       break;
     case DType::kF16:
-      amax_kernel<__half><<<tiles, kThreads, 0, stream>>>(p);
+      LaunchTileAmax<__half>(p, tiles, stream);
       break;
     default:
       return Internal("amax: input type %s [%s]", DTypeName(p.input_type), context.c_str());

@@ -8,6 +8,8 @@
 //                    1x128 and 128x128 scales computed in the tile, tensor and row scales read
 //                    (given, or from the two kernels above); a given tensor scale with an amax
 //                    output resolved by the cast itself (resolve_given_scale)
+// Each kernel reads x = SiLU(input) · up instead of the input when `up` is set (kSwiGlu), so that
+// a SwiGLU product is quantised without ever being written.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,6 +23,7 @@ namespace fp8dot::cuda {
 
 struct QuantizeCastParams {
   const void* input = nullptr;
+  const void* up = nullptr;  // QuantizeActivation::kSwiGlu: x = SiLU(input) · up
   DType input_type = DType::kBF16, output_type = DType::kF8E4M3FN;
   int64_t rows = 0, cols = 0;
   ScaleGranularity granularity = ScaleGranularity::kTensor;
@@ -32,7 +35,7 @@ struct QuantizeCastParams {
   float* transposed_block_scale = nullptr;  // k1x128 with qᵀ: qᵀ's scales, written
   unsigned int* amax_bits = nullptr;        // zeroed: max |x| of the input (magnitude bits)
   float margin_factor = 1, type_max = 0;
-  bool vector_input = false;              // 16-byte aligned, cols % 8 == 0
+  bool vector_input = false;              // input (and up) 16-byte aligned, cols % 8 == 0
   bool vector_output = false;             // q 8-byte aligned, cols % 8 == 0
   bool vector_transposed_output = false;  // qᵀ 8-byte aligned, rows % 8 == 0
   bool column_major_scales = false;       // k1x128: ScaleLayout::kColumnMajor
@@ -46,6 +49,7 @@ struct QuantizeCastParams {
 
 struct AmaxParams {
   const void* input = nullptr;
+  const void* up = nullptr;  // as QuantizeCastParams::up
   DType input_type = DType::kBF16;
   int64_t rows = 0, cols = 0;
   unsigned int* tensor_bits = nullptr;  // one value, or null

@@ -1,0 +1,82 @@
+// activation_rule.h: its exp against the C library's in double, SwiGLU against its definition
+// in double, and the edges a training run reaches (large gates, zeros, NaN).
+#include "dot/activation_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace fp8dot::activation_rule {
+namespace {
+
+// Distance in f32 units in the last place between an f32 result and an exact value.
+double UlpError(float result, double exact) {
+  const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(exact)) - 23);
+  return std::fabs(result - exact) / ulp;
+}
+
+TEST(ActivationRuleTest, ExpIsWithinOneUlpOverItsWholeRange) {
+  double worst = 0;
+  for (double x = -86.99; x <= 88.0; x += 0.0137) {
+    const float xf = static_cast<float>(x);
+    worst = std::max(worst, UlpError(Exp(xf), std::exp(static_cast<double>(xf))));
+  }
+  // Reduction points (k ln 2 and halfway between them) and tiny arguments.
+  for (int k = -125; k <= 126; ++k) {
+    for (double offset : {-0.5, 0.0, 0.5}) {
+      const float xf = static_cast<float>((k + offset) * std::log(2.0));
+      if (xf <= -87.0f || xf > 88.0f) continue;
+      worst = std::max(worst, UlpError(Exp(xf), std::exp(static_cast<double>(xf))));
+    }
+  }
+  for (float xf : {0.0f, 1e-30f, -1e-30f, 1e-7f, -1e-7f}) {
+    worst = std::max(worst, UlpError(Exp(xf), std::exp(static_cast<double>(xf))));
+  }
+  EXPECT_LE(worst, 1.0);  // 0.84 on a sweep 100 times as dense
+  EXPECT_GT(worst, 0.0);  // not the C library's own exp in disguise
+  EXPECT_EQ(Exp(0.0f), 1.0f);
+}
+
+TEST(ActivationRuleTest, ExpSaturatesOutsideItsRangeAndPassesNan) {
+  EXPECT_EQ(Exp(-87.5f), 0.0f);
+  EXPECT_EQ(Exp(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(Exp(88.5f), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(Exp(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(Exp(std::numeric_limits<float>::quiet_NaN())));
+}
+
+TEST(ActivationRuleTest, SwiGluIsSiluTimesUpWithinThreeUlp) {
+  double worst = 0;
+  for (double gate = -30; gate <= 30; gate += 0.0931) {
+    for (double up : {1.0, -0.37, 3.5e-3, 1234.5}) {
+      const float g = static_cast<float>(gate), u = static_cast<float>(up);
+      const double exact = g / (1.0 + std::exp(-static_cast<double>(g))) * u;
+      worst = std::max(worst, UlpError(SwiGlu(g, u), exact));
+    }
+  }
+  // Exp's ulp shrinks through 1 + e; the reciprocal and the two products add half an ulp each
+  // (2.6 on a sweep 10 times as dense).
+  EXPECT_LE(worst, 3.0);
+}
+
+TEST(ActivationRuleTest, SwiGluEdges) {
+  EXPECT_EQ(SwiGlu(0.0f, 5.0f), 0.0f);
+  EXPECT_EQ(SwiGlu(3.0f, 0.0f), 0.0f);
+  // For gate > 17, 1 + e^-gate rounds to 1: SiLU is the gate itself.
+  EXPECT_EQ(SwiGlu(20.0f, 3.0f), 60.0f);
+  EXPECT_EQ(SwiGlu(1e30f, 2.0f), 2e30f);
+  // Far below zero SiLU vanishes (its true value, under 1e-36, is below every FP8 scale).
+  EXPECT_EQ(std::fabs(SwiGlu(-100.0f, 7.0f)), 0.0f);
+  // A gate of -inf gives NaN, as x / (1 + e^-x) does in the frameworks (-inf · 0).
+  EXPECT_TRUE(std::isnan(SwiGlu(-std::numeric_limits<float>::infinity(), 1.0f)));
+  EXPECT_NEAR(SwiGlu(-1.0f, 2.0f), 2.0 * -1.0 / (1.0 + std::exp(1.0)), 1e-7);
+  EXPECT_TRUE(std::isnan(SwiGlu(std::numeric_limits<float>::quiet_NaN(), 1.0f)));
+  EXPECT_TRUE(std::isnan(SwiGlu(1.0f, std::numeric_limits<float>::quiet_NaN())));
+}
+
+}  // namespace
+}  // namespace fp8dot::activation_rule

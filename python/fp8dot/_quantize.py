@@ -35,10 +35,11 @@ class Quantized(NamedTuple):
 @functools.lru_cache(maxsize=4096)
 def make_quantizer(description, out_dtype: str, granularity: str, row_major: bool,
                    transposed: bool, given_scale: bool, margin: int, amax: bool,
-                   scale_layout: str = "row-major") -> "_core.Quantizer":
-    """The validated C++ Quantizer for an input description and options, made once."""
+                   scale_layout: str = "row-major", up_description=None) -> "_core.Quantizer":
+    """The validated C++ Quantizer for an input description and options, made once
+    (up_description: the swiglu activation's second input)."""
     return _core.Quantizer(description, out_dtype, granularity, row_major, transposed,
-                           given_scale, margin, amax, scale_layout)
+                           given_scale, margin, amax, scale_layout, up_description)
 
 
 def check_given_scale(scale, device: str):
@@ -56,7 +57,7 @@ def check_given_scale(scale, device: str):
 def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
              transposed: bool = False, scale=None, margin: int = 0, amax: bool = False,
              scale_layout: str = "row-major", backend: str = "auto",
-             share_scales: bool = True) -> Quantized:
+             share_scales: bool = True, up=None) -> Quantized:
     """Quantises the row-major matrix x [rows, cols] (f32, bf16 or f16) to `dtype`
     (float8_e4m3fn or float8_e5m2) with one scale per `granularity` group of its rows (cols is
     the contracting dim of the GEMM it feeds): "tensor", "row", "1x128" or "128x128".
@@ -79,8 +80,15 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
 
     share_scales=False leaves scale_t None where it is q's (for the torch op, whose outputs
     cannot alias).
+
+    up= (an array like x) quantises SiLU(x) · up instead of x — the product a gated MLP hands
+    its down projection — computed on the way in (never written) in float32 and rounded to x's
+    dtype, as the framework's elementwise kernel would store it (include/fp8dot/quantize.h).
     """
     info = describe(x, "x")
+    up_info = None if up is None else describe(up, "up")
+    if up_info is not None and up_info.device != info.device:
+        raise ValueError(f"up is on {up_info.device} but x is on {info.device}")
     if backend not in ("auto", "cpu", "cuda"):
         raise ValueError(f"backend must be 'auto', 'cpu' or 'cuda', got {backend!r}")
     on_gpu = info.device != "cpu"
@@ -92,7 +100,8 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     given = 0 if scale is None else check_given_scale(scale, info.device).pointer
     quantizer = make_quantizer(info.description, dtype_name(dtype), granularity, bool(row_major),
                                bool(transposed), scale is not None, int(margin), bool(amax),
-                               scale_layout)
+                               scale_layout, None if up_info is None else up_info.description)
+    up_pointer = 0 if up_info is None else up_info.pointer
     is_torch = not hasattr(x, "__array_interface__")
     outputs = allocate_outputs(quantizer, dtype, is_torch, x.device if is_torch else None, amax)
     pointers = [0 if a is None else (a.data_ptr() if is_torch else a.ctypes.data)
@@ -101,10 +110,10 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
         import torch
 
         check_current_device(x.device)
-        quantizer.run_cuda(info.pointer, given, *pointers,
+        quantizer.run_cuda(info.pointer, given, *pointers, up_pointer,
                            torch.cuda.current_stream(x.device).cuda_stream)
     else:
-        quantizer.run_host(info.pointer, given, *pointers)
+        quantizer.run_host(info.pointer, given, *pointers, up_pointer)
     return shared_transposed_scale(outputs, granularity) if share_scales else outputs
 
 

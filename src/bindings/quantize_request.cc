@@ -30,6 +30,18 @@ StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
   spec.margin = request.margin;
   spec.compute_amax = request.compute_amax;
   FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(request.scale_layout));
+  if (request.up.has_value()) {
+    const TensorSpec& up = *request.up;
+    if (up.dims != input.dims || up.dtype != input.dtype) {
+      return InvalidArgument("quantize up: %s does not match the input (gate) %s",
+                             up.ToString().c_str(), input.ToString().c_str());
+    }
+    if (!IsRowMajorLayout(up.minor_to_major, 2) && up.dims[0] != 1 && up.dims[1] != 1) {
+      return InvalidArgument("quantize up: %s is not row-major (make it contiguous first)",
+                             up.ToString().c_str());
+    }
+    spec.activation = QuantizeActivation::kSwiGlu;
+  }
   FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   return std::make_pair(spec, std::move(outputs));
 }

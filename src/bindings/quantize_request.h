@@ -4,6 +4,7 @@
 // arrives.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -24,6 +25,9 @@ struct QuantizeRequest {
   int margin = 0;
   bool compute_amax = false;
   std::string scale_layout = "row-major";  // of 1x128 scales: "row-major" or "column-major"
+  // The swiglu activation's second input (QuantizeActivation::kSwiGlu: SiLU(input) · up is
+  // quantised): the input's shape, dtype and layout.
+  std::optional<TensorSpec> up;
 };
 
 // The request as a QuantizeSpec with the outputs ValidateQuantizeSpec says it produces, or

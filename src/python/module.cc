@@ -240,9 +240,11 @@ class Quantizer {
  public:
   Quantizer(const ArrayDescription& input, const std::string& out_dtype,
             const std::string& granularity, bool row_major, bool transposed, bool given_scale,
-            int margin, bool amax, const std::string& scale_layout) {
+            int margin, bool amax, const std::string& scale_layout,
+            const std::optional<ArrayDescription>& up) {
     QuantizeRequest request;
     request.input = SpecOfArgument(input, "quantize input");
+    if (up.has_value()) request.up = SpecOfArgument(*up, "quantize up");
     request.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
     request.granularity = granularity;
     request.row_major = row_major;
@@ -271,26 +273,27 @@ class Quantizer {
   }
 
   void RunHost(uintptr_t input, uintptr_t given_scale, uintptr_t output, uintptr_t scale,
-               uintptr_t transposed_output, uintptr_t transposed_scale, uintptr_t amax) {
+               uintptr_t transposed_output, uintptr_t transposed_scale, uintptr_t amax,
+               uintptr_t up) {
     const QuantizeBuffers buffers =
-        Buffers(input, given_scale, output, scale, transposed_output, transposed_scale, amax);
+        Buffers(input, given_scale, output, scale, transposed_output, transposed_scale, amax, up);
     nb::gil_scoped_release release;
     ThrowIfError(QuantizeOnCpu(spec_, buffers));
   }
 
   void RunCuda(uintptr_t input, uintptr_t given_scale, uintptr_t output, uintptr_t scale,
                uintptr_t transposed_output, uintptr_t transposed_scale, uintptr_t amax,
-               uintptr_t stream) {
+               uintptr_t up, uintptr_t stream) {
     ThrowIfError(QuantizeOnCuda(
         spec_,
-        Buffers(input, given_scale, output, scale, transposed_output, transposed_scale, amax),
+        Buffers(input, given_scale, output, scale, transposed_output, transposed_scale, amax, up),
         reinterpret_cast<CudaStream>(stream)));
   }
 
  private:
   static QuantizeBuffers Buffers(uintptr_t input, uintptr_t given_scale, uintptr_t output,
                                  uintptr_t scale, uintptr_t transposed_output,
-                                 uintptr_t transposed_scale, uintptr_t amax) {
+                                 uintptr_t transposed_scale, uintptr_t amax, uintptr_t up) {
     auto floats = [](uintptr_t address) { return reinterpret_cast<float*>(address); };
     return {reinterpret_cast<const void*>(input),
             floats(given_scale),
@@ -298,7 +301,8 @@ class Quantizer {
             floats(scale),
             reinterpret_cast<void*>(transposed_output),
             floats(transposed_scale),
-            floats(amax)};
+            floats(amax),
+            reinterpret_cast<const void*>(up)};
   }
 
   QuantizeSpec spec_;
@@ -402,10 +406,10 @@ NB_MODULE(_core, m) {
 
   nb::class_<Quantizer>(m, "Quantizer")
       .def(nb::init<const ArrayDescription&, const std::string&, const std::string&, bool, bool,
-                    bool, int, bool, const std::string&>(),
+                    bool, int, bool, const std::string&, const std::optional<ArrayDescription>&>(),
            nb::arg("input"), nb::arg("out_dtype"), nb::arg("granularity"), nb::arg("row_major"),
            nb::arg("transposed"), nb::arg("given_scale"), nb::arg("margin"), nb::arg("amax"),
-           nb::arg("scale_layout") = "row-major")
+           nb::arg("scale_layout") = "row-major", nb::arg("up") = nb::none())
       .def_prop_ro("shapes", &Quantizer::shapes, "(q, scale, q_t, scale_t) shapes or None")
       .def_prop_ro("column_major_scales", &Quantizer::column_major_scales,
                    "whether the 2-D scales are column-major (each a transposed row-major array)")

@@ -26,9 +26,10 @@ struct PreparedQuantize {
 
 PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::string& granularity,
                          bool row_major, bool transposed, const Tensor* scale, int64_t margin,
-                         bool compute_amax, const std::string& scale_layout) {
+                         bool compute_amax, const std::string& scale_layout, const Tensor* up) {
   QuantizeRequest request;
   request.input = ValueOrFail(SpecOf(x, "quantize input"));
+  if (up != nullptr) request.up = ValueOrFail(SpecOf(*up, "quantize up"));
   request.output_type = ValueOrFail(DTypeOf(out_dtype, "out_dtype"));
   request.granularity = granularity;
   request.row_major = row_major;
@@ -53,13 +54,16 @@ PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::strin
 // (q, scale, q_t, scale_t, amax) of fp8dot.quantize; what the call does not produce (q without
 // row_major, scale_t that is q's, amax not asked for) comes back as an empty
 // [0] tensor, which fp8dot.torch.quantize turns into None or the shared scale. Column-major
-// scales come back as column-major tensors (strides (1, rows)).
+// scales come back as column-major tensors (strides (1, rows)). With `up`, x is the gate of
+// SiLU(x) · up, which is quantised instead (QuantizeActivation::kSwiGlu).
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
     Tensor x, ScalarType out_dtype, std::string granularity, bool row_major, bool transposed,
-    std::optional<Tensor> scale, int64_t margin, bool compute_amax, std::string scale_layout) {
+    std::optional<Tensor> scale, int64_t margin, bool compute_amax, std::string scale_layout,
+    std::optional<Tensor> up) {
   static auto* quantizations = new CallCache<PreparedQuantize>();
   const Tensor* given_scale = PointerOf(scale);
-  const Placement placement = PlacementOf(kOp, x, {{"scale", given_scale}});
+  const Tensor* up_input = PointerOf(up);
+  const Placement placement = PlacementOf(kOp, x, {{"scale", given_scale}, {"up", up_input}});
   const CudaStream stream = placement.cuda ? CurrentCudaStream(kOp, placement) : nullptr;
   SignatureWriter signature;
   signature.AddTensor(&x);
@@ -71,9 +75,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
   signature.AddInt(margin);
   signature.AddInt(compute_amax);
   signature.AddText(scale_layout);
+  signature.AddTensor(up_input);
   const PreparedQuantize& prepared = quantizations->Find(signature.Take(), [&] {
     return Prepare(x, out_dtype, granularity, row_major, transposed, given_scale, margin,
-                   compute_amax, scale_layout);
+                   compute_amax, scale_layout, up_input);
   });
   const QuantizeSpec& spec = prepared.spec;
   const QuantizeOutputs& outputs = prepared.outputs;
@@ -100,7 +105,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
                                 floats(outputs.has_scale, q_scale),
                                 spec.transposed ? q_t.data_ptr() : nullptr,
                                 floats(outputs.has_transposed_scale, q_t_scale),
-                                floats(spec.compute_amax, amax)};
+                                floats(spec.compute_amax, amax),
+                                DataOf(up_input)};
   const Status status =
       placement.cuda ? QuantizeOnCuda(spec, buffers, stream) : QuantizeOnCpu(spec, buffers);
   if (!status.ok()) Fail(status.message());
@@ -114,7 +120,7 @@ STABLE_TORCH_LIBRARY_FRAGMENT(fp8dot, m) {
   m.def(
       "quantize(Tensor x, ScalarType out_dtype, str granularity, bool row_major, "
       "bool transposed, Tensor? scale, int margin, bool compute_amax, "
-      "str scale_layout=\"row-major\") "
+      "str scale_layout=\"row-major\", Tensor? up=None) "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
 }
 

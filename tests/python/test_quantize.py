@@ -295,3 +295,58 @@ def test_cuda_quantize_is_captured_in_a_cuda_graph():
     assert torch.equal(captured.q.view(torch.uint8), expected.q.view(torch.uint8))
     assert torch.equal(captured.q_t.view(torch.uint8), expected.q_t.view(torch.uint8))
     assert torch.equal(captured.scale, expected.scale)
+
+
+# ---- the SwiGLU product, quantised on the way in (up=) ------------------------------------------
+
+E4M3 = torch.float8_e4m3fn
+
+def _swiglu_product_bf16(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """SiLU(gate) · up in float64, rounded once to bfloat16: what the rule approximates (within
+    3 float32 ulps before its own rounding to bfloat16)."""
+    g, u = gate.double(), up.double()
+    return (g / (1 + torch.exp(-g)) * u).to(torch.bfloat16)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("granularity", ["tensor", "row", "1x128", "128x128"])
+def test_swiglu_quantises_the_product_its_framework_would_store(device, granularity):
+    gate = (torch.randn(131, 200, generator=torch.Generator().manual_seed(5)) * 3).bfloat16()
+    up = torch.randn(131, 200, generator=torch.Generator().manual_seed(6)).bfloat16()
+    gate, up = gate.to(device), up.to(device)
+    product = _swiglu_product_bf16(gate, up)
+    fused = ft.quantize(gate, E4M3, granularity, transposed=True, amax=True, up=up)
+    plain = ft.quantize(product, E4M3, granularity, transposed=True, amax=True)
+    # The rule's float32 product is within 3 ulps of the exact one, so its rounding to bfloat16
+    # can differ from the exact product's only next to a rounding boundary: rarely, by one step.
+    differ = (fused.q.float() != plain.q.float()).float().mean().item()
+    assert differ < 1e-3
+    assert fused.amax.item() == pytest.approx(plain.amax.item(), rel=2 ** -7)
+    assert float(fused.amax) > 1.0  # a real product, not zeros
+    if granularity in ("tensor", "128x128"):  # q_t is q transposed: the same scales
+        assert torch.equal(fused.q_t.t().float(), fused.q.float())
+    # Never the gate itself.
+    assert not torch.equal(fused.q.float(), ft.quantize(gate, E4M3, granularity).q.float())
+
+
+def test_swiglu_through_numpy_equals_torch():
+    gate = torch.randn(64, 256, generator=torch.Generator().manual_seed(7)) * 2
+    up = torch.randn(64, 256, generator=torch.Generator().manual_seed(8))
+    ours = fp8dot.quantize(gate.numpy(), "float8_e4m3fn", "1x128", up=up.numpy())
+    theirs = ft.quantize(gate, E4M3, "1x128", up=up)
+    assert np.array_equal(ours.q.view(np.uint8), theirs.q.view(torch.uint8).numpy())
+    assert np.array_equal(ours.scale, theirs.scale.numpy())
+
+
+def test_swiglu_op_passes_opcheck_and_refuses_an_up_that_does_not_match():
+    gate = torch.randn(200, 136, dtype=torch.bfloat16)
+    up = torch.randn(200, 136, dtype=torch.bfloat16)
+    args = (gate, E4M3, "1x128", True, True, None, 0, True, "column-major", up)
+    torch.library.opcheck(torch.ops.fp8dot.quantize.default, args,
+                          test_utils=("test_faketensor", "test_autograd_registration",
+                                      "test_aot_dispatch_dynamic"))
+    with pytest.raises(RuntimeError, match=r"quantize up: bf16\[200,100\].* does not match the "
+                                           r"input \(gate\) bf16\[200,136\]"):
+        ft.quantize(gate, E4M3, up=up[:, :100])
+    with pytest.raises(RuntimeError, match="does not match the input"):
+        ft.quantize(gate, E4M3, up=up.float())

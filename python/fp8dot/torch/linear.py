@@ -15,6 +15,7 @@ operands only: Xᵀ and Wᵀ, never the high-precision tensors.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple, Optional
 
 import torch
@@ -47,12 +48,27 @@ def _granularity(recipe: Recipe, role: str) -> str:
 
 def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
                        transposed_dtype: Optional[torch.dtype],
-                       scale: Optional[torch.Tensor] = None, amax: bool = False
+                       scale: Optional[torch.Tensor] = None, amax: bool = False,
+                       up: Optional[torch.Tensor] = None
                        ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
     """The matrix quantised for the GEMM that contracts its columns, unless transposed_dtype is
     None its transpose for the GEMM that contracts its rows, and (amax=True) max |matrix| from
-    the same pass (fp8dot._quantize)."""
-    return both_orientations(quantize, matrix, granularity, dtype, transposed_dtype, scale, amax)
+    the same pass (fp8dot._quantize). With `up`, the matrix quantised is SiLU(matrix) · up,
+    computed in the quantisation's pass and never written."""
+    quantize_fn = quantize if up is None else functools.partial(quantize, up=up)
+    return both_orientations(quantize_fn, matrix, granularity, dtype, transposed_dtype, scale,
+                             amax)
+
+
+def _swiglu_backward(grad_product: torch.Tensor, gate: torch.Tensor, up: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of SiLU(gate) · up from the product's, in float32 (one fused elementwise
+    kernel under torch.compile): d gate = d · up · σ(gate) · (1 + gate · (1 − σ(gate))),
+    d up = d · SiLU(gate)."""
+    g, u, d = gate.float(), up.float(), grad_product.float()
+    sigmoid = torch.sigmoid(g)
+    grad_gate = d * u * sigmoid * (1 + g * (1 - sigmoid))
+    return grad_gate.to(gate.dtype), (d * g * sigmoid).to(up.dtype)
 
 
 def _as_rhs(operand: Operand) -> Operand:
@@ -178,19 +194,20 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
 def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                     amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                     weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool,
-                    record: bool
+                    record: bool, up: Optional[torch.Tensor] = None
                     ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
                                Optional[torch.Tensor]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
     operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
-    a delayed-scaling history takes this call's amaxes (in training, not in eval mode)."""
+    a delayed-scaling history takes this call's amaxes (in training, not in eval mode). With
+    `up`, X is SiLU(x) · up (x the gate), quantised without being written."""
     recording = amax_history is not None and record  # the quantisations also give amaxes
     scales = _delayed_scales(amax_history, recipe)
     scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
     x_q, x_t, x_amax = _both_orientations(
         x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, recording)
+        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, recording, up)
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         recording, amax_history)
@@ -203,20 +220,25 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
 
 
 class _Fp8Linear(torch.autograd.Function):
+    """The layer's forward and backward; with `up`, the layer applied to SiLU(x) · up (x the
+    gate), whose gradients it returns for x and up."""
+
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
-                weight_cache: Optional[dict], record: bool):
+                weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None):
+        need_dgrad = ctx.needs_input_grad[0] or (up is not None and ctx.needs_input_grad[8])
         output, x_t, w_t, scale_dy = _linear_forward(x, weight, bias, amax_history, recipe,
-                                                     out_dtype, weight_cache,
-                                                     ctx.needs_input_grad[0],
-                                                     ctx.needs_input_grad[1], record)
+                                                     out_dtype, weight_cache, need_dgrad,
+                                                     ctx.needs_input_grad[1], record, up)
         ctx.recipe = recipe
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
         w_t = w_t or (None, None)
-        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scale_dy)
+        # SwiGLU: its gradients need the gate and up (which an unfused SiLU · up keeps too).
+        swiglu_inputs = (x, up) if up is not None and need_dgrad else (None, None)
+        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scale_dy, *swiglu_inputs)
         # The history is state that every call updates in place, so it is not a saved tensor:
         # saved, a layer called twice in one step (shared weights, activation checkpointing's
         # recomputation) failed autograd's check that nothing it saved was modified.
@@ -226,11 +248,13 @@ class _Fp8Linear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
-        x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, scale_dy = ctx.saved_tensors
+        (x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, scale_dy, gate,
+         up) = ctx.saved_tensors
         amax_history = ctx.amax_history
         dy = grad_output.contiguous()
-        need_dgrad, need_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        grad_x = grad_w = grad_bias = None
+        need_dgrad = ctx.needs_input_grad[0] or ctx.needs_input_grad[8]
+        need_wgrad = ctx.needs_input_grad[1]
+        grad_x = grad_w = grad_bias = grad_up = None
         if need_dgrad or need_wgrad:
             recording = amax_history is not None  # None in eval mode
             granularity = _granularity(recipe, "gradient")
@@ -252,7 +276,9 @@ class _Fp8Linear(torch.autograd.Function):
                                ctx.weight_dtype, recipe.backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
-        return grad_x, grad_w, grad_bias, None, None, None, None, None
+        if gate is not None and grad_x is not None:  # grad_x is the product's gradient
+            grad_x, grad_up = _swiglu_backward(grad_x, gate, up)
+        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up
 
 
 class Linear(nn.Linear):
@@ -311,6 +337,23 @@ class Linear(nn.Linear):
         return layer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._run(x, None)
+
+    def swiglu(self, gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+        """This layer applied to SiLU(gate) · up — a gated MLP's down projection of its gate and
+        up projections — with the product computed inside the FP8 quantisation and never
+        written: `down.swiglu(gate(x), up(x))` equals `down(F.silu(gate(x)) * up(x))` up to
+        the product's rounding (float32 here, then the input dtype; include/fp8dot/quantize.h).
+        The backward pass returns the gate's and up's gradients from the same saved tensors an
+        unfused SiLU · up keeps."""
+        if up.shape != gate.shape:
+            raise ValueError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features})"
+                             f".swiglu: gate {tuple(gate.shape)} and up {tuple(up.shape)} "
+                             "differ in shape")
+        return self._run(gate, up)
+
+    def _run(self, x: torch.Tensor, up: Optional[torch.Tensor]) -> torch.Tensor:
+        """forward(x), or with `up` swiglu(x, up)."""
         if x.shape[-1] != self.in_features:
             raise ValueError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
                              f"input has {x.shape[-1]} features in its last dim")
@@ -321,8 +364,12 @@ class Linear(nn.Linear):
             # f32 RMSNorm output is then written and quantised at half the bytes). The fp32
             # weight is quantised as it is: it has no producer to fuse with.
             x = x.to(out_dtype)
+            up = None if up is None else up.to(out_dtype)
         else:
             out_dtype = x.dtype
+        if up is not None and up.dtype != x.dtype:
+            raise TypeError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features})"
+                            f".swiglu: gate is {x.dtype} but up is {up.dtype}")
         for tensor, what in ((x, "input"), (self.weight, "weight")):
             if tensor.dtype not in _QUANTIZABLE:
                 raise TypeError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
@@ -332,11 +379,14 @@ class Linear(nn.Linear):
         if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
             self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype))
         x2d = x.reshape(-1, self.in_features)
+        up2d = None if up is None else up.reshape(-1, self.in_features)
         if x2d.shape[0] == 0:
             # No rows (an MoE expert that got no tokens): nothing to quantise or multiply. The
             # output and gradients are nn.Linear's (empty; zero for the weight and bias), and a
             # delayed-scaling history records nothing.
             bias = None if self.bias is None else self.bias.to(out_dtype)
+            if up2d is not None:
+                x2d = nn.functional.silu(x2d) * up2d
             output = nn.functional.linear(x2d, self.weight.to(out_dtype), bias)
             return output.reshape(*x.shape[:-1], self.out_features)
         # A compiled graph quantises the weight every call: the cache is Python state. A
@@ -345,12 +395,13 @@ class Linear(nn.Linear):
         cache = None if compiling or recording else self.weight_cache
         bias = self.bias
         if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or
-                                        (bias is not None and bias.requires_grad)):
+                                        (bias is not None and bias.requires_grad) or
+                                        (up is not None and up.requires_grad)):
             output = _Fp8Linear.apply(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                      out_dtype, cache, self.training)
+                                      out_dtype, cache, self.training, up2d)
         else:  # no backward pass can come: no autograd node, no transposes
             output = _linear_forward(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                     out_dtype, cache, False, False, self.training)[0]
+                                     out_dtype, cache, False, False, self.training, up2d)[0]
         return output.reshape(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:

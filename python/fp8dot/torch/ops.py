@@ -125,32 +125,37 @@ def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor,
 
 def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: str,
                         row_major: bool, transposed: bool, scale: Optional[torch.Tensor],
-                        margin: int, compute_amax: bool, scale_layout: str = "row-major"
+                        margin: int, compute_amax: bool, scale_layout: str = "row-major",
+                        up: Optional[torch.Tensor] = None
                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                    torch.Tensor]:
     """(q, scale, q_t, scale_t, amax) of fp8dot.quantize; what was not asked for, and scales
     that are shared with q's, come back as empty tensors (fp8dot.torch.quantize fills them in)."""
     if x.is_cuda:
         key = (_metadata(x), out_dtype, granularity, row_major, transposed, _metadata(scale),
-               margin, compute_amax, scale_layout)
+               margin, compute_amax, scale_layout, _metadata(up))
         quantizer = _cuda_quantizers.get(key)
         if quantizer is None:  # the first call of a signature: every check
             if scale is not None:
                 check_given_scale(scale, f"cuda:{x.device.index}")
             check_current_device(x.device)
+            if up is not None and up.device != x.device:
+                raise ValueError(f"up is on {up.device} but x is on {x.device}")
             quantizer = make_quantizer(describe(x, "x").description, str(out_dtype), granularity,
                                        row_major, transposed, scale is not None, margin,
-                                       compute_amax, scale_layout)
+                                       compute_amax, scale_layout,
+                                       None if up is None else describe(up, "up").description)
             _cuda_quantizers[key] = quantizer
         outputs = allocate_outputs(quantizer, out_dtype, True, x.device, compute_amax)
         pointers = [0 if t is None else t.data_ptr() for t in outputs]
         quantizer.run_cuda(x.data_ptr(), 0 if scale is None else scale.data_ptr(), *pointers,
+                           0 if up is None else up.data_ptr(),
                            torch.cuda.current_stream(x.device).cuda_stream)
     else:
         outputs = _quantize_any(x, out_dtype, granularity, row_major=row_major,
                                 transposed=transposed, scale=scale, margin=margin,
                                 amax=compute_amax, scale_layout=scale_layout,
-                                share_scales=False)
+                                share_scales=False, up=up)
     dtypes = (out_dtype, torch.float32, out_dtype, torch.float32, torch.float32)
     return tuple(_empty_if_none(t, x, dtype) for t, dtype in zip(outputs, dtypes))
 
@@ -171,8 +176,11 @@ def scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...
 
 
 def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax,
-                   scale_layout="row-major"):
+                   scale_layout="row-major", up=None):
     torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
+    torch._check(up is None or (up.shape == x.shape and up.dtype == x.dtype),
+                 lambda: f"quantize up: {tuple(up.shape)} {up.dtype} does not match the input "
+                         f"(gate) {tuple(x.shape)} {x.dtype}")
     rows, cols = x.shape
     # Row and 1x128 scales of q_t are its own; tensor and 128x128 ones are q's (not returned).
     own_transposed_scale = transposed and granularity in ("row", "1x128")

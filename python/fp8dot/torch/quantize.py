@@ -44,11 +44,15 @@ def scale_from_amax(amax: torch.Tensor, dtype: torch.dtype, margin: int = 0) -> 
 def quantize(x: torch.Tensor, dtype: torch.dtype, granularity: str = "tensor", *,
              row_major: bool = True, transposed: bool = False,
              scale: Optional[torch.Tensor] = None, margin: int = 0,
-             amax: bool = False, scale_layout: str = "row-major") -> Quantized:
-    """fp8dot.quantize for torch, as a torch.library op (compiles without a graph break)."""
+             amax: bool = False, scale_layout: str = "row-major",
+             up: Optional[torch.Tensor] = None) -> Quantized:
+    """fp8dot.quantize for torch, as a torch.library op (compiles without a graph break).
+    up= quantises SiLU(x) · up instead of x, never writing the product (fp8dot.quantize)."""
     x = x.contiguous()
+    if up is not None:
+        up = up.contiguous()
     outputs = torch.ops.fp8dot.quantize.default(x, dtype, granularity, row_major, transposed,
-                                                scale, margin, amax, scale_layout)
+                                                scale, margin, amax, scale_layout, up)
     # The op returns empty tensors for what it does not produce.
     present = (row_major, True, transposed, transposed and granularity in ("row", "1x128"), amax)
     outputs = Quantized(*[t if wanted else None for t, wanted in zip(outputs, present)])

@@ -67,9 +67,15 @@ class MLP(nn.Module):
             raise ValueError(f"unknown MLP {self.kind!r}; expected 'swiglu' or 'gelu'")
         self.up = nn.Linear(config.d_model, hidden, bias=False)
         self.down = nn.Linear(hidden, config.d_model, bias=False)
+        # A down projection that can take the SwiGLU product fused (fp8dot.torch.Linear.swiglu:
+        # quantised inside its FP8 cast, never written in bf16) gets it that way unless this
+        # is turned off (train.py --unfused-swiglu).
+        self.fused_swiglu = True
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.kind == "swiglu":
+            if self.fused_swiglu and hasattr(self.down, "swiglu"):
+                return self.down.swiglu(self.gate(x), self.up(x))
             return self.down(F.silu(self.gate(x)) * self.up(x))
         return self.down(F.gelu(self.up(x)))
 

@@ -31,7 +31,7 @@ import torch
 
 from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
-from gpt import GPT, GPTConfig, parameter_counts
+from gpt import GPT, MLP, GPTConfig, parameter_counts
 from linears import FP8DOT_RECIPES, LINEARS, TORCHAO_RECIPES, swap_block_linears
 from optim import lr_at, make_adamw, set_lr
 from runlog import TIMING_WARMUP_STEPS, RunLog
@@ -48,6 +48,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         default="seed",
                         help="with --linear fp8dot: its recipe; with --linear torchao: seed (its "
                              "default config) or fast (fast accumulation in all three GEMMs)")
+    parser.add_argument("--unfused-swiglu", action="store_true",
+                        help="with --linear fp8dot and the SwiGLU MLP: write SiLU(gate)·up in "
+                             "bf16 and quantise it, instead of inside the down projection's "
+                             "FP8 cast (fp8dot.torch.Linear.swiglu)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="bf16: autocast over fp32 master weights; fp32: no autocast")
@@ -123,6 +127,14 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"model: {config}, MLP hidden {config.mlp_hidden}")
     print("parameters: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
     linear_description = swap_block_linears(model, args.linear, args.recipe)
+    fused = [m for m in model.modules() if isinstance(m, MLP) and m.kind == "swiglu" and
+             hasattr(m.down, "swiglu")]
+    for mlp in fused:
+        mlp.fused_swiglu = not args.unfused_swiglu
+    if fused:
+        linear_description += ("\nSwiGLU: SiLU(gate)·up " + (
+            "written in bf16, then quantised (--unfused-swiglu)" if args.unfused_swiglu else
+            "quantised inside the down projection's FP8 cast (Linear.swiglu), never written"))
     print(linear_description)
     # After the swap: the optimizer must hold the parameters the swapped layers train.
     optimizer = make_adamw(model, args.lr, args.weight_decay, fused=device.type == "cuda")
@@ -133,6 +145,8 @@ def main(argv: list[str] | None = None) -> dict:
     # torchao's default config is plain "torchao" (the peer every comparison names).
     label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" or
                            (args.linear == "torchao" and args.recipe != "seed") else "")
+    if fused and args.unfused_swiglu:
+        label += "-unfused-swiglu"
     log = RunLog(args.log, args.steps, tokens_per_step)
     log.record(
         type="run", framework="torch", label=label,

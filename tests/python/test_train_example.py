@@ -61,7 +61,10 @@ def test_tiny_fp8dot_seed_recipe_learns_like_bf16(bf16_run, tmp_path):
     pytest.importorskip("fp8dot.torch", reason="the fp8dot Python package is not installed yet")
     records = run_tiny(tmp_path, "fp8dot-seed", "--linear", "fp8dot", "--recipe", "seed")
     assert_learns(records)
-    assert "seed" in of_type(records, "run")[0]["linear_description"]
+    description = of_type(records, "run")[0]["linear_description"]
+    assert "seed" in description
+    # The SwiGLU product goes into the down projections' FP8 cast (Linear.swiglu).
+    assert "quantised inside the down projection's FP8 cast" in description
     fp8_val = of_type(records, "summary")[0]["final_val_loss"]
     bf16_val = of_type(bf16_run, "summary")[0]["final_val_loss"]
     # Bound: e4m3's unit roundoff 2^-4, the relative rounding error of one quantised operand;

@@ -4,13 +4,22 @@
 //
 // Bit-identity rules out the platforms' own expf (the CUDA one and glibc's round differently in
 // the last place), so exp is computed here from operations both sides round the same way: f32
-// fma, multiplication, addition and reciprocal, each correctly rounded. On the device they are
-// the _rn intrinsics, which nvcc never contracts into an fma; on the host the library is built
-// with -ffp-contract=off (CMakeLists.txt) for the same reason.
+// fma, multiplication, addition, min/max and reciprocal, each correctly rounded, and integer
+// bit operations. On the device they are the _rn intrinsics, which nvcc never contracts into an
+// fma; on the host the library is built with -ffp-contract=off (CMakeLists.txt) for the same
+// reason.
+//
+// The kernels that call this are bound by instruction issue (docs/quantize.md), so the rule has
+// no branches and no float-to-integer conversion (a quarter-rate instruction on Hopper): about
+// 20 instructions per element.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+
+#ifndef __CUDA_ARCH__
+#include <cmath>
+#endif
 
 #include "dot/quantize_rule.h"  // FP8DOT_HOST_DEVICE
 
@@ -20,7 +29,7 @@ FP8DOT_HOST_DEVICE inline float Fma(float a, float b, float c) {
 #ifdef __CUDA_ARCH__
   return __fmaf_rn(a, b, c);
 #else
-  return __builtin_fmaf(a, b, c);
+  return std::fma(a, b, c);
 #endif
 }
 FP8DOT_HOST_DEVICE inline float Mul(float a, float b) {
@@ -37,46 +46,69 @@ FP8DOT_HOST_DEVICE inline float Add(float a, float b) {
   return a + b;
 #endif
 }
-// 1 / x, correctly rounded (on the GPU a reciprocal and a multiplication cost a third of a
-// division, and the kernels that call this are bound by instruction issue).
-FP8DOT_HOST_DEVICE inline float Reciprocal(float x) {
+// x clamped to [low, high]; NaN becomes `low` (fmax and fmin return the operand that is a
+// number, on both sides).
+FP8DOT_HOST_DEVICE inline float Clamp(float x, float low, float high) {
 #ifdef __CUDA_ARCH__
-  return __frcp_rn(x);
+  return fminf(fmaxf(x, low), high);
 #else
-  return 1.0f / x;
+  return std::fmin(std::fmax(x, low), high);
 #endif
 }
-
-// 2^k for an integer k in [-126, 127], exactly.
-FP8DOT_HOST_DEVICE inline float PowerOfTwo(int k) {
-  const uint32_t bits = static_cast<uint32_t>(k + 127) << 23;
+FP8DOT_HOST_DEVICE inline uint32_t Bits(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(x);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+FP8DOT_HOST_DEVICE inline float FromBits(uint32_t bits) {
 #ifdef __CUDA_ARCH__
   return __uint_as_float(bits);
 #else
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
 #endif
 }
 
-// e^x within 1 ulp for x in [-87, 88] (x = k·ln2 + r, |r| <= ln2/2, e^r by a degree-8 Taylor
-// polynomial, whose truncation error, under 2^-31, is far below f32's half ulp); 0 below -87 and
-// +inf above 88, where SwiGlu below needs no more (1 + e^x rounds to 1 for x < -17, and x > 88 only
-// makes the SiLU of a gate below -88, whose magnitude under 1e-36 no FP8 scale keeps).
+// 1 / d, correctly rounded, for d in [1, 2^126). On the GPU: the hardware's approximate
+// reciprocal and one Newton step, which is __frcp_rn's own fast path and correctly rounded
+// wherever 1/d is a normal number; __frcp_rn adds a range check and a slow path for the rest,
+// which this range never takes.
+FP8DOT_HOST_DEVICE inline float Reciprocal(float d) {
+#ifdef __CUDA_ARCH__
+  float approximate;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(approximate) : "f"(d));
+  const float error = __fmaf_rn(-d, approximate, 1.0f);
+  return __fmaf_rn(approximate, error, approximate);
+#else
+  return 1.0f / d;
+#endif
+}
+
+// The range Exp takes its argument to: e^±87 and every result in between are normal floats.
+constexpr float kExpLimit = 87.0f;
+
+// e^x within 1 ulp for x in [-87, 87], and e^±87 beyond (NaN gives e^-87). x = k·ln2 + r with
+// |r| <= ln2/2; e^r by a degree-7 Taylor polynomial, whose truncation error (under 2^-27) is
+// below f32's half ulp; 2^k assembled from the integer that rounding x·log2(e) leaves in the
+// low bits of a float.
 FP8DOT_HOST_DEVICE inline float Exp(float x) {
-  if (!(x > -87.0f)) return x != x ? x : 0.0f;  // NaN passes through
-  if (x > 88.0f) return __builtin_huge_valf();
+  x = Clamp(x, -kExpLimit, kExpLimit);
   constexpr float kLog2E = 1.44269504f;
   constexpr float kLn2High = 0.693145752f;  // ln 2 in 16 bits: k · kLn2High is exact
   constexpr float kLn2Low = 1.42860677e-06f;
-  // k = round(x / ln 2) by the 1.5 · 2^23 trick: adding it rounds to an integer exactly.
+  // Adding 1.5 · 2^23 rounds x · log2(e) to the integer k, which lands in the float's low
+  // mantissa bits: bits(shifted) = bits(1.5 · 2^23) + k.
   constexpr float kRound = 12582912.0f;
   const float shifted = Fma(x, kLog2E, kRound);
   const float k = Add(shifted, -kRound);
   float r = Fma(-k, kLn2High, x);
   r = Fma(-k, kLn2Low, r);
-  float p = 1.0f / 40320.0f;
-  p = Fma(p, r, 1.0f / 5040.0f);
+  float p = 1.0f / 5040.0f;
   p = Fma(p, r, 1.0f / 720.0f);
   p = Fma(p, r, 1.0f / 120.0f);
   p = Fma(p, r, 1.0f / 24.0f);
@@ -84,17 +116,20 @@ FP8DOT_HOST_DEVICE inline float Exp(float x) {
   p = Fma(p, r, 0.5f);
   p = Fma(p, r, 1.0f);
   p = Fma(p, r, 1.0f);
-  // k is in [-126, 127] here; scaling by 2^k is exact except where e^x is subnormal, which
-  // the range above excludes.
-  return Mul(p, PowerOfTwo(static_cast<int>(k)));
+  // 2^k: the exponent field k + 127 (in [1, 253] here). bits(1.5 · 2^23) is a multiple of
+  // 2^9, so shifting by 23 keeps exactly k's low bits.
+  const float power_of_two = FromBits((Bits(shifted) + 127u) << 23);
+  return Mul(p, power_of_two);
 }
 
 // SiLU(gate) · up, the SwiGLU product of a gated MLP (the input of its down projection), in
 // f32: gate · (1 / (1 + e^-gate)) · up. The caller rounds it to the input's type, as the
-// framework's own elementwise kernel stores it, and quantises that value.
+// framework's own elementwise kernel stores it, and quantises that value. Below a gate of -87,
+// where SiLU's true value is under 1e-36 and no FP8 scale keeps it, the sigmoid stays at
+// 1 / (1 + e^87); a NaN gate or up gives NaN; a gate of ±inf gives ±inf · up.
 FP8DOT_HOST_DEVICE inline float SwiGlu(float gate, float up) {
-  const float silu = Mul(gate, Reciprocal(Add(1.0f, Exp(-gate))));
-  return Mul(silu, up);
+  const float sigmoid = Reciprocal(Add(1.0f, Exp(-gate)));
+  return Mul(Mul(gate, sigmoid), up);
 }
 
 }  // namespace fp8dot::activation_rule

@@ -21,7 +21,7 @@ double UlpError(float result, double exact) {
 
 TEST(ActivationRuleTest, ExpIsWithinOneUlpOverItsWholeRange) {
   double worst = 0;
-  for (double x = -86.99; x <= 88.0; x += 0.0137) {
+  for (double x = -87.0; x <= 87.0; x += 0.0137) {
     const float xf = static_cast<float>(x);
     worst = std::max(worst, UlpError(Exp(xf), std::exp(static_cast<double>(xf))));
   }
@@ -29,24 +29,26 @@ TEST(ActivationRuleTest, ExpIsWithinOneUlpOverItsWholeRange) {
   for (int k = -125; k <= 126; ++k) {
     for (double offset : {-0.5, 0.0, 0.5}) {
       const float xf = static_cast<float>((k + offset) * std::log(2.0));
-      if (xf <= -87.0f || xf > 88.0f) continue;
+      if (xf < -87.0f || xf > 87.0f) continue;
       worst = std::max(worst, UlpError(Exp(xf), std::exp(static_cast<double>(xf))));
     }
   }
   for (float xf : {0.0f, 1e-30f, -1e-30f, 1e-7f, -1e-7f}) {
     worst = std::max(worst, UlpError(Exp(xf), std::exp(static_cast<double>(xf))));
   }
-  EXPECT_LE(worst, 1.0);  // 0.84 on a sweep 100 times as dense
+  EXPECT_LE(worst, 1.0);  // 0.90 on a sweep 100 times as dense
   EXPECT_GT(worst, 0.0);  // not the C library's own exp in disguise
   EXPECT_EQ(Exp(0.0f), 1.0f);
 }
 
-TEST(ActivationRuleTest, ExpSaturatesOutsideItsRangeAndPassesNan) {
-  EXPECT_EQ(Exp(-87.5f), 0.0f);
-  EXPECT_EQ(Exp(-std::numeric_limits<float>::infinity()), 0.0f);
-  EXPECT_EQ(Exp(88.5f), std::numeric_limits<float>::infinity());
-  EXPECT_EQ(Exp(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
-  EXPECT_TRUE(std::isnan(Exp(std::numeric_limits<float>::quiet_NaN())));
+TEST(ActivationRuleTest, ExpTakesItsArgumentToPlusOrMinus87) {
+  EXPECT_NEAR(Exp(-87.0f), std::exp(-87.0), 1e-6 * std::exp(-87.0));
+  EXPECT_NEAR(Exp(87.0f), std::exp(87.0), 1e-6 * std::exp(87.0));
+  EXPECT_EQ(Exp(-100.0f), Exp(-87.0f));
+  EXPECT_EQ(Exp(-std::numeric_limits<float>::infinity()), Exp(-87.0f));
+  EXPECT_EQ(Exp(std::numeric_limits<float>::quiet_NaN()), Exp(-87.0f));
+  EXPECT_EQ(Exp(100.0f), Exp(87.0f));
+  EXPECT_EQ(Exp(std::numeric_limits<float>::infinity()), Exp(87.0f));
 }
 
 TEST(ActivationRuleTest, SwiGluIsSiluTimesUpWithinThreeUlp) {
@@ -69,10 +71,15 @@ TEST(ActivationRuleTest, SwiGluEdges) {
   // For gate > 17, 1 + e^-gate rounds to 1: SiLU is the gate itself.
   EXPECT_EQ(SwiGlu(20.0f, 3.0f), 60.0f);
   EXPECT_EQ(SwiGlu(1e30f, 2.0f), 2e30f);
-  // Far below zero SiLU vanishes (its true value, under 1e-36, is below every FP8 scale).
-  EXPECT_EQ(std::fabs(SwiGlu(-100.0f, 7.0f)), 0.0f);
-  // A gate of -inf gives NaN, as x / (1 + e^-x) does in the frameworks (-inf · 0).
-  EXPECT_TRUE(std::isnan(SwiGlu(-std::numeric_limits<float>::infinity(), 1.0f)));
+  // Below -87 the sigmoid stays at 1 / (1 + e^87): SiLU is tiny and keeps its sign (its true
+  // value, under 1e-36, is below every FP8 scale either way).
+  const float far_below = SwiGlu(-100.0f, 7.0f);
+  EXPECT_LT(far_below, 0.0f);
+  EXPECT_GT(far_below, -1e-34f);
+  EXPECT_EQ(SwiGlu(-std::numeric_limits<float>::infinity(), 1.0f),
+            -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(SwiGlu(std::numeric_limits<float>::infinity(), 2.0f),
+            std::numeric_limits<float>::infinity());
   EXPECT_NEAR(SwiGlu(-1.0f, 2.0f), 2.0 * -1.0 / (1.0 + std::exp(1.0)), 1e-7);
   EXPECT_TRUE(std::isnan(SwiGlu(std::numeric_limits<float>::quiet_NaN(), 1.0f)));
   EXPECT_TRUE(std::isnan(SwiGlu(1.0f, std::numeric_limits<float>::quiet_NaN())));

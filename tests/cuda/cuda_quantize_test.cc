@@ -30,6 +30,7 @@ struct Case {
   ScaleLayout scale_layout = ScaleLayout::kRowMajor;
   QuantizeActivation activation = QuantizeActivation::kNone;  // kSwiGlu: a second random input
   Distribution distribution = Distribution::kHeavyTailed;
+  bool misaligned_up = false;  // up one element past a 16-byte boundary: no vector loads
 };
 
 std::string Describe(const Case& c) {
@@ -116,8 +117,10 @@ void RunCase(const Case& c, uint64_t seed) {
   if (swiglu) {
     FP8_ASSERT_OK_AND_ASSIGN(
         up, RandomTensor(c.input_type, {c.rows, c.cols}, c.distribution, seed + 1'000'000));
-    FP8_ASSERT_OK_AND_ASSIGN(device_up, DeviceBuffer::Allocate(input_bytes, "up"));
-    FP8_ASSERT_OK(CopyToDevice(device_up.data(), up.data(), input_bytes, "up"));
+    const size_t offset = c.misaligned_up ? static_cast<size_t>(DTypeSizeInBytes(c.input_type)) : 0;
+    FP8_ASSERT_OK_AND_ASSIGN(device_up, DeviceBuffer::Allocate(input_bytes + offset, "up"));
+    FP8_ASSERT_OK(CopyToDevice(static_cast<uint8_t*>(device_up.data()) + offset, up.data(),
+                               input_bytes, "up"));
   }
   const float given = c.given_value;
   FP8_ASSERT_OK_AND_ASSIGN(DeviceBuffer device_given, DeviceBuffer::Allocate(4, "given scale"));
@@ -134,7 +137,11 @@ void RunCase(const Case& c, uint64_t seed) {
   QuantizeBuffers cpu, gpu;
   cpu.input = input.data();
   gpu.input = device_input.data();
-  if (swiglu) cpu.up = up.data(), gpu.up = device_up.data();
+  if (swiglu) {
+    cpu.up = up.data();
+    gpu.up = static_cast<uint8_t*>(device_up.data()) +
+             (c.misaligned_up ? DTypeSizeInBytes(c.input_type) : 0);
+  }
   if (c.given_scale) cpu.given_scale = &given, gpu.given_scale = device_given.as<float>();
   if (c.row_major) cpu.output = q.host.data(), gpu.output = q.device.data();
   if (outputs.has_scale) {
@@ -280,6 +287,17 @@ TEST(CudaQuantizeTest, SwiGluIsBitIdenticalToTheCpuBackend) {
           if (HasFatalFailure()) return;
         }
       }
+    }
+    // An up that is not 16-byte aligned while the gate is: every kernel's element-wise path.
+    for (ScaleGranularity granularity :
+         {ScaleGranularity::kTensor, ScaleGranularity::kRow, ScaleGranularity::k1x128}) {
+      if (cols % 8 != 0 || rows * cols > 1'000'000) break;
+      Case c{rows, cols, granularity, DType::kBF16, DType::kF8E4M3FN, true, true, false, true, 0};
+      c.activation = QuantizeActivation::kSwiGlu;
+      c.distribution = Distribution::kSymmetric;
+      c.misaligned_up = true;
+      RunCase(c, ++seed);
+      if (HasFatalFailure()) return;
     }
     // Delayed scaling: a usable given scale (one pass) and an unusable one (the amax pass of the
     // product first), with the amax output and without.

@@ -15,15 +15,17 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #ifndef __CUDA_ARCH__
 #include <cmath>
 #endif
 
-#include "dot/quantize_rule.h"  // FP8DOT_HOST_DEVICE
+#include "dot/quantize_rule.h"  // FP8DOT_HOST_DEVICE, Bits, FloatFromBits
 
 namespace fp8dot::activation_rule {
+
+using quantize_rule::Bits;
+using quantize_rule::FloatFromBits;
 
 FP8DOT_HOST_DEVICE inline float Fma(float a, float b, float c) {
 #ifdef __CUDA_ARCH__
@@ -53,24 +55,6 @@ FP8DOT_HOST_DEVICE inline float Clamp(float x, float low, float high) {
   return fminf(fmaxf(x, low), high);
 #else
   return std::fmin(std::fmax(x, low), high);
-#endif
-}
-FP8DOT_HOST_DEVICE inline uint32_t Bits(float x) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(x);
-#else
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  return bits;
-#endif
-}
-FP8DOT_HOST_DEVICE inline float FromBits(uint32_t bits) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(bits);
-#else
-  float x;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
 #endif
 }
 
@@ -118,7 +102,7 @@ FP8DOT_HOST_DEVICE inline float Exp(float x) {
   p = Fma(p, r, 1.0f);
   // 2^k: the exponent field k + 127 (in [1, 253] here). bits(1.5 · 2^23) is a multiple of
   // 2^9, so shifting by 23 keeps exactly k's low bits.
-  const float power_of_two = FromBits((Bits(shifted) + 127u) << 23);
+  const float power_of_two = FloatFromBits((Bits(shifted) + 127u) << 23);
   return Mul(p, power_of_two);
 }
 

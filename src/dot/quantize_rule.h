@@ -14,18 +14,21 @@
 
 namespace fp8dot::quantize_rule {
 
+// x's bits, and the float of given bits.
+FP8DOT_HOST_DEVICE inline uint32_t Bits(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(x);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+
 // |x| as bits that order like the magnitudes they encode: non-negative floats compare as
 // unsigned integers, and every NaN (sign cleared) sits above +inf. So the amax of a group is the
 // unsigned max of these, NaN wins, and the max is an atomicMax on the GPU.
-FP8DOT_HOST_DEVICE inline uint32_t MagnitudeBits(float x) {
-  uint32_t bits;
-#ifdef __CUDA_ARCH__
-  bits = __float_as_uint(x);
-#else
-  std::memcpy(&bits, &x, sizeof bits);
-#endif
-  return bits & 0x7fffffffu;
-}
+FP8DOT_HOST_DEVICE inline uint32_t MagnitudeBits(float x) { return Bits(x) & 0x7fffffffu; }
 
 FP8DOT_HOST_DEVICE inline float FloatFromBits(uint32_t bits) {
 #ifdef __CUDA_ARCH__

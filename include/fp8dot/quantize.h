@@ -38,9 +38,10 @@
 //
 // An activation (spec.activation) makes x a function of the inputs, computed on the way in so
 // that x itself is never written: kSwiGlu quantises x = SiLU(input) · up (the product a gated
-// MLP hands its down projection, from its gate and up projections), computed in f32 by
-// src/dot/activation_rule.h and rounded to the input type, as the framework would store it;
-// everything above then applies to that x.
+// MLP hands its down projection, from its gate and up projections), kGelu x = GELU(input) with
+// GELU's tanh form (the activation between an MLP's two projections; jax.nn.gelu's default,
+// torch's approximate="tanh"). Each is computed in f32 by src/dot/activation_rule.h and rounded
+// to the input type, as the framework would store it; everything above then applies to that x.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +56,8 @@ namespace fp8dot {
 enum class ScaleGranularity { kTensor, kRow, k1x128, k128x128 };
 
 // What is quantised: the input itself, or an activation of it (above).
-enum class QuantizeActivation { kNone, kSwiGlu };
+// (One byte: it rides in the padding of the CUDA kernels' parameter blocks.)
+enum class QuantizeActivation : uint8_t { kNone, kSwiGlu, kGelu };
 
 // How 1x128 scales lie in memory (above); the other granularities have one layout.
 enum class ScaleLayout { kRowMajor, kColumnMajor };
@@ -65,7 +67,7 @@ const char* ScaleGranularityName(
 StatusOr<ScaleGranularity> ParseScaleGranularity(const std::string& name);
 const char* ScaleLayoutName(ScaleLayout layout);  // "row-major", "column-major"
 StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name);
-const char* QuantizeActivationName(QuantizeActivation activation);  // "none", "swiglu"
+const char* QuantizeActivationName(QuantizeActivation activation);  // "none", "swiglu", "gelu"
 StatusOr<QuantizeActivation> ParseQuantizeActivation(const std::string& name);
 
 struct QuantizeSpec {

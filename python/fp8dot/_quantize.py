@@ -35,11 +35,14 @@ class Quantized(NamedTuple):
 @functools.lru_cache(maxsize=4096)
 def make_quantizer(description, out_dtype: str, granularity: str, row_major: bool,
                    transposed: bool, given_scale: bool, margin: int, amax: bool,
-                   scale_layout: str = "row-major", up_description=None) -> "_core.Quantizer":
+                   scale_layout: str = "row-major", up_description=None,
+                   activation: Optional[str] = None) -> "_core.Quantizer":
     """The validated C++ Quantizer for an input description and options, made once
-    (up_description: the swiglu activation's second input)."""
+    (up_description: the swiglu activation's second input; activation None: "swiglu" with it,
+    else "none")."""
     return _core.Quantizer(description, out_dtype, granularity, row_major, transposed,
-                           given_scale, margin, amax, scale_layout, up_description)
+                           given_scale, margin, amax, scale_layout, up_description,
+                           activation or "")
 
 
 def check_given_scale(scale, device: str):
@@ -57,7 +60,7 @@ def check_given_scale(scale, device: str):
 def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
              transposed: bool = False, scale=None, margin: int = 0, amax: bool = False,
              scale_layout: str = "row-major", backend: str = "auto",
-             share_scales: bool = True, up=None) -> Quantized:
+             share_scales: bool = True, up=None, activation: Optional[str] = None) -> Quantized:
     """Quantises the row-major matrix x [rows, cols] (f32, bf16 or f16) to `dtype`
     (float8_e4m3fn or float8_e5m2) with one scale per `granularity` group of its rows (cols is
     the contracting dim of the GEMM it feeds): "tensor", "row", "1x128" or "128x128".
@@ -81,9 +84,11 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     share_scales=False leaves scale_t None where it is q's (for the torch op, whose outputs
     cannot alias).
 
-    up= (an array like x) quantises SiLU(x) · up instead of x — the product a gated MLP hands
-    its down projection — computed on the way in (never written) in float32 and rounded to x's
-    dtype, as the framework's elementwise kernel would store it (include/fp8dot/quantize.h).
+    activation= quantises an activation of x instead of x, computed on the way in (never
+    written) in float32 and rounded to x's dtype, as the framework's elementwise kernel would
+    store it (include/fp8dot/quantize.h): "gelu" GELU(x) in its tanh form (jax.nn.gelu's
+    default, torch's approximate="tanh"); "swiglu" SiLU(x) · up with up= (an array like x), the
+    product a gated MLP hands its down projection (up= alone implies it).
     """
     info = describe(x, "x")
     up_info = None if up is None else describe(up, "up")
@@ -100,7 +105,8 @@ def quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
     given = 0 if scale is None else check_given_scale(scale, info.device).pointer
     quantizer = make_quantizer(info.description, dtype_name(dtype), granularity, bool(row_major),
                                bool(transposed), scale is not None, int(margin), bool(amax),
-                               scale_layout, None if up_info is None else up_info.description)
+                               scale_layout, None if up_info is None else up_info.description,
+                               activation)
     up_pointer = 0 if up_info is None else up_info.pointer
     is_torch = not hasattr(x, "__array_interface__")
     outputs = allocate_outputs(quantizer, dtype, is_torch, x.device if is_torch else None, amax)

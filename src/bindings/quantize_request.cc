@@ -30,6 +30,18 @@ StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
   spec.margin = request.margin;
   spec.compute_amax = request.compute_amax;
   FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(request.scale_layout));
+  if (request.activation.empty()) {
+    spec.activation =
+        request.up.has_value() ? QuantizeActivation::kSwiGlu : QuantizeActivation::kNone;
+  } else {
+    FP8_ASSIGN_OR_RETURN(spec.activation, ParseQuantizeActivation(request.activation));
+  }
+  const bool takes_up = spec.activation == QuantizeActivation::kSwiGlu;
+  if (takes_up != request.up.has_value()) {
+    return InvalidArgument("quantize: the %s activation %s",
+                           QuantizeActivationName(spec.activation),
+                           takes_up ? "needs up (its second input)" : "takes no up");
+  }
   if (request.up.has_value()) {
     const TensorSpec& up = *request.up;
     if (up.dims != input.dims || up.dtype != input.dtype) {
@@ -40,7 +52,6 @@ StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
       return InvalidArgument("quantize up: %s is not row-major (make it contiguous first)",
                              up.ToString().c_str());
     }
-    spec.activation = QuantizeActivation::kSwiGlu;
   }
   FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   return std::make_pair(spec, std::move(outputs));

@@ -25,6 +25,9 @@ struct QuantizeRequest {
   int margin = 0;
   bool compute_amax = false;
   std::string scale_layout = "row-major";  // of 1x128 scales: "row-major" or "column-major"
+  // The activation quantised instead of the input ("none", "swiglu", "gelu"); empty: "swiglu"
+  // when `up` is given, else "none".
+  std::string activation;
   // The swiglu activation's second input (QuantizeActivation::kSwiGlu: SiLU(input) · up is
   // quantised): the input's shape, dtype and layout.
   std::optional<TensorSpec> up;

@@ -86,14 +86,16 @@ Status QuantizeOnCpu(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
   std::vector<float> x(static_cast<size_t>(rows * cols));
   for (int64_t i = 0; i < rows * cols; ++i) {
     const float input = static_cast<float>(LoadElement(spec.input_type, buffers.input, i));
+    float activation = input;
     if (spec.activation == QuantizeActivation::kSwiGlu) {
-      // The product as the framework stores it: rounded to the input type (f32 is exact).
       const float up = static_cast<float>(LoadElement(spec.input_type, buffers.up, i));
-      x[static_cast<size_t>(i)] = static_cast<float>(
-          RoundToDType(activation_rule::SwiGlu(input, up), spec.input_type, Overflow::kIeee));
-    } else {
-      x[static_cast<size_t>(i)] = input;
+      activation = activation_rule::SwiGlu(input, up);
+    } else if (spec.activation == QuantizeActivation::kGelu) {
+      activation = activation_rule::Gelu(input);
     }
+    // As the framework stores it: rounded to the input type (f32 is exact; so is the input).
+    x[static_cast<size_t>(i)] =
+        static_cast<float>(RoundToDType(activation, spec.input_type, Overflow::kIeee));
   }
   std::vector<float> x_transposed;
   if (spec.transposed) {

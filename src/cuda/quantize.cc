@@ -19,8 +19,9 @@ bool Aligned(const void* pointer, uintptr_t bytes) {
 Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, CudaStream stream) {
   FP8_RETURN_IF_ERROR(CheckQuantizeBuffers(spec, buffers));
   const std::string context = StrFormat(
-      "quantize %s%s[%lld,%lld] -> %s, %s scales",
-      spec.activation == QuantizeActivation::kSwiGlu ? "swiglu " : "", DTypeName(spec.input_type),
+      "quantize %s%s%s[%lld,%lld] -> %s, %s scales",
+      spec.activation == QuantizeActivation::kNone ? "" : QuantizeActivationName(spec.activation),
+      spec.activation == QuantizeActivation::kNone ? "" : " ", DTypeName(spec.input_type),
       static_cast<long long>(spec.rows), static_cast<long long>(spec.cols),
       DTypeName(spec.output_type), ScaleGranularityName(spec.granularity));
   const float margin_factor = std::ldexp(1.0f, spec.margin);
@@ -37,6 +38,7 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   cuda::QuantizeCastParams cast;
   cast.input = buffers.input;
   cast.up = buffers.up;
+  cast.activation = spec.activation;
   cast.input_type = spec.input_type;
   cast.output_type = spec.output_type;
   cast.rows = spec.rows;
@@ -56,6 +58,7 @@ Status QuantizeOnCuda(const QuantizeSpec& spec, const QuantizeBuffers& buffers, 
   cuda::AmaxParams amax;
   amax.input = buffers.input;
   amax.up = buffers.up;
+  amax.activation = spec.activation;
   amax.input_type = spec.input_type;
   amax.rows = spec.rows;
   amax.cols = spec.cols;

@@ -9,9 +9,9 @@
 // fma; on the host the library is built with -ffp-contract=off (CMakeLists.txt) for the same
 // reason.
 //
-// The kernels that call this are bound by instruction issue (docs/quantize.md), so the rule has
-// no branches and no float-to-integer conversion (a quarter-rate instruction on Hopper): about
-// 20 instructions per element.
+// The kernels that call this are bound by instruction issue (docs/quantize.md), so the rules
+// have no branches and no float-to-integer conversion (a quarter-rate instruction on Hopper):
+// about 20 instructions per element.
 #pragma once
 
 #include <cstdint>
@@ -114,6 +114,19 @@ FP8DOT_HOST_DEVICE inline float Exp(float x) {
 FP8DOT_HOST_DEVICE inline float SwiGlu(float gate, float up) {
   const float sigmoid = Reciprocal(Add(1.0f, Exp(-gate)));
   return Mul(Mul(gate, sigmoid), up);
+}
+
+// GELU in its tanh form, 0.5 · u · (1 + tanh(√(2/π) · (u + 0.044715 · u³))), in f32: the same
+// value written as u · σ(2√(2/π) · u · (1 + 0.044715 · u²)), which has no cancellation where
+// tanh is near -1 (1 + tanh(z) = 2σ(2z)). The caller rounds it to the input's type, as for
+// SwiGlu. Below u of about -10, where GELU's true value is under 1e-36, the sigmoid stays at
+// 1 / (1 + e^87); NaN gives NaN; ±inf gives ±inf.
+FP8DOT_HOST_DEVICE inline float Gelu(float u) {
+  constexpr float kTwiceSqrtTwoOverPi = 1.59576912f;  // 2 · √(2/π)
+  constexpr float kCubic = 0.044715f;
+  const float inner = Mul(u, Fma(kCubic, Mul(u, u), 1.0f));
+  const float sigmoid = Reciprocal(Add(1.0f, Exp(-Mul(kTwiceSqrtTwoOverPi, inner))));
+  return Mul(u, sigmoid);
 }
 
 }  // namespace fp8dot::activation_rule

@@ -60,14 +60,22 @@ StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name) {
 }
 
 const char* QuantizeActivationName(QuantizeActivation activation) {
-  return activation == QuantizeActivation::kSwiGlu ? "swiglu" : "none";
+  switch (activation) {
+    case QuantizeActivation::kSwiGlu:
+      return "swiglu";
+    case QuantizeActivation::kGelu:
+      return "gelu";
+    default:
+      return "none";
+  }
 }
 
 StatusOr<QuantizeActivation> ParseQuantizeActivation(const std::string& name) {
-  for (QuantizeActivation activation : {QuantizeActivation::kNone, QuantizeActivation::kSwiGlu}) {
+  for (QuantizeActivation activation :
+       {QuantizeActivation::kNone, QuantizeActivation::kSwiGlu, QuantizeActivation::kGelu}) {
     if (name == QuantizeActivationName(activation)) return activation;
   }
-  return InvalidArgument("unknown quantize activation '%s' (none or swiglu)", name.c_str());
+  return InvalidArgument("unknown quantize activation '%s' (none, swiglu or gelu)", name.c_str());
 }
 
 StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
@@ -87,6 +95,12 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
   if (spec.rows > std::numeric_limits<int64_t>::max() / spec.cols) {
     return InvalidArgument("quantize: %lldx%lld elements overflow 64 bits",
                            static_cast<long long>(spec.rows), static_cast<long long>(spec.cols));
+  }
+  if (spec.activation != QuantizeActivation::kNone &&
+      spec.activation != QuantizeActivation::kSwiGlu &&
+      spec.activation != QuantizeActivation::kGelu) {
+    return InvalidArgument("quantize: activation %d is none of none, swiglu or gelu",
+                           static_cast<int>(spec.activation));
   }
   if (!spec.row_major && !spec.transposed) {
     return InvalidArgument("quantize: neither row_major nor transposed output is asked for");

@@ -241,10 +241,11 @@ class Quantizer {
   Quantizer(const ArrayDescription& input, const std::string& out_dtype,
             const std::string& granularity, bool row_major, bool transposed, bool given_scale,
             int margin, bool amax, const std::string& scale_layout,
-            const std::optional<ArrayDescription>& up) {
+            const std::optional<ArrayDescription>& up, const std::string& activation) {
     QuantizeRequest request;
     request.input = SpecOfArgument(input, "quantize input");
     if (up.has_value()) request.up = SpecOfArgument(*up, "quantize up");
+    request.activation = activation;
     request.output_type = ValueOrThrow(DTypeFromFrameworkName(out_dtype));
     request.granularity = granularity;
     request.row_major = row_major;
@@ -406,10 +407,12 @@ NB_MODULE(_core, m) {
 
   nb::class_<Quantizer>(m, "Quantizer")
       .def(nb::init<const ArrayDescription&, const std::string&, const std::string&, bool, bool,
-                    bool, int, bool, const std::string&, const std::optional<ArrayDescription>&>(),
+                    bool, int, bool, const std::string&, const std::optional<ArrayDescription>&,
+                    const std::string&>(),
            nb::arg("input"), nb::arg("out_dtype"), nb::arg("granularity"), nb::arg("row_major"),
            nb::arg("transposed"), nb::arg("given_scale"), nb::arg("margin"), nb::arg("amax"),
-           nb::arg("scale_layout") = "row-major", nb::arg("up") = nb::none())
+           nb::arg("scale_layout") = "row-major", nb::arg("up") = nb::none(),
+           nb::arg("activation") = "")
       .def_prop_ro("shapes", &Quantizer::shapes, "(q, scale, q_t, scale_t) shapes or None")
       .def_prop_ro("column_major_scales", &Quantizer::column_major_scales,
                    "whether the 2-D scales are column-major (each a transposed row-major array)")

@@ -26,10 +26,12 @@ struct PreparedQuantize {
 
 PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::string& granularity,
                          bool row_major, bool transposed, const Tensor* scale, int64_t margin,
-                         bool compute_amax, const std::string& scale_layout, const Tensor* up) {
+                         bool compute_amax, const std::string& scale_layout, const Tensor* up,
+                         const std::string& activation) {
   QuantizeRequest request;
   request.input = ValueOrFail(SpecOf(x, "quantize input"));
   if (up != nullptr) request.up = ValueOrFail(SpecOf(*up, "quantize up"));
+  request.activation = activation;
   request.output_type = ValueOrFail(DTypeOf(out_dtype, "out_dtype"));
   request.granularity = granularity;
   request.row_major = row_major;
@@ -54,12 +56,13 @@ PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::strin
 // (q, scale, q_t, scale_t, amax) of fp8dot.quantize; what the call does not produce (q without
 // row_major, scale_t that is q's, amax not asked for) comes back as an empty
 // [0] tensor, which fp8dot.torch.quantize turns into None or the shared scale. Column-major
-// scales come back as column-major tensors (strides (1, rows)). With `up`, x is the gate of
-// SiLU(x) · up, which is quantised instead (QuantizeActivation::kSwiGlu).
+// scales come back as column-major tensors (strides (1, rows)). With an activation, it is
+// quantised instead of x: "swiglu" (or "" with `up`) SiLU(x) · up, "gelu" GELU(x)
+// (QuantizeActivation).
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
     Tensor x, ScalarType out_dtype, std::string granularity, bool row_major, bool transposed,
     std::optional<Tensor> scale, int64_t margin, bool compute_amax, std::string scale_layout,
-    std::optional<Tensor> up) {
+    std::optional<Tensor> up, std::string activation) {
   static auto* quantizations = new CallCache<PreparedQuantize>();
   const Tensor* given_scale = PointerOf(scale);
   const Tensor* up_input = PointerOf(up);
@@ -76,9 +79,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
   signature.AddInt(compute_amax);
   signature.AddText(scale_layout);
   signature.AddTensor(up_input);
+  signature.AddText(activation);
   const PreparedQuantize& prepared = quantizations->Find(signature.Take(), [&] {
     return Prepare(x, out_dtype, granularity, row_major, transposed, given_scale, margin,
-                   compute_amax, scale_layout, up_input);
+                   compute_amax, scale_layout, up_input, activation);
   });
   const QuantizeSpec& spec = prepared.spec;
   const QuantizeOutputs& outputs = prepared.outputs;
@@ -120,7 +124,7 @@ STABLE_TORCH_LIBRARY_FRAGMENT(fp8dot, m) {
   m.def(
       "quantize(Tensor x, ScalarType out_dtype, str granularity, bool row_major, "
       "bool transposed, Tensor? scale, int margin, bool compute_amax, "
-      "str scale_layout=\"row-major\", Tensor? up=None) "
+      "str scale_layout=\"row-major\", Tensor? up=None, str activation=\"\") "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
 }
 

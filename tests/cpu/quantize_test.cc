@@ -317,18 +317,38 @@ TEST(CpuQuantizeTest, SwiGluQuantisesTheProductItsFrameworkWouldStore) {
   EXPECT_EQ(Decode(result.q, DType::kF8E4M3FN), (std::vector<float>{0, 448, 0, 11}));
 }
 
-TEST(CpuQuantizeTest, SwiGluEqualsQuantisingTheRoundedProductInEveryMode) {
+TEST(CpuQuantizeTest, GeluQuantisesTheActivationItsFrameworkWouldStore) {
+  // GELU(0) = 0, GELU(6) = 6 exactly (1 + e^-y rounds to 1), GELU(-12) = -0, and
+  // GELU(1) = 0.8411920 -> bf16 0.83984375.
+  const std::vector<uint16_t> input = Bf16({0, 6, -12, 1});
+  QuantizeSpec spec;
+  spec.rows = 1;
+  spec.cols = 4;
+  spec.compute_amax = true;
+  spec.activation = QuantizeActivation::kGelu;
+  FP8_ASSERT_OK_AND_ASSIGN(Quantized result, QuantizeAll(spec, input.data()));
+  EXPECT_EQ(result.amax, 6.0f);
+  EXPECT_EQ(result.scale, std::vector<float>{6.0f / 448.0f});
+  // 0.83984375 · 448 / 6 = 62.7 -> e4m3 64 (step 4 in [32, 64)).
+  EXPECT_EQ(Decode(result.q, DType::kF8E4M3FN), (std::vector<float>{0, 448, 0, 64}));
+}
+
+// The activation applied on the way in equals quantising what the framework would have stored
+// (the activation in f32, rounded to bf16), in every granularity and mode.
+void ExpectActivationEqualsQuantisingItsStoredValue(QuantizeActivation activation) {
   const int64_t rows = 131, cols = 200;  // partial blocks both ways
   FP8_ASSERT_OK_AND_ASSIGN(HostTensor gate,
                            RandomTensor(DType::kBF16, {rows, cols}, Distribution::kSymmetric, 11));
   FP8_ASSERT_OK_AND_ASSIGN(HostTensor up,
                            RandomTensor(DType::kBF16, {rows, cols}, Distribution::kSymmetric, 12));
-  // The product as a framework's elementwise kernel would write it: f32, rounded to bf16.
+  const bool swiglu = activation == QuantizeActivation::kSwiGlu;
+  // x as a framework's elementwise kernel would write it: f32, rounded to bf16.
   std::vector<uint16_t> product(static_cast<size_t>(rows * cols));
   for (int64_t i = 0; i < rows * cols; ++i) {
-    product[static_cast<size_t>(i)] = EncodeBF16(
-        activation_rule::SwiGlu(static_cast<float>(LoadElement(DType::kBF16, gate.data(), i)),
-                                static_cast<float>(LoadElement(DType::kBF16, up.data(), i))));
+    const float g = static_cast<float>(LoadElement(DType::kBF16, gate.data(), i));
+    const float u = static_cast<float>(LoadElement(DType::kBF16, up.data(), i));
+    product[static_cast<size_t>(i)] =
+        EncodeBF16(swiglu ? activation_rule::SwiGlu(g, u) : activation_rule::Gelu(g));
   }
   const float unusable = 0.0f, given = 0.0123f;
   for (ScaleGranularity granularity : {ScaleGranularity::kTensor, ScaleGranularity::kRow,
@@ -349,18 +369,27 @@ TEST(CpuQuantizeTest, SwiGluEqualsQuantisingTheRoundedProductInEveryMode) {
       spec.given_scale = given_scale;
       const float* scale = mode == 2 ? &unusable : mode == 3 ? &given : nullptr;
       FP8_ASSERT_OK_AND_ASSIGN(Quantized plain, QuantizeAll(spec, product.data(), scale));
-      spec.activation = QuantizeActivation::kSwiGlu;
-      FP8_ASSERT_OK_AND_ASSIGN(Quantized fused, QuantizeAll(spec, gate.data(), scale, up.data()));
+      spec.activation = activation;
+      FP8_ASSERT_OK_AND_ASSIGN(Quantized fused,
+                               QuantizeAll(spec, gate.data(), scale, swiglu ? up.data() : nullptr));
       EXPECT_EQ(fused.q, plain.q);
       EXPECT_EQ(fused.q_transposed, plain.q_transposed);
       EXPECT_EQ(fused.scale, plain.scale);
       EXPECT_EQ(fused.transposed_scale, plain.transposed_scale);
       EXPECT_EQ(fused.amax, plain.amax);
       if (spec.compute_amax) {
-        EXPECT_GT(fused.amax, 1.0f);  // gate and up in [-4, 4]: products up to ~16
+        EXPECT_GT(fused.amax, 1.0f);  // inputs in [-4, 4]: products up to ~16, GELU to ~4
       }
     }
   }
+}
+
+TEST(CpuQuantizeTest, SwiGluEqualsQuantisingTheRoundedProductInEveryMode) {
+  ExpectActivationEqualsQuantisingItsStoredValue(QuantizeActivation::kSwiGlu);
+}
+
+TEST(CpuQuantizeTest, GeluEqualsQuantisingTheRoundedActivationInEveryMode) {
+  ExpectActivationEqualsQuantisingItsStoredValue(QuantizeActivation::kGelu);
 }
 
 }  // namespace

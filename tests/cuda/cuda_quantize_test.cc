@@ -260,15 +260,13 @@ TEST(CudaQuantizeTest, ColumnMajorBlockScalesAreBitIdenticalToTheCpuBackend) {
   }
 }
 
-// The SwiGLU product quantised on the way in (QuantizeActivation::kSwiGlu): its own load path
+// An activation quantised on the way in (QuantizeActivation::kSwiGlu, kGelu): its own load path
 // in the cast (synchronous, one buffer) and in both amax passes, against the CPU backend, which
-// computes the product with the same activation_rule.h. Heavy-tailed gates reach both ends of
-// its exp (gates beyond ±88); uniform ones give the values a training run has.
-TEST(CudaQuantizeTest, SwiGluIsBitIdenticalToTheCpuBackend) {
-  FP8_SKIP_WITHOUT_GPU();
+// computes the activation with the same activation_rule.h. Heavy-tailed inputs reach both ends
+// of its exp (beyond ±88); uniform ones give the values a training run has.
+void ExpectActivationIsBitIdenticalToTheCpuBackend(QuantizeActivation activation, uint64_t seed) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 384}, {200, 136}, {1, 8},
                                                            {129, 7},   {3, 130},   {1030, 6200}};
-  uint64_t seed = 900;
   for (auto [rows, cols] : shapes) {
     for (ScaleGranularity granularity : {ScaleGranularity::kTensor, ScaleGranularity::kRow,
                                          ScaleGranularity::k1x128, ScaleGranularity::k128x128}) {
@@ -278,26 +276,28 @@ TEST(CudaQuantizeTest, SwiGluIsBitIdenticalToTheCpuBackend) {
           ++seed;
           Case c{rows,         cols,         granularity, input_type,    DType::kF8E4M3FN,
                  outputs != 1, outputs != 0, false,       seed % 2 == 0, 0};
-          c.activation = QuantizeActivation::kSwiGlu;
+          c.activation = activation;
           c.distribution = seed % 3 == 0 ? Distribution::kHeavyTailed : Distribution::kSymmetric;
           if (granularity == ScaleGranularity::k1x128 && seed % 2 == 1) {
             c.scale_layout = ScaleLayout::kColumnMajor;
           }
           RunCase(c, seed);
-          if (HasFatalFailure()) return;
+          if (::testing::Test::HasFatalFailure()) return;
         }
       }
     }
     // An up that is not 16-byte aligned while the gate is: every kernel's element-wise path.
     for (ScaleGranularity granularity :
          {ScaleGranularity::kTensor, ScaleGranularity::kRow, ScaleGranularity::k1x128}) {
-      if (cols % 8 != 0 || rows * cols > 1'000'000) break;
+      if (activation != QuantizeActivation::kSwiGlu || cols % 8 != 0 || rows * cols > 1'000'000) {
+        break;
+      }
       Case c{rows, cols, granularity, DType::kBF16, DType::kF8E4M3FN, true, true, false, true, 0};
       c.activation = QuantizeActivation::kSwiGlu;
       c.distribution = Distribution::kSymmetric;
       c.misaligned_up = true;
       RunCase(c, ++seed);
-      if (HasFatalFailure()) return;
+      if (::testing::Test::HasFatalFailure()) return;
     }
     // Delayed scaling: a usable given scale (one pass) and an unusable one (the amax pass of the
     // product first), with the amax output and without.
@@ -314,13 +314,23 @@ TEST(CudaQuantizeTest, SwiGluIsBitIdenticalToTheCpuBackend) {
                amax,
                0,
                given};
-        c.activation = QuantizeActivation::kSwiGlu;
+        c.activation = activation;
         c.distribution = Distribution::kSymmetric;
         RunCase(c, ++seed);
-        if (HasFatalFailure()) return;
+        if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }
+}
+
+TEST(CudaQuantizeTest, SwiGluIsBitIdenticalToTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  ExpectActivationIsBitIdenticalToTheCpuBackend(QuantizeActivation::kSwiGlu, 900);
+}
+
+TEST(CudaQuantizeTest, GeluIsBitIdenticalToTheCpuBackend) {
+  FP8_SKIP_WITHOUT_GPU();
+  ExpectActivationIsBitIdenticalToTheCpuBackend(QuantizeActivation::kGelu, 1900);
 }
 
 TEST(CudaQuantizeTest, NanAndInfinityMatchTheCpuBackend) {

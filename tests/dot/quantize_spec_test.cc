@@ -152,8 +152,19 @@ TEST(QuantizeSpecTest, TheSwiGluActivationTakesUpAndOnlyIt) {
   EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(), HasSubstr("up and output overlap"));
   FP8_EXPECT_OK_AND_EQ(ParseQuantizeActivation("swiglu"), QuantizeActivation::kSwiGlu);
   FP8_EXPECT_OK_AND_EQ(ParseQuantizeActivation("none"), QuantizeActivation::kNone);
-  EXPECT_THAT(ParseQuantizeActivation("gelu").status().message(),
-              HasSubstr("unknown quantize activation 'gelu' (none or swiglu)"));
+  FP8_EXPECT_OK_AND_EQ(ParseQuantizeActivation("gelu"), QuantizeActivation::kGelu);
+  EXPECT_THAT(ParseQuantizeActivation("relu").status().message(),
+              HasSubstr("unknown quantize activation 'relu' (none, swiglu or gelu)"));
+  // GELU has one input: up is refused with it.
+  spec.activation = QuantizeActivation::kGelu;
+  buffers.up = up;
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(),
+              HasSubstr("up is given but the spec does not use it"));
+  buffers.up = nullptr;
+  FP8_EXPECT_OK(CheckQuantizeBuffers(spec, buffers));
+  spec.activation = static_cast<QuantizeActivation>(7);
+  EXPECT_THAT(CheckQuantizeBuffers(spec, buffers).message(),
+              HasSubstr("activation 7 is none of none, swiglu or gelu"));
 }
 
 TEST(QuantizeSpecTest, OutputsMayNotOverlapEachOtherTheInputOrTheGivenScale) {

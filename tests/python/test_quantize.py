@@ -350,3 +350,56 @@ def test_swiglu_op_passes_opcheck_and_refuses_an_up_that_does_not_match():
         ft.quantize(gate, E4M3, up=up[:, :100])
     with pytest.raises(RuntimeError, match="does not match the input"):
         ft.quantize(gate, E4M3, up=up.float())
+
+
+# ---- GELU, quantised on the way in (activation="gelu") ------------------------------------------
+
+def _gelu_bf16(x: torch.Tensor) -> torch.Tensor:
+    """GELU's tanh form in float64, rounded once to bfloat16: what the rule approximates (its
+    float32 value within a few ulps of it, activation_rule_test)."""
+    u = x.double()
+    return (0.5 * u * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (u + 0.044715 * u ** 3)))).bfloat16()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("granularity", ["tensor", "row", "1x128", "128x128"])
+def test_gelu_quantises_the_activation_its_framework_would_store(device, granularity):
+    x = (torch.randn(131, 200, generator=torch.Generator().manual_seed(15)) * 3).bfloat16()
+    x = x.to(device)
+    fused = ft.quantize(x, E4M3, granularity, transposed=True, amax=True, activation="gelu")
+    plain = ft.quantize(_gelu_bf16(x), E4M3, granularity, transposed=True, amax=True)
+    # As for SwiGLU: the bfloat16 roundings differ only next to a rounding boundary.
+    differ = (fused.q.float() != plain.q.float()).float().mean().item()
+    assert differ < 1e-3
+    assert fused.amax.item() == pytest.approx(plain.amax.item(), rel=2 ** -7)
+    assert float(fused.amax) > 5.0  # x up to ~12: GELU(x) ~ x there
+    # torch's own GELU (float32 inside, rounded to bfloat16) quantises to the same bytes but
+    # where the two float32 values round to bfloat16 differently.
+    theirs = ft.quantize(torch.nn.functional.gelu(x, approximate="tanh"), E4M3, granularity)
+    assert (fused.q.float() != theirs.q.float()).float().mean().item() < 1e-2
+    assert not torch.equal(fused.q.float(), ft.quantize(x, E4M3, granularity).q.float())
+
+
+def test_gelu_through_numpy_equals_torch_and_the_op_passes_opcheck():
+    x = torch.randn(64, 256, generator=torch.Generator().manual_seed(17)) * 2
+    ours = fp8dot.quantize(x.numpy(), "float8_e4m3fn", "1x128", activation="gelu")
+    theirs = ft.quantize(x, E4M3, "1x128", activation="gelu")
+    assert np.array_equal(ours.q.view(np.uint8), theirs.q.view(torch.uint8).numpy())
+    assert np.array_equal(ours.scale, theirs.scale.numpy())
+    args = (x.bfloat16(), E4M3, "1x128", True, True, None, 0, True, "column-major", None, "gelu")
+    torch.library.opcheck(torch.ops.fp8dot.quantize.default, args,
+                          test_utils=("test_faketensor", "test_autograd_registration",
+                                      "test_aot_dispatch_dynamic"))
+
+
+def test_activation_names_and_their_inputs_are_checked():
+    x = torch.randn(8, 16)
+    with pytest.raises(ValueError, match=r"unknown quantize activation 'relu' \(none, swiglu or "
+                                         r"gelu\)"):
+        fp8dot.quantize(x.numpy(), "float8_e4m3fn", activation="relu")
+    with pytest.raises(ValueError, match="the gelu activation takes no up"):
+        fp8dot.quantize(x.numpy(), "float8_e4m3fn", activation="gelu", up=x.numpy())
+    with pytest.raises(ValueError, match=r"the swiglu activation needs up \(its second input\)"):
+        fp8dot.quantize(x.numpy(), "float8_e4m3fn", activation="swiglu")
+    with pytest.raises(RuntimeError, match="the gelu activation takes no up"):
+        ft.quantize(x, E4M3, activation="gelu", up=x)

@@ -49,13 +49,14 @@ def _granularity(recipe: Recipe, role: str) -> str:
 def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
                        transposed_dtype: Optional[torch.dtype],
                        scale: Optional[torch.Tensor] = None, amax: bool = False,
-                       up: Optional[torch.Tensor] = None
+                       up: Optional[torch.Tensor] = None, activation: Optional[str] = None
                        ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
     """The matrix quantised for the GEMM that contracts its columns, unless transposed_dtype is
     None its transpose for the GEMM that contracts its rows, and (amax=True) max |matrix| from
-    the same pass (fp8dot._quantize). With `up`, the matrix quantised is SiLU(matrix) · up,
-    computed in the quantisation's pass and never written."""
-    quantize_fn = quantize if up is None else functools.partial(quantize, up=up)
+    the same pass (fp8dot._quantize). With `up`, the matrix quantised is SiLU(matrix) · up, with
+    activation="gelu" GELU(matrix), computed in the quantisation's pass and never written."""
+    quantize_fn = (quantize if up is None and activation is None
+                   else functools.partial(quantize, up=up, activation=activation))
     return both_orientations(quantize_fn, matrix, granularity, dtype, transposed_dtype, scale,
                              amax)
 
@@ -194,20 +195,22 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
 def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                     amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                     weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool,
-                    record: bool, up: Optional[torch.Tensor] = None
+                    record: bool, up: Optional[torch.Tensor] = None,
+                    activation: Optional[str] = None
                     ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
                                Optional[torch.Tensor]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
     operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
     a delayed-scaling history takes this call's amaxes (in training, not in eval mode). With
-    `up`, X is SiLU(x) · up (x the gate), quantised without being written."""
+    `up`, X is SiLU(x) · up (x the gate), with activation="gelu" GELU(x), quantised without
+    being written."""
     recording = amax_history is not None and record  # the quantisations also give amaxes
     scales = _delayed_scales(amax_history, recipe)
     scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
     x_q, x_t, x_amax = _both_orientations(
         x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, recording, up)
+        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, recording, up, activation)
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         recording, amax_history)
@@ -221,24 +224,30 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
 
 class _Fp8Linear(torch.autograd.Function):
     """The layer's forward and backward; with `up`, the layer applied to SiLU(x) · up (x the
-    gate), whose gradients it returns for x and up."""
+    gate), whose gradients it returns for x and up; with activation="gelu", applied to GELU(x),
+    whose gradient it returns for x."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
-                weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None):
+                weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None,
+                activation: Optional[str] = None):
         need_dgrad = ctx.needs_input_grad[0] or (up is not None and ctx.needs_input_grad[8])
         output, x_t, w_t, scale_dy = _linear_forward(x, weight, bias, amax_history, recipe,
                                                      out_dtype, weight_cache, need_dgrad,
-                                                     ctx.needs_input_grad[1], record, up)
+                                                     ctx.needs_input_grad[1], record, up,
+                                                     activation)
         ctx.recipe = recipe
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
         w_t = w_t or (None, None)
-        # SwiGLU: its gradients need the gate and up (which an unfused SiLU · up keeps too).
-        swiglu_inputs = (x, up) if up is not None and need_dgrad else (None, None)
-        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scale_dy, *swiglu_inputs)
+        # The activation's gradients need its inputs (which an unfused activation keeps too):
+        # SwiGLU's gate and up, GELU's x.
+        ctx.activation = activation
+        activation_inputs = ((x, up) if (up is not None or activation == "gelu") and need_dgrad
+                             else (None, None))
+        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scale_dy, *activation_inputs)
         # The history is state that every call updates in place, so it is not a saved tensor:
         # saved, a layer called twice in one step (shared weights, activation checkpointing's
         # recomputation) failed autograd's check that nothing it saved was modified.
@@ -276,9 +285,12 @@ class _Fp8Linear(torch.autograd.Function):
                                ctx.weight_dtype, recipe.backend)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
-        if gate is not None and grad_x is not None:  # grad_x is the product's gradient
-            grad_x, grad_up = _swiglu_backward(grad_x, gate, up)
-        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up
+        if gate is not None and grad_x is not None:  # grad_x is the activation's gradient
+            if ctx.activation == "gelu":  # as an unfused F.gelu(approximate="tanh") computes it
+                grad_x = torch.ops.aten.gelu_backward(grad_x, gate, approximate="tanh")
+            else:
+                grad_x, grad_up = _swiglu_backward(grad_x, gate, up)
+        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up, None
 
 
 class Linear(nn.Linear):
@@ -352,8 +364,17 @@ class Linear(nn.Linear):
                              "differ in shape")
         return self._run(gate, up)
 
-    def _run(self, x: torch.Tensor, up: Optional[torch.Tensor]) -> torch.Tensor:
-        """forward(x), or with `up` swiglu(x, up)."""
+    def gelu(self, x: torch.Tensor) -> torch.Tensor:
+        """This layer applied to GELU(x) in its tanh form — an MLP's down projection of its up
+        projection — with the activation computed inside the FP8 quantisation and never written:
+        `down.gelu(up(x))` equals `down(F.gelu(up(x), approximate="tanh"))` up to the
+        activation's rounding (float32 here, then the input dtype; include/fp8dot/quantize.h).
+        The backward pass returns x's gradient as the unfused GELU computes it."""
+        return self._run(x, None, "gelu")
+
+    def _run(self, x: torch.Tensor, up: Optional[torch.Tensor],
+             activation: Optional[str] = None) -> torch.Tensor:
+        """forward(x); with `up` swiglu(x, up); with activation="gelu" gelu(x)."""
         if x.shape[-1] != self.in_features:
             raise ValueError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
                              f"input has {x.shape[-1]} features in its last dim")
@@ -387,6 +408,8 @@ class Linear(nn.Linear):
             bias = None if self.bias is None else self.bias.to(out_dtype)
             if up2d is not None:
                 x2d = nn.functional.silu(x2d) * up2d
+            elif activation == "gelu":
+                x2d = nn.functional.gelu(x2d, approximate="tanh")
             output = nn.functional.linear(x2d, self.weight.to(out_dtype), bias)
             return output.reshape(*x.shape[:-1], self.out_features)
         # A compiled graph quantises the weight every call: the cache is Python state. A
@@ -398,10 +421,11 @@ class Linear(nn.Linear):
                                         (bias is not None and bias.requires_grad) or
                                         (up is not None and up.requires_grad)):
             output = _Fp8Linear.apply(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                      out_dtype, cache, self.training, up2d)
+                                      out_dtype, cache, self.training, up2d, activation)
         else:  # no backward pass can come: no autograd node, no transposes
             output = _linear_forward(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                     out_dtype, cache, False, False, self.training, up2d)[0]
+                                     out_dtype, cache, False, False, self.training, up2d,
+                                     activation)[0]
         return output.reshape(*x.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:

@@ -126,14 +126,14 @@ def _empty_if_none(tensor: Optional[torch.Tensor], like: torch.Tensor,
 def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: str,
                         row_major: bool, transposed: bool, scale: Optional[torch.Tensor],
                         margin: int, compute_amax: bool, scale_layout: str = "row-major",
-                        up: Optional[torch.Tensor] = None
+                        up: Optional[torch.Tensor] = None, activation: str = ""
                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                    torch.Tensor]:
     """(q, scale, q_t, scale_t, amax) of fp8dot.quantize; what was not asked for, and scales
     that are shared with q's, come back as empty tensors (fp8dot.torch.quantize fills them in)."""
     if x.is_cuda:
         key = (_metadata(x), out_dtype, granularity, row_major, transposed, _metadata(scale),
-               margin, compute_amax, scale_layout, _metadata(up))
+               margin, compute_amax, scale_layout, _metadata(up), activation)
         quantizer = _cuda_quantizers.get(key)
         if quantizer is None:  # the first call of a signature: every check
             if scale is not None:
@@ -144,7 +144,8 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
             quantizer = make_quantizer(describe(x, "x").description, str(out_dtype), granularity,
                                        row_major, transposed, scale is not None, margin,
                                        compute_amax, scale_layout,
-                                       None if up is None else describe(up, "up").description)
+                                       None if up is None else describe(up, "up").description,
+                                       activation)
             _cuda_quantizers[key] = quantizer
         outputs = allocate_outputs(quantizer, out_dtype, True, x.device, compute_amax)
         pointers = [0 if t is None else t.data_ptr() for t in outputs]
@@ -155,7 +156,7 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
         outputs = _quantize_any(x, out_dtype, granularity, row_major=row_major,
                                 transposed=transposed, scale=scale, margin=margin,
                                 amax=compute_amax, scale_layout=scale_layout,
-                                share_scales=False, up=up)
+                                share_scales=False, up=up, activation=activation or None)
     dtypes = (out_dtype, torch.float32, out_dtype, torch.float32, torch.float32)
     return tuple(_empty_if_none(t, x, dtype) for t, dtype in zip(outputs, dtypes))
 
@@ -176,7 +177,7 @@ def scale_shape(granularity: str, rows: int, contracting: int) -> tuple[int, ...
 
 
 def _quantize_fake(x, out_dtype, granularity, row_major, transposed, scale, margin, compute_amax,
-                   scale_layout="row-major", up=None):
+                   scale_layout="row-major", up=None, activation=""):
     torch._check(x.dim() == 2, lambda: f"quantize takes a matrix, got shape {tuple(x.shape)}")
     torch._check(up is None or (up.shape == x.shape and up.dtype == x.dtype),
                  lambda: f"quantize up: {tuple(up.shape)} {up.dtype} does not match the input "

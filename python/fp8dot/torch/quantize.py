@@ -45,14 +45,16 @@ def quantize(x: torch.Tensor, dtype: torch.dtype, granularity: str = "tensor", *
              row_major: bool = True, transposed: bool = False,
              scale: Optional[torch.Tensor] = None, margin: int = 0,
              amax: bool = False, scale_layout: str = "row-major",
-             up: Optional[torch.Tensor] = None) -> Quantized:
+             up: Optional[torch.Tensor] = None, activation: Optional[str] = None) -> Quantized:
     """fp8dot.quantize for torch, as a torch.library op (compiles without a graph break).
-    up= quantises SiLU(x) · up instead of x, never writing the product (fp8dot.quantize)."""
+    activation="gelu" quantises GELU(x) (tanh form), up= SiLU(x) · up, instead of x, never
+    writing the activation (fp8dot.quantize)."""
     x = x.contiguous()
     if up is not None:
         up = up.contiguous()
     outputs = torch.ops.fp8dot.quantize.default(x, dtype, granularity, row_major, transposed,
-                                                scale, margin, amax, scale_layout, up)
+                                                scale, margin, amax, scale_layout, up,
+                                                activation or "")
     # The op returns empty tensors for what it does not produce.
     present = (row_major, True, transposed, transposed and granularity in ("row", "1x128"), amax)
     outputs = Quantized(*[t if wanted else None for t, wanted in zip(outputs, present)])

@@ -17,11 +17,12 @@
 //     paired conversion (quantize_rule.h).
 // Numerics are quantize_rule.h's, so the output equals QuantizeOnCpu bit for bit.
 //
-// With an activation (kSwiGlu: x = SiLU(gate) · up, activation_rule.h) every kernel computes x
-// from its two inputs where it would read x, rounds it to the input type as the framework would
-// store it, and goes on as with a plain input. The cast then loads a tile synchronously into a
-// single buffer: there is nothing for a second buffer's cp.async to overlap with while the
-// activation is computed, and the smaller footprint lets more CTAs share an SM instead.
+// With an activation (kSwiGlu: x = SiLU(gate) · up; kGelu: x = GELU(input); activation_rule.h)
+// every kernel computes x from its inputs where it would read x, rounds it to the input type as
+// the framework would store it, and goes on as with a plain input. The cast then loads a tile
+// synchronously into a single buffer: there is nothing for a second buffer's cp.async to overlap
+// with while the activation is computed, and the smaller footprint lets more CTAs share an SM
+// instead.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -71,23 +72,55 @@ __device__ T FromFloat(float v) {
   }
 }
 
-// x = SiLU(gate) · up in T (activation_rule.h), the element a kSwiGlu quantisation reads.
-template <typename T>
-__device__ T SwiGluElement(T gate, T up) {
-  return FromFloat<T>(activation_rule::SwiGlu(ToFloat(gate), ToFloat(up)));
+using Activation = QuantizeActivation;
+
+// Whether the activation reads `up` besides the input.
+template <Activation kActivation>
+constexpr bool kReadsUp = kActivation == Activation::kSwiGlu;
+
+// x in T (activation_rule.h), the element the quantisation reads: from the input (kSwiGlu: the
+// gate) and, where kReadsUp, up (ignored otherwise).
+template <Activation kActivation, typename T>
+__device__ T ActivationElement(T input, T up) {
+  if constexpr (kActivation == Activation::kSwiGlu) {
+    return FromFloat<T>(activation_rule::SwiGlu(ToFloat(input), ToFloat(up)));
+  } else if constexpr (kActivation == Activation::kGelu) {
+    return FromFloat<T>(activation_rule::Gelu(ToFloat(input)));
+  } else {
+    return input;
+  }
 }
 
-// 16 bytes of x from the same 16 bytes of gate and up.
-template <typename T>
-__device__ uint4 SwiGluChunk(uint4 gate, uint4 up) {
+// 16 bytes of x from the same 16 bytes of the input and up.
+template <Activation kActivation, typename T>
+__device__ uint4 ActivationChunk(uint4 input, uint4 up) {
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
   uint4 result;
-  const T* g = reinterpret_cast<const T*>(&gate);
+  const T* in = reinterpret_cast<const T*>(&input);
   const T* u = reinterpret_cast<const T*>(&up);
   T* x = reinterpret_cast<T*>(&result);
 #pragma unroll
-  for (int j = 0; j < kPerChunk; ++j) x[j] = SwiGluElement(g[j], u[j]);
+  for (int j = 0; j < kPerChunk; ++j) x[j] = ActivationElement<kActivation>(in[j], u[j]);
   return result;
+}
+
+// Element `at` of up, where the activation reads it.
+template <Activation kActivation, typename T>
+__device__ T UpElement(const T* up, int64_t at) {
+  if constexpr (kReadsUp<kActivation>) {
+    return up[at];
+  } else {
+    return T(0.0f);
+  }
+}
+// The 16 bytes of up from element `at` (16-byte aligned), where the activation reads it.
+template <Activation kActivation, typename T>
+__device__ uint4 UpChunk(const T* up, int64_t at) {
+  if constexpr (kReadsUp<kActivation>) {
+    return __ldg(reinterpret_cast<const uint4*>(up + at));
+  } else {
+    return uint4{};
+  }
 }
 
 // Where a thread's data sits in its tile.
@@ -113,8 +146,8 @@ struct TileCoordinates {
 // The thread's 8 passes x 8 elements as f32; elements outside the matrix are 0, which changes
 // no amax and is never stored.
 //
-// With `up` (kSwiGlu), the elements are SiLU(input) · up.
-template <typename T, bool kSwiGlu>
+// With an activation, the elements are x (ActivationElement).
+template <typename T, Activation kActivation>
 __device__ void LoadTile(const T* input, const T* up, int64_t rows, int64_t cols, bool vector,
                          const TileCoordinates& at, float (&v)[kPasses][kVector]) {
   const int64_t c0 = at.col0 + at.segment_col;
@@ -123,13 +156,13 @@ __device__ void LoadTile(const T* input, const T* up, int64_t rows, int64_t cols
     const int64_t r = at.Row(pass);
     const T* source = input + r * cols + c0;
     if (vector && r < rows && c0 < cols) {
-      if constexpr (kSwiGlu) {
+      if constexpr (kActivation != Activation::kNone) {
 #pragma unroll
         for (int half = 0; half < kVector * static_cast<int>(sizeof(T)) / 16; ++half) {
           constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
-          const uint4 raw =
-              SwiGluChunk<T>(__ldg(reinterpret_cast<const uint4*>(source) + half),
-                             __ldg(reinterpret_cast<const uint4*>(up + r * cols + c0) + half));
+          const uint4 raw = ActivationChunk<kActivation, T>(
+              __ldg(reinterpret_cast<const uint4*>(source) + half),
+              UpChunk<kActivation>(up, r * cols + c0 + half * kPerChunk));
           const T* elements = reinterpret_cast<const T*>(&raw);
 #pragma unroll
           for (int j = 0; j < kPerChunk; ++j) v[pass][half * kPerChunk + j] = ToFloat(elements[j]);
@@ -148,10 +181,10 @@ __device__ void LoadTile(const T* input, const T* up, int64_t rows, int64_t cols
     } else {
 #pragma unroll
       for (int j = 0; j < kVector; ++j) {
-        v[pass][j] =
-            r < rows && c0 + j < cols
-                ? ToFloat(kSwiGlu ? SwiGluElement(source[j], up[r * cols + c0 + j]) : source[j])
-                : 0.0f;
+        v[pass][j] = r < rows && c0 + j < cols
+                         ? ToFloat(ActivationElement<kActivation>(
+                               source[j], UpElement<kActivation>(up, r * cols + c0 + j)))
+                         : 0.0f;
       }
     }
   }
@@ -330,13 +363,13 @@ __device__ void LoadTileAsync(const T* input, int64_t rows, int64_t cols, int64_
   }
 }
 
-// Computes tile (row0, col0) of x = SiLU(gate) · up into `tile` (the kSwiGlu cast's stage):
-// a thread takes the chunks LoadTileAsync would copy, loads gate's and up's synchronously, a
-// batch of them in flight before the first is used, and stores x's chunk. Elements past the
-// matrix are 0, as there.
-template <typename T>
-__device__ void LoadSwiGluTile(const T* gate, const T* up, int64_t rows, int64_t cols, int64_t row0,
-                               int64_t col0, bool vector, uint8_t* tile) {
+// Computes tile (row0, col0) of x into `tile` (an activation's cast stage): a thread takes the
+// chunks LoadTileAsync would copy, loads the input's (and up's) synchronously, a batch of them
+// in flight before the first is used, and stores x's chunk. Elements past the matrix are 0, as
+// there.
+template <Activation kActivation, typename T>
+__device__ void LoadActivationTile(const T* input, const T* up, int64_t rows, int64_t cols,
+                                   int64_t row0, int64_t col0, bool vector, uint8_t* tile) {
   using Tile = StagedTile<T>;
   constexpr int kRowsPerCopy = kThreads / Tile::kChunks;  // 16 (2-byte inputs) or 8 (f32)
   constexpr int kCopies = kTile / kRowsPerCopy;
@@ -348,19 +381,20 @@ __device__ void LoadSwiGluTile(const T* gate, const T* up, int64_t rows, int64_t
     const int64_t first = (row0 + first_row) * cols + col, step = kRowsPerCopy * cols;
 #pragma unroll
     for (int batch = 0; batch < kCopies; batch += kBatch) {
-      uint4 g[kBatch], u[kBatch];
+      uint4 in[kBatch], u[kBatch];
 #pragma unroll
       for (int i = 0; i < kBatch; ++i) {
         const int r = first_row + (batch + i) * kRowsPerCopy;
         const bool inside = full_tile || (row0 + r < rows && col < cols);
         const int64_t offset = first + (batch + i) * step;
-        g[i] = inside ? __ldg(reinterpret_cast<const uint4*>(gate + offset)) : uint4{};
-        u[i] = inside ? __ldg(reinterpret_cast<const uint4*>(up + offset)) : uint4{};
+        in[i] = inside ? __ldg(reinterpret_cast<const uint4*>(input + offset)) : uint4{};
+        u[i] = inside ? UpChunk<kActivation>(up, offset) : uint4{};
       }
 #pragma unroll
       for (int i = 0; i < kBatch; ++i) {
         const int r = first_row + (batch + i) * kRowsPerCopy;
-        *reinterpret_cast<uint4*>(tile + Tile::ChunkOffset(r, k)) = SwiGluChunk<T>(g[i], u[i]);
+        *reinterpret_cast<uint4*>(tile + Tile::ChunkOffset(r, k)) =
+            ActivationChunk<kActivation, T>(in[i], u[i]);
       }
     }
     return;
@@ -370,7 +404,9 @@ __device__ void LoadSwiGluTile(const T* gate, const T* up, int64_t rows, int64_t
     const int64_t row = row0 + r;
     for (int j = 0; j < Tile::kPerChunk; ++j) {
       const int64_t at = row * cols + col + j;
-      elements[j] = row < rows && col + j < cols ? SwiGluElement(gate[at], up[at]) : T(0.0f);
+      elements[j] = row < rows && col + j < cols
+                        ? ActivationElement<kActivation>(input[at], UpElement<kActivation>(up, at))
+                        : T(0.0f);
     }
   }
 }
@@ -568,11 +604,11 @@ __device__ float TensorScale(const QuantizeCastParams& p) {
   return scale;
 }
 
-// Buffers of a cast kernel's stage (kSwiGlu: one, LoadSwiGluTile is synchronous).
-template <typename T, bool kSwiGlu>
-constexpr int kCastStages = kSwiGlu ? 1 : StagedTile<T>::kStages;
+// Buffers of a cast kernel's stage (with an activation: one, LoadActivationTile is synchronous).
+template <typename T, Activation kActivation>
+constexpr int kCastStages = kActivation != Activation::kNone ? 1 : StagedTile<T>::kStages;
 
-template <typename T, __nv_fp8_interpretation_t kFormat, bool kSwiGlu>
+template <typename T, __nv_fp8_interpretation_t kFormat, Activation kActivation>
 __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeCastParams p) {
   using Tile = StagedTile<T>;
   extern __shared__ __align__(16) uint8_t staged[];  // kCastStages tiles
@@ -589,15 +625,15 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
   unsigned amax_seen = 0;  // max |x| of this thread's elements (magnitude bits), for amax_bits
   auto load = [&](TilePosition at, int stage) {
     const int64_t row0 = int64_t{at.row} * kTile, col0 = int64_t{at.col} * kTile;
-    if constexpr (kSwiGlu) {
-      LoadSwiGluTile(input, static_cast<const T*>(p.up), p.rows, p.cols, row0, col0, p.vector_input,
-                     staged + stage * Tile::kBytes);
+    if constexpr (kActivation != Activation::kNone) {
+      LoadActivationTile<kActivation>(input, static_cast<const T*>(p.up), p.rows, p.cols, row0,
+                                      col0, p.vector_input, staged + stage * Tile::kBytes);
     } else {
       LoadTileAsync(input, p.rows, p.cols, row0, col0, p.vector_input,
                     staged + stage * Tile::kBytes);
     }
   };
-  if constexpr (kCastStages<T, kSwiGlu> == 1) {
+  if constexpr (kCastStages<T, kActivation> == 1) {
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const TilePosition at(static_cast<int>(tile), row_tiles, col_tiles);
       load(at, 0);
@@ -634,15 +670,15 @@ __global__ void __launch_bounds__(kThreads) quantize_cast_kernel(const QuantizeC
   }
 }
 
-template <typename T, bool kSwiGlu>
+template <typename T, Activation kActivation>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
   __shared__ unsigned warp_max[kWarps];
   __shared__ unsigned column_max[kTile];
 
   const TileCoordinates at(p.rows, p.cols);
   float v[kPasses][kVector];
-  LoadTile<T, kSwiGlu>(static_cast<const T*>(p.input), static_cast<const T*>(p.up), p.rows, p.cols,
-                       p.vector_input, at, v);
+  LoadTile<T, kActivation>(static_cast<const T*>(p.input), static_cast<const T*>(p.up), p.rows,
+                           p.cols, p.vector_input, at, v);
   ThreadAmax amax(v);
 
   if (p.tensor_bits != nullptr) {
@@ -672,7 +708,7 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const AmaxParams p) {
 // The stream runs from the end of the tensor to its start, with loads that stay in L2: the
 // cast kernel that follows takes its tiles from the start, so its first reads find what was
 // read last here still in L2 (most of a tensor of L2's size, the first part of a larger one).
-template <typename T, bool kSwiGlu>
+template <typename T, Activation kActivation>
 __global__ void __launch_bounds__(kThreads)
     tensor_amax_kernel(const T* input, const T* up, int64_t count, bool vector,
                        unsigned* tensor_bits, const float* skip_when_usable) {
@@ -689,9 +725,9 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < chunk_count; i += stride) {
       const int64_t chunk = chunk_count - 1 - i;
       uint4 raw;
-      if constexpr (kSwiGlu) {
-        raw = SwiGluChunk<T>(__ldg(chunks + chunk),
-                             __ldg(reinterpret_cast<const uint4*>(up) + chunk));
+      if constexpr (kActivation != Activation::kNone) {
+        raw = ActivationChunk<kActivation, T>(__ldg(chunks + chunk),
+                                              UpChunk<kActivation>(up, chunk * (16 / sizeof(T))));
       } else {
         raw = __ldg(chunks + chunk);
       }
@@ -716,7 +752,7 @@ __global__ void __launch_bounds__(kThreads)
   } else {
     for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count; i += stride) {
       const int64_t at = count - 1 - i;
-      const T x = kSwiGlu ? SwiGluElement(input[at], up[at]) : input[at];
+      const T x = ActivationElement<kActivation>(input[at], UpElement<kActivation>(up, at));
       thread_max = max(thread_max, MagnitudeBits(ToFloat(x)));
     }
   }
@@ -750,13 +786,13 @@ StatusOr<int> TileCount(int64_t rows, int64_t cols, const std::string& context) 
 
 // The persistent grid: as many CTAs as fit on the device at once (never more than tiles).
 // The shared-memory opt-in and the occupancy query are done once per kernel and device.
-template <typename T, __nv_fp8_interpretation_t kFormat, bool kSwiGlu>
+template <typename T, __nv_fp8_interpretation_t kFormat, Activation kActivation>
 Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
                   const std::string& context) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> resident_ctas[kMaxDevices];  // 0 = not known yet
-  constexpr size_t kSharedBytes = kCastStages<T, kSwiGlu> * StagedTile<T>::kBytes;
-  auto kernel = quantize_cast_kernel<T, kFormat, kSwiGlu>;
+  constexpr size_t kSharedBytes = kCastStages<T, kActivation> * StagedTile<T>::kBytes;
+  auto kernel = quantize_cast_kernel<T, kFormat, kActivation>;
   int device = 0;
   FP8_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), context);
   if (device < 0 || device >= kMaxDevices) {
@@ -790,19 +826,26 @@ Status LaunchCast(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
   return OkStatus();
 }
 
-template <typename T, bool kSwiGlu>
+template <typename T, Activation kActivation>
 Status LaunchCastForOutput(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
                            const std::string& context) {
   return p.output_type == DType::kF8E4M3FN
-             ? LaunchCast<T, __NV_E4M3, kSwiGlu>(p, tiles, stream, context)
-             : LaunchCast<T, __NV_E5M2, kSwiGlu>(p, tiles, stream, context);
+             ? LaunchCast<T, __NV_E4M3, kActivation>(p, tiles, stream, context)
+             : LaunchCast<T, __NV_E5M2, kActivation>(p, tiles, stream, context);
 }
 
 template <typename T>
 Status LaunchCastForActivation(const QuantizeCastParams& p, int tiles, cudaStream_t stream,
                                const std::string& context) {
-  return p.up != nullptr ? LaunchCastForOutput<T, true>(p, tiles, stream, context)
-                         : LaunchCastForOutput<T, false>(p, tiles, stream, context);
+  switch (p.activation) {
+    case Activation::kNone:
+      return LaunchCastForOutput<T, Activation::kNone>(p, tiles, stream, context);
+    case Activation::kSwiGlu:
+      return LaunchCastForOutput<T, Activation::kSwiGlu>(p, tiles, stream, context);
+    case Activation::kGelu:
+      return LaunchCastForOutput<T, Activation::kGelu>(p, tiles, stream, context);
+  }
+  return Internal("quantize: activation %d [%s]", static_cast<int>(p.activation), context.c_str());
 }
 
 }  // namespace
@@ -832,7 +875,9 @@ Status LaunchTensorAmax(const AmaxParams& p, cudaStream_t stream, const std::str
   const int64_t per_cta = int64_t{kThreads} * 16 * 4;  // four 16-byte loads per thread at least
   const int ctas = static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>(int64_t{sms} * 8, (count * sizeof(T) + per_cta - 1) / per_cta)));
-  auto kernel = p.up != nullptr ? tensor_amax_kernel<T, true> : tensor_amax_kernel<T, false>;
+  auto kernel = tensor_amax_kernel<T, Activation::kNone>;
+  if (p.activation == Activation::kSwiGlu) kernel = tensor_amax_kernel<T, Activation::kSwiGlu>;
+  if (p.activation == Activation::kGelu) kernel = tensor_amax_kernel<T, Activation::kGelu>;
   kernel<<<ctas, kThreads, 0, stream>>>(static_cast<const T*>(p.input), static_cast<const T*>(p.up),
                                         count, p.vector_input, p.tensor_bits, p.skip_when_usable);
   FP8_CUDA_RETURN_IF_LAUNCH_FAILED("tensor_amax_kernel", context);
@@ -841,7 +886,9 @@ Status LaunchTensorAmax(const AmaxParams& p, cudaStream_t stream, const std::str
 
 template <typename T>
 void LaunchTileAmax(const AmaxParams& p, int tiles, cudaStream_t stream) {
-  auto kernel = p.up != nullptr ? amax_kernel<T, true> : amax_kernel<T, false>;
+  auto kernel = amax_kernel<T, Activation::kNone>;
+  if (p.activation == Activation::kSwiGlu) kernel = amax_kernel<T, Activation::kSwiGlu>;
+  if (p.activation == Activation::kGelu) kernel = amax_kernel<T, Activation::kGelu>;
   kernel<<<tiles, kThreads, 0, stream>>>(p);
 }
 

@@ -8,8 +8,8 @@
 //                    1x128 and 128x128 scales computed in the tile, tensor and row scales read
 //                    (given, or from the two kernels above); a given tensor scale with an amax
 //                    output resolved by the cast itself (resolve_given_scale)
-// Each kernel reads x = SiLU(input) · up instead of the input when `up` is set (kSwiGlu), so that
-// a SwiGLU product is quantised without ever being written.
+// Each kernel reads x = SiLU(input) · up (kSwiGlu) or GELU(input) (kGelu) instead of the input
+// when `activation` says so, so that an activation is quantised without ever being written.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,7 +23,7 @@ namespace fp8dot::cuda {
 
 struct QuantizeCastParams {
   const void* input = nullptr;
-  const void* up = nullptr;  // QuantizeActivation::kSwiGlu: x = SiLU(input) · up
+  const void* up = nullptr;  // kSwiGlu's second input: x = SiLU(input) · up
   DType input_type = DType::kBF16, output_type = DType::kF8E4M3FN;
   int64_t rows = 0, cols = 0;
   ScaleGranularity granularity = ScaleGranularity::kTensor;
@@ -45,11 +45,13 @@ struct QuantizeCastParams {
   // writes the resolved scale to block_scale[0]. No separate resolve kernel, no scale memset.
   // (A flag and reused fields: a larger parameter block changed the kernel's code generation.)
   bool resolve_given_scale = false;
+  QuantizeActivation activation = QuantizeActivation::kNone;  // one byte, in the padding
 };
 
 struct AmaxParams {
   const void* input = nullptr;
   const void* up = nullptr;  // as QuantizeCastParams::up
+  QuantizeActivation activation = QuantizeActivation::kNone;
   DType input_type = DType::kBF16;
   int64_t rows = 0, cols = 0;
   unsigned int* tensor_bits = nullptr;  // one value, or null

@@ -10,6 +10,11 @@ torchao and XLA numbers were measured in; float32 is master weights under bf16 a
 one JSON line per variant and a table.
 
     python bench/python/mlp_block_bench.py --tokens 8192 --d-model 4096 --rounds 5
+
+--gelu tanh gives every variant GELU's tanh form (GPT-2's, jax.nn.gelu's default) instead of
+torch's default erf form, and allows fp8dot variants with a "+fused" suffix
+(fp8dot-delayed+fused): the down projection takes GELU inside its FP8 cast
+(fp8dot.torch.Linear.gelu), so GELU(up(x)) is never written in bf16.
 """
 
 from __future__ import annotations
@@ -25,13 +30,19 @@ from torch import nn
 
 
 class MlpBlock(nn.Module):
-    def __init__(self, d_model: int, hidden: int):
+    """up, GELU (torch's `approximate`), down; `fused`: down.gelu(up(x)) (fp8dot's layer, tanh)."""
+
+    def __init__(self, d_model: int, hidden: int, approximate: str = "none"):
         super().__init__()
         self.up = nn.Linear(d_model, hidden, bias=False)
         self.down = nn.Linear(hidden, d_model, bias=False)
+        self.approximate = approximate
+        self.fused = False
 
     def forward(self, x):
-        return self.down(torch.nn.functional.gelu(self.up(x)))
+        if self.fused:
+            return self.down.gelu(self.up(x))
+        return self.down(torch.nn.functional.gelu(self.up(x), approximate=self.approximate))
 
 
 def make_variants(reference: nn.Module, names: list[str], compile_mode: str = "default"
@@ -39,6 +50,9 @@ def make_variants(reference: nn.Module, names: list[str], compile_mode: str = "d
     variants = {}
     for name in names:
         model = copy.deepcopy(reference)
+        recipe_name, fused = name.removesuffix("+fused"), name.endswith("+fused")
+        if fused and (not name.startswith("fp8dot-") or reference.approximate != "tanh"):
+            raise ValueError(f"{name}: +fused takes an fp8dot variant and --gelu tanh")
         if name.startswith("fp8dot-"):
             import fp8dot.torch as ft
 
@@ -48,8 +62,9 @@ def make_variants(reference: nn.Module, names: list[str], compile_mode: str = "d
                       "fp8dot-delayed": ft.Recipe.seed(scaling="delayed"),
                       "fp8dot-fast-delayed": ft.Recipe.fast_everywhere(scaling="delayed"),
                       "fp8dot-rowwise": ft.Recipe.seed(scaling="rowwise"),
-                      "fp8dot-blocks": ft.Recipe.deepseek_blocks()}[name]
+                      "fp8dot-blocks": ft.Recipe.deepseek_blocks()}[recipe_name]
             ft.convert(model, recipe)
+            model.fused = fused
         elif name == "torchao":
             from torchao.float8 import convert_to_float8_training
 
@@ -144,6 +159,9 @@ def main():
     parser.add_argument("--d-model", type=int, default=4096)
     parser.add_argument("--hidden", type=int, default=16384)
     parser.add_argument("--param-dtype", choices=("bfloat16", "float32"), default="bfloat16")
+    parser.add_argument("--gelu", choices=("none", "tanh"), default="none",
+                        help="GELU's form for every variant (torch's `approximate`); tanh allows "
+                             "the fp8dot variants' +fused suffix")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--variants", default="bf16,fp8dot-seed,fp8dot-fast,fp8dot-promoted,fp8dot-rowwise,fp8dot-blocks,torchao")
@@ -158,7 +176,7 @@ def main():
 
     torch.manual_seed(0)
     param_dtype = getattr(torch, args.param_dtype)
-    reference = MlpBlock(args.d_model, args.hidden).to("cuda", param_dtype)
+    reference = MlpBlock(args.d_model, args.hidden, args.gelu).to("cuda", param_dtype)
     x = torch.randn(args.tokens, args.d_model, device="cuda", dtype=param_dtype,
                     requires_grad=True)
     dy = torch.randn(args.tokens, args.d_model, device="cuda", dtype=torch.bfloat16)
@@ -192,11 +210,11 @@ def main():
         rows.append(row)
         print(json.dumps(row))
     print(f"\nMLP block fwd+bwd, {args.tokens} tokens x {args.d_model} -> {args.hidden} -> "
-          f"{args.d_model}, {args.param_dtype} parameters, torch.compile ({args.compile_mode}), median of {args.rounds} "
+          f"{args.d_model}, GELU {args.gelu}, {args.param_dtype} parameters, torch.compile ({args.compile_mode}), median of {args.rounds} "
           f"rounds x {args.steps} steps")
-    print(f"{'variant':18} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10}")
+    print(f"{'variant':24} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10}")
     for row in rows:
-        print(f"{row['variant']:18} {row['ms']:8.3f} {row['tflops']:8.1f} "
+        print(f"{row['variant']:24} {row['ms']:8.3f} {row['tflops']:8.1f} "
               f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f}")
     if clocks:
         for name, clock in clocks.summary().items():

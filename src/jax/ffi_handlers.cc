@@ -246,6 +246,10 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
     FP8_ASSIGN_OR_RETURN(std::string scale_layout, StringAttribute(attributes, "scale_layout"));
     FP8_ASSIGN_OR_RETURN(spec.scale_layout, ParseScaleLayout(scale_layout));
   }
+  if (attributes.contains("activation")) {  // absent: none (programs from before it)
+    FP8_ASSIGN_OR_RETURN(std::string activation, StringAttribute(attributes, "activation"));
+    FP8_ASSIGN_OR_RETURN(spec.activation, ParseQuantizeActivation(activation));
+  }
   FP8_ASSIGN_OR_RETURN(spec.row_major, Attribute<bool>(attributes, "row_major"));
   FP8_ASSIGN_OR_RETURN(spec.transposed, Attribute<bool>(attributes, "transposed"));
   FP8_ASSIGN_OR_RETURN(spec.given_scale, Attribute<bool>(attributes, "given_scale"));
@@ -253,7 +257,8 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
   FP8_ASSIGN_OR_RETURN(const int64_t margin, Attribute<int64_t>(attributes, "margin"));
   spec.margin = static_cast<int>(std::clamp<int64_t>(margin, -1000, 1000));
 
-  const size_t expected_args = spec.given_scale ? 2 : 1;
+  const bool takes_up = spec.activation == QuantizeActivation::kSwiGlu;
+  const size_t expected_args = 1 + (takes_up ? 1 : 0) + (spec.given_scale ? 1 : 0);
   if (args.size() != expected_args) {
     return InvalidArgument("the call has %zu operands, expected %zu", args.size(), expected_args);
   }
@@ -265,8 +270,16 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
   spec.rows = dims[0];
   spec.cols = dims[1];
   call.buffers.input = x->untyped_data();
+  if (takes_up) {
+    ffi::ErrorOr<ffi::AnyBuffer> up = args.get<ffi::AnyBuffer>(1);
+    if (up.has_error() || up->element_type() != x->element_type() ||
+        !std::equal(up->dimensions().begin(), up->dimensions().end(), dims.begin(), dims.end())) {
+      return InvalidArgument("up must be an array of x's shape and type");
+    }
+    call.buffers.up = up->untyped_data();
+  }
   if (spec.given_scale) {
-    ffi::ErrorOr<ffi::AnyBuffer> scale = args.get<ffi::AnyBuffer>(1);
+    ffi::ErrorOr<ffi::AnyBuffer> scale = args.get<ffi::AnyBuffer>(takes_up ? 2 : 1);
     if (scale.has_error() || scale->element_type() != ffi::DataType::F32 ||
         scale->element_count() != 1) {
       return InvalidArgument("the given scale must be one float32");

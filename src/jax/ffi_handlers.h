@@ -21,12 +21,12 @@
 // The handlers build the DotSpec with MakeDotSpec, the function the trace-time check in Python
 // calls too, so what was checked while tracing is what runs.
 // fp8dot_quantize: QuantizeOnCpu / QuantizeOnCuda (fp8dot/quantize.h). Operands: x (a row-major
-// f32/bf16/f16 matrix), then the given scale (f32[]) when given_scale. Results, each when the
-// spec produces it: q, scale, q_t, scale_t, amax (f32[]); the FP8 type is q's (or q_t's).
-// Attributes: granularity, scale_layout ("row-major" or "column-major": the layout of the 1x128
-// scale results, as the call declares them to XLA; absent = row-major) (strings), row_major,
-// transposed,
-// given_scale, compute_amax (bool), margin (int64).
+// f32/bf16/f16 matrix), then up (like x) when the activation is "swiglu", then the given scale
+// (f32[]) when given_scale. Results, each when the spec produces it: q, scale, q_t, scale_t, amax
+// (f32[]); the FP8 type is q's (or q_t's). Attributes: granularity, scale_layout ("row-major" or
+// "column-major": the layout of the 1x128 scale results, as the call declares them to XLA;
+// absent = row-major), activation ("none", "swiglu", "gelu"; absent = none) (strings),
+// row_major, transposed, given_scale, compute_amax (bool), margin (int64).
 #pragma once
 
 #include "xla/ffi/api/c_api.h"

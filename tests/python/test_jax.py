@@ -340,6 +340,39 @@ def test_fused_quantize_under_jit_gives_fp8dot_quantizes_bytes(platform, granula
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("activation", ["gelu", "swiglu"])
+def test_fused_quantize_of_an_activation_gives_fp8dot_quantizes_bytes(platform, activation):
+    """activation= / up= inside jax.jit: the activation computed in the kernel, the bytes
+    fp8dot.quantize gives (with delayed scaling's given scale too), never x's own."""
+    from fp8dot.jax.quantize import fused_quantize
+
+    x = (random((200, 136), 9) * 4).astype(jnp.bfloat16)
+    up = (random((200, 136), 10)).astype(jnp.bfloat16) if activation == "swiglu" else None
+    up_np = None if up is None else np.asarray(up)
+    kwargs_np = {"up": up_np} if up is not None else {"activation": "gelu"}
+    given = np.float32(0.01)
+    for scale in (None, given):
+        expected = fp8dot.quantize(np.asarray(x), "float8_e4m3fn", "tensor", transposed=True,
+                                   amax=True, scale=scale, **kwargs_np)
+        fn = jax.jit(lambda x, up: fused_quantize(
+            x, E4M3, "tensor", transposed=True, amax=True, scale=scale,
+            **({"up": up} if up is not None else {"activation": "gelu"})))
+        result = fn(jax.device_put(x, device(platform)),
+                    None if up is None else jax.device_put(up, device(platform)))
+        for name in ("q", "q_t"):
+            np.testing.assert_array_equal(np.asarray(getattr(result, name)).view(np.uint8),
+                                          getattr(expected, name).view(np.uint8))
+        for name in ("scale", "amax"):
+            np.testing.assert_array_equal(np.asarray(getattr(result, name)),
+                                          np.asarray(getattr(expected, name)))
+    plain = fp8dot.quantize(np.asarray(x), "float8_e4m3fn", "tensor")
+    assert not np.array_equal(np.asarray(result.q).view(np.uint8), plain.q.view(np.uint8))
+    assert float(result.amax) > 1.0
+    with pytest.raises(ValueError, match="the gelu activation takes no up"):
+        fused_quantize(x, E4M3, up=x, activation="gelu")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_column_major_block_scales_are_the_same_arrays_and_reach_the_gemm_as_written(platform):
     """fused_quantize(scale_layout="column-major"): the same q bytes and scales as fp8dot.quantize
     gives; declared to XLA as column-major, they reach the dot that asks for that layout (its lhs

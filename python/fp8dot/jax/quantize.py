@@ -98,7 +98,7 @@ def delayed_scale_update(x, dtype, scale, amax_history, amax_compute: str = "max
 
 def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = True,
                    transposed: bool = False, scale=None, margin: int = 0, amax: bool = False,
-                   scale_layout: str = "row-major"):
+                   scale_layout: str = "row-major", up=None, activation=None):
     """fp8dot.quantize inside jax.jit: one XLA custom call (fp8dot_quantize) to fp8dot's fused
     kernel, which writes q and, from the same read, q_t (the quantised transpose, with the scales
     of its own contracting dim) — a pass XLA would otherwise make separately. Returns
@@ -107,13 +107,18 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
 
     scale_layout="column-major" (1x128): the scales are the same arrays, laid out by XLA with a
     K-block's rows side by side (the call declares that layout for them), which fp8dot's dots
-    ask XLA for: they then reach the GEMM with no copy or reordering in between."""
+    ask XLA for: they then reach the GEMM with no copy or reordering in between.
+
+    activation="gelu" quantises GELU(x) (tanh form), up= (an array like x) SiLU(x) · up, instead
+    of x: computed inside the kernel and never written (fp8dot.quantize)."""
     _ffi.register()
     if x.ndim != 2:
         raise ValueError(f"fused_quantize takes a matrix [rows, contracting], got shape {x.shape}")
     quantizer = make_quantizer(_description(x, "x"), jnp.dtype(dtype).name, granularity,
                                bool(row_major), bool(transposed), scale is not None, int(margin),
-                               bool(amax), scale_layout)
+                               bool(amax), scale_layout,
+                               None if up is None else _description(up, "up"), activation)
+    activation = "swiglu" if up is not None and activation is None else activation or "none"
     q_shape, scale_shape, q_t_shape, scale_t_shape = quantizer.shapes
     shapes = [(q_shape, dtype), (scale_shape, jnp.float32), (q_t_shape, dtype),
               (scale_t_shape, jnp.float32), (() if amax else None, jnp.float32)]
@@ -124,12 +129,12 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
     column_major = quantizer.column_major_scales
     output_layouts = [(1, 0) if column_major and index in (1, 3) else None
                       for index, (shape, _) in enumerate(shapes) if shape is not None]
-    operands = [x]
+    operands = [x] if up is None else [x, up]
     if scale is not None:
         operands.append(jnp.asarray(scale, jnp.float32).reshape(()))
     outputs = iter(jax.ffi.ffi_call(_ffi.QUANTIZE_TARGET, results, vmap_method="sequential",
                                     output_layouts=output_layouts)(
-        *operands, granularity=granularity, scale_layout=scale_layout,
+        *operands, granularity=granularity, scale_layout=scale_layout, activation=activation,
         row_major=np.bool_(row_major),
         transposed=np.bool_(transposed), given_scale=np.bool_(scale is not None),
         compute_amax=np.bool_(amax), margin=np.int64(margin)))

@@ -229,6 +229,49 @@ def test_gradients_under_jit_match_the_fp64_gradients(platform, recipe_name, qua
     assert np.isfinite(float(loss))
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("quantization", ["xla", "kernel"])
+@pytest.mark.parametrize("recipe_name", ["seed", "blocks", "delayed"])
+def test_gelu_activation_equals_the_dot_of_jax_nn_gelu(platform, recipe_name, quantization):
+    """activation="gelu": the dot of GELU(x) and its gradients under jit, against the same dot
+    of jax.nn.gelu(x) written out. In jax.numpy quantisation both are the same program; the
+    kernel's GELU (activation_rule.h) differs from XLA's in float32's last bits, which moves an
+    FP8 element by one step only next to a rounding boundary: far below the quantisation bound."""
+    recipe = {"seed": fj.Recipe.seed(quantization=quantization),
+              "blocks": fj.Recipe.deepseek_blocks(quantization=quantization),
+              "delayed": fj.Recipe.seed(scaling="delayed", quantization=quantization)}[recipe_name]
+    on = device(platform)
+    x = jax.device_put(random((2, 128, 256), 20) * 2, on)
+    w = jax.device_put(random((256, 128), 21, scale=0.05), on)
+    state = fj.init_delayed_state(16) if recipe_name == "delayed" else None
+
+    def loss(x, w, fused):
+        h = x if fused else jax.nn.gelu(x, approximate=True)
+        y = fj.fp8_dot_general(h, w, recipe=recipe, state=state,
+                               activation="gelu" if fused else None)
+        return jnp.sum(jnp.sin(y) * 3.0), y
+
+    results = {}
+    for fused in (True, False):
+        step = jax.jit(jax.value_and_grad(functools.partial(loss, fused=fused), argnums=(0, 1),
+                                          has_aux=True))
+        (_, y), (dx, dw) = step(x, w)
+        results[fused] = (y, dx, dw)
+    bound = roundoff(recipe.forward.lhs_dtype)
+    for name, ours, theirs in zip(("y", "dx", "dw"), results[True], results[False]):
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, name
+        if quantization == "xla":
+            np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs), err_msg=name)
+        else:
+            assert relative_frobenius(ours, theirs) <= bound, name
+        assert float(jnp.abs(theirs).sum()) > 0, name
+    # Not the dot of x itself.
+    plain = fj.fp8_dot_general(x, w, recipe=recipe, state=state)
+    assert relative_frobenius(results[True][0], plain) > 0.1
+    with pytest.raises(ValueError, match="activation 'relu' is not one of gelu"):
+        fj.fp8_dot_general(x, w, activation="relu")
+
+
 def test_the_three_gemms_are_the_recipes_and_each_is_exactly_one_ffi_call():
     x, w = random((128, 256), 0), random((256, 128), 1)
     grad = jax.grad(functools.partial(_loss, recipe=fj.Recipe.seed()), argnums=(0, 1))

@@ -14,6 +14,9 @@ bf16 transpose of it is ever written. Each of X, W and dY is quantised for both 
 once (recipe.quantization: in jax.numpy, which XLA fuses, or with fp8dot's kernel, which writes
 both orientations from one read), so the backward pass keeps FP8 operands only.
 
+activation="gelu" applies the dot to GELU(x) (tanh form, jax.nn.gelu's default) computed inside
+X's quantisation (never written), and differentiates through it as jax.nn.gelu does.
+
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
 output gradient) and returns the updated state as the state's cotangent, as Flax's
 Fp8DirectDotGeneralOp does ('_overwrite_with_gradient').
@@ -51,15 +54,32 @@ def init_delayed_state(history_length: int = 1024) -> dict:
     return {name: (scale if name.endswith("scale") else history) for name in STATE_NAMES}
 
 
+ACTIVATIONS = ("gelu",)
+
+
+def _activated(x, activation: Optional[str]):
+    """x, or the activation the dot applies to it, in jax.numpy (jax.nn.gelu's tanh form)."""
+    return x if activation is None else jax.nn.gelu(x, approximate=True)
+
+
 def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = None,
-                    state: Optional[Mapping] = None, preferred_element_type=None):
+                    state: Optional[Mapping] = None, preferred_element_type=None,
+                    activation: Optional[str] = None):
     """dot_general(x, w) in FP8 by `recipe` (default Recipe.seed()), differentiable in x and w.
 
     dimension_numbers as jax.lax.dot_general's, without batch dims (x's free dims, then w's, in
     the output); default: x's last dim with w's first, as nn.Dense. With recipe.scaling ==
     "delayed", `state` is the delayed-scaling state (init_delayed_state()); its gradient is the
     updated state. The output has preferred_element_type (default x.dtype).
+
+    activation="gelu": dot_general(GELU(x), w) (tanh form) with GELU computed inside X's FP8
+    quantisation (recipe.quantization "kernel"; with "xla" by jax.numpy, which XLA fuses into
+    it), so an MLP's hidden activation is never written in x's dtype; x's gradient goes through
+    jax.nn.gelu's. Delayed scaling's history then records max |GELU(x)|.
     """
+    if activation is not None and activation not in ACTIVATIONS:
+        raise ValueError(f"fp8dot.jax.fp8_dot_general: activation {activation!r} is not one of "
+                         f"{', '.join(ACTIVATIONS)} (or None)")
     recipe = check_recipe(Recipe.seed() if recipe is None else recipe,
                           "fp8dot.jax.fp8_dot_general")
     for array, name in ((x, "x"), (w, "w")):
@@ -91,7 +111,7 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
         state = tuple(state[name] for name in STATE_NAMES)
     else:
         state = ()
-    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, x2, w2, state)
+    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, activation, x2, w2, state)
     return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
 
 
@@ -103,52 +123,56 @@ def _delayed(recipe: Recipe, x, dtype, scale, history):
     return delayed_scale_update(x, dtype, scale, history, recipe.amax_compute, recipe.margin)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2))
-def _fp8_matmul(recipe, out_dtype, weight_kn, x2, w2, state):
-    """x2 [M, K] · W -> [M, N], where w2 is W as [K, N] (weight_kn) or as [N, K]."""
-    return _forward(recipe, out_dtype, weight_kn, x2, w2, state)[0]
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3))
+def _fp8_matmul(recipe, out_dtype, weight_kn, activation, x2, w2, state):
+    """activation(x2) [M, K] · W -> [M, N], where w2 is W as [K, N] (weight_kn) or as [N, K]."""
+    return _forward(recipe, out_dtype, weight_kn, activation, x2, w2, state)[0]
 
 
 def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
-                       scale=None):
+                       scale=None, activation: Optional[str] = None):
     """(q, scale) of matrix [R, C] for a GEMM that contracts C, and (q_t, scale_t) of matrixᵀ for
     one that contracts R, each scale in its own operand's terms. fp8dot's kernel writes both
     from one read; in jax.numpy a transposable scaling (tensor, 128x128) transposes the FP8 copy
     and any other is quantised again. A transpose in another dtype is quantised on its own
-    (current scaling)."""
+    (current scaling). With an activation the matrix quantised is activation(matrix): computed
+    by the kernel, or by jax.numpy ahead of the quantisation."""
     if recipe.quantization == "kernel":
         # Scales in the layouts the dots ask XLA for (ops._declared_scale_layouts).
-        operand, transposed, _ = both_orientations(fused_quantize, matrix, granularity, dtype,
+        quantize_fn = (fused_quantize if activation is None
+                       else functools.partial(fused_quantize, activation=activation))
+        operand, transposed, _ = both_orientations(quantize_fn, matrix, granularity, dtype,
                                                    transposed_dtype, scale)
         return operand, transposed
+    matrix = _activated(matrix, activation)
     q, q_scale = quantize(matrix, dtype, granularity, scale)
     if transposed_dtype == dtype and granularity in ("tensor", "128x128"):
         return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)
     return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity)
 
 
-def _forward(recipe: Recipe, out_dtype, weight_kn, x2, w2, state):
+def _forward(recipe: Recipe, out_dtype, weight_kn, activation, x2, w2, state):
     if x2.shape[0] == 0:
         # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
         # a delayed-scaling state that stays as it is (the backward returns it unchanged).
         unchanged = (state[0], state[1], state[3], state[4]) if state else ()
         n = w2.shape[1] if weight_kn else w2.shape[0]
         return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, unchanged))
-    activation, weight = _GRANULARITY[recipe.scaling]
+    granularity, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
     input_scale = kernel_scale = None
     new_state = ()
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, _, input_history, kernel_history, _ = state
-        input_scale, input_history = _delayed(recipe, x2, config.lhs_dtype, input_scale,
-                                              input_history)
+        input_scale, input_history = _delayed(recipe, _activated(x2, activation),
+                                              config.lhs_dtype, input_scale, input_history)
         kernel_scale, kernel_history = _delayed(recipe, w2, config.rhs_dtype, kernel_scale,
                                                 kernel_history)
         new_state = (input_scale, kernel_scale, input_history, kernel_history)
     # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
     # [K, M] and the dgrad's Wᵀ [K, N].
-    (x_q, x_scale), x_t = _both_orientations(recipe, x2, activation, config.lhs_dtype,
-                                             recipe.wgrad.rhs_dtype, input_scale)
+    (x_q, x_scale), x_t = _both_orientations(recipe, x2, granularity, config.lhs_dtype,
+                                             recipe.wgrad.rhs_dtype, input_scale, activation)
     if weight_kn:  # the forward's [N, K] is the transposed output
         w_t, (w_q, w_scale) = _both_orientations(recipe, w2, weight, recipe.dgrad.rhs_dtype,
                                                  config.rhs_dtype, kernel_scale)
@@ -159,8 +183,9 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, x2, w2, state):
                            precision=config.precision, algorithm=config.algorithm,
                            preferred_element_type=out_dtype)
     # Residuals: FP8 operands only (empty slices of x2 and w2 keep their dtypes and mesh typing
-    # for the cotangents).
-    return y, (x2[:0], w2[:0], x_t, w_t, state, new_state)
+    # for the cotangents), and with an activation x2 itself, which its gradient needs (as an
+    # unfused activation keeps it).
+    return y, (x2 if activation else x2[:0], w2[:0], x_t, w_t, state, new_state)
 
 
 def _as_rhs(scale, granularity):
@@ -169,11 +194,11 @@ def _as_rhs(scale, granularity):
     return scale.T if granularity in ("1x128", "128x128") else scale
 
 
-def _fp8_matmul_forward(recipe, out_dtype, weight_kn, x2, w2, state):
-    return _forward(recipe, out_dtype, weight_kn, x2, w2, state)
+def _fp8_matmul_forward(recipe, out_dtype, weight_kn, activation, x2, w2, state):
+    return _forward(recipe, out_dtype, weight_kn, activation, x2, w2, state)
 
 
-def _fp8_matmul_backward(recipe, out_dtype, weight_kn, residuals, g):
+def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, residuals, g):
     x2, w2, x_t, w_t, state, new_state = residuals
     if x_t is None:  # the forward had no rows: zero gradients, the state as it was
         n, k = g.shape[1], x2.shape[1]
@@ -181,12 +206,12 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, residuals, g):
         return _typed_like(jnp.zeros(x2.shape, x2.dtype), x2), _typed_like(dw, w2), \
             tuple(_typed_like(value, value) for value in state)
     (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
-    activation, weight = _GRANULARITY[recipe.scaling]
+    granularity, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
     grad_scale = None
     if recipe.scaling == "delayed":
         grad_scale, grad_history = _delayed(recipe, g, dgrad.lhs_dtype, state[2], state[5])
-    (g_q, g_scale), (gt_q, gt_scale) = _both_orientations(recipe, g, activation, dgrad.lhs_dtype,
+    (g_q, g_scale), (gt_q, gt_scale) = _both_orientations(recipe, g, granularity, dgrad.lhs_dtype,
                                                           wgrad.lhs_dtype, grad_scale)
 
     # dgrad: dX [M, K] = dY [M, N] · W, W as [K, N].
@@ -199,11 +224,13 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, residuals, g):
     # weight_kn; else returned transposed into w2's [N, K], which XLA folds into the caller's
     # transpose, so the gradient lands in the kernel's layout without a pass over it.
     dw = scaled_dot_general(xt_q, gt_q, _TN, lhs_scale=xt_scale,
-                            rhs_scale=_as_rhs(gt_scale, activation),
+                            rhs_scale=_as_rhs(gt_scale, granularity),
                             precision=(wgrad.precision[1], wgrad.precision[0]),
                             algorithm=wgrad.algorithm, preferred_element_type=w2.dtype)
     if not weight_kn:
         dw = dw.T
+    if activation is not None:  # dx is the activation's gradient: through it, as jax.nn.gelu
+        dx = jax.vjp(lambda v: _activated(v, activation), x2)[1](dx)[0]
 
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, input_history, kernel_history = new_state

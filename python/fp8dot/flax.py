@@ -10,6 +10,13 @@ output_grad scale and amax_history) in the '_overwrite_with_gradient' collection
 flax.training.train_state.TrainState.apply_gradients overwrites with its "gradient" (the
 updated state). Any fp8dot.jax.Recipe can be given, including current (tensorwise) and rowwise
 scaling and DeepSeek blocks, which Flax does not have; those keep no state.
+
+activation="gelu" makes the Dense take GELU of its input inside its FP8 cast (tanh form, as
+nn.gelu's default), so an MLP's hidden activation is never written in bf16:
+
+    down = nn.Dense(d_model, dot_general_cls=functools.partial(fp8dot.flax.DotGeneral,
+                                                                activation="gelu"))
+    y = down(up(x))                                     # = nn.Dense(d_model)(nn.gelu(up(x)))
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ class DotGeneral(nn.Module):
 
     recipe: Optional[Recipe] = None  # None: Recipe.seed("delayed", amax_history_length=...)
     amax_history_length: int = 1024  # Flax's default; used when recipe is None
+    activation: Optional[str] = None  # "gelu": the dot of GELU(x) (fp8_dot_general)
 
     def resolved_recipe(self) -> Recipe:
         if self.recipe is not None:
@@ -52,4 +60,5 @@ class DotGeneral(nn.Module):
             state = {name: self.variable(OVERWRITE_WITH_GRADIENT, name, lambda v=value: v).value
                      for name, value in initial.items()}
         return fp8_dot_general(x, kernel, dimension_numbers, recipe=recipe, state=state,
-                               preferred_element_type=preferred_element_type or x.dtype)
+                               preferred_element_type=preferred_element_type or x.dtype,
+                               activation=self.activation)

@@ -617,6 +617,39 @@ def test_flax_drop_in_with_deepseek_blocks_trains():
     assert losses[-1] < 0.5 * losses[0]
 
 
+@pytest.mark.parametrize("quantization", ["xla", "kernel"])
+def test_flax_dense_with_the_gelu_activation_equals_dense_of_nn_gelu(quantization):
+    """DotGeneral(activation="gelu"): the Dense of nn.gelu(x) (its tanh default), the state
+    included; in jax.numpy quantisation the same bits."""
+    nn = pytest.importorskip("flax.linen")
+    import fp8dot.flax
+
+    recipe = fj.Recipe.seed(scaling="delayed", amax_history_length=8, quantization=quantization)
+    make = lambda **extra: nn.Dense(32, use_bias=False, dot_general_cls=functools.partial(
+        fp8dot.flax.DotGeneral, recipe=recipe, **extra))
+    fused, plain = make(activation="gelu"), make()
+    x = random((16, 64), 30) * 3
+    variables = plain.init(jax.random.PRNGKey(0), x)
+
+    def loss(module, activate, variables, x):
+        y = module.apply(variables, nn.gelu(x) if activate else x,
+                         mutable=["_overwrite_with_gradient"])[0]
+        return jnp.sum(jnp.sin(y)), y
+
+    ours = jax.jit(jax.value_and_grad(functools.partial(loss, fused, False), argnums=(0, 1),
+                                      has_aux=True))(variables, x)
+    theirs = jax.jit(jax.value_and_grad(functools.partial(loss, plain, True), argnums=(0, 1),
+                                        has_aux=True))(variables, x)
+    leaves = lambda result: jax.tree_util.tree_leaves((result[0][1], result[1]))
+    for a, b in zip(leaves(ours), leaves(theirs)):
+        if quantization == "xla":
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        else:
+            assert relative_frobenius(a, b) <= roundoff(recipe.forward.lhs_dtype)
+    history = ours[1][0]["_overwrite_with_gradient"]["DotGeneral_0"]["input_amax_history"]
+    assert float(history[0]) == pytest.approx(float(jnp.max(jnp.abs(nn.gelu(x)))), rel=1e-6)
+
+
 @pytest.mark.parametrize("recipe", [None, fj.Recipe.seed(), fj.Recipe.deepseek_blocks()],
                          ids=["delayed", "tensorwise", "blocks"])
 def test_an_input_without_rows_gives_an_empty_result_and_keeps_the_state(recipe):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call (at most 10 minutes) for when a single call is all the session gets: the
 # decisive parts of two pending experiments, most important first.
-#   carry: build/carry build/head/tests build/syncwarp build/gelu build/wheel-cp312 .whl
-#   command: tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-05-combined-call.sh
+#   carry: build/carry-all build/wheel-cp312 .whl (all.tar.xz: build/carry's binaries, and
+#   build/head/tests, build/syncwarp, build/gelu's; the working tree and the carry must fit 64 MiB)
+#   command: tar xJf build/carry-all/all.tar.xz && bash bench/pending/2026-12-05-combined-call.sh
 # 1. racecheck of HEAD's block-scaled kernels (BlockScalesOfSeveralTilesPerCta*), then of the
 #    wait-closes-body change (multi-warpgroup), then of the change + __syncwarp before a stage's
 #    release (2026-12-05-wait-closes-body-multi-warpgroup/).

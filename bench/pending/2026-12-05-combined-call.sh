@@ -35,8 +35,8 @@ timeout 120 python3 -m pytest -q -p no:cacheprovider tests/python/test_quantize.
   -W ignore::DeprecationWarning > "$O/pytest-activations.log" 2>&1
 echo "rc $? ($((SECONDS - t0)) s)"; tail -1 "$O/pytest-activations.log"
 echo "== MLP block, GELU tanh"; t0=$SECONDS
-timeout 200 python3 bench/python/mlp_block_bench.py --gelu tanh --rounds 3 --variants \
-  "bf16,torchao,fp8dot-delayed,fp8dot-delayed+fused,fp8dot-seed,fp8dot-seed+fused" \
+timeout 180 python3 bench/python/mlp_block_bench.py --gelu tanh --rounds 3 --variants \
+  "bf16,torchao,fp8dot-delayed,fp8dot-delayed+fused" \
   > "$O/mlp-block-gelu-tanh.log" 2>&1
 echo "rc $? ($((SECONDS - t0)) s)"; tail -8 "$O/mlp-block-gelu-tanh.log"
 echo "== the wait change: promoted, the suite"; t0=$SECONDS

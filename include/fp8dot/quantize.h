@@ -58,6 +58,10 @@ enum class ScaleGranularity { kTensor, kRow, k1x128, k128x128 };
 // What is quantised: the input itself, or an activation of it (above).
 // (One byte: it rides in the padding of the CUDA kernels' parameter blocks.)
 enum class QuantizeActivation : uint8_t { kNone, kSwiGlu, kGelu };
+// Whether the activation reads QuantizeBuffers::up besides the input (SwiGLU's second input).
+constexpr bool QuantizeActivationTakesUp(QuantizeActivation activation) {
+  return activation == QuantizeActivation::kSwiGlu;
+}
 
 // How 1x128 scales lie in memory (above); the other granularities have one layout.
 enum class ScaleLayout { kRowMajor, kColumnMajor };

@@ -36,7 +36,7 @@ StatusOr<std::pair<QuantizeSpec, QuantizeOutputs>> MakeQuantizeSpec(
   } else {
     FP8_ASSIGN_OR_RETURN(spec.activation, ParseQuantizeActivation(request.activation));
   }
-  const bool takes_up = spec.activation == QuantizeActivation::kSwiGlu;
+  const bool takes_up = QuantizeActivationTakesUp(spec.activation);
   if (takes_up != request.up.has_value()) {
     return InvalidArgument("quantize: the %s activation %s",
                            QuantizeActivationName(spec.activation),

@@ -1,6 +1,8 @@
 // QuantizeSpec validation and the shapes it produces (include/fp8dot/quantize.h).
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 
 #include "fp8dot/memory_ranges.h"
@@ -59,6 +61,10 @@ StatusOr<ScaleLayout> ParseScaleLayout(const std::string& name) {
   return InvalidArgument("unknown scale layout '%s' (row-major or column-major)", name.c_str());
 }
 
+// Every activation there is, for parsing and validation.
+constexpr QuantizeActivation kQuantizeActivations[] = {
+    QuantizeActivation::kNone, QuantizeActivation::kSwiGlu, QuantizeActivation::kGelu};
+
 const char* QuantizeActivationName(QuantizeActivation activation) {
   switch (activation) {
     case QuantizeActivation::kSwiGlu:
@@ -71,8 +77,7 @@ const char* QuantizeActivationName(QuantizeActivation activation) {
 }
 
 StatusOr<QuantizeActivation> ParseQuantizeActivation(const std::string& name) {
-  for (QuantizeActivation activation :
-       {QuantizeActivation::kNone, QuantizeActivation::kSwiGlu, QuantizeActivation::kGelu}) {
+  for (QuantizeActivation activation : kQuantizeActivations) {
     if (name == QuantizeActivationName(activation)) return activation;
   }
   return InvalidArgument("unknown quantize activation '%s' (none, swiglu or gelu)", name.c_str());
@@ -96,9 +101,7 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
     return InvalidArgument("quantize: %lldx%lld elements overflow 64 bits",
                            static_cast<long long>(spec.rows), static_cast<long long>(spec.cols));
   }
-  if (spec.activation != QuantizeActivation::kNone &&
-      spec.activation != QuantizeActivation::kSwiGlu &&
-      spec.activation != QuantizeActivation::kGelu) {
+  if (std::ranges::find(kQuantizeActivations, spec.activation) == std::end(kQuantizeActivations)) {
     return InvalidArgument("quantize: activation %d is none of none, swiglu or gelu",
                            static_cast<int>(spec.activation));
   }
@@ -153,7 +156,7 @@ StatusOr<QuantizeOutputs> ValidateQuantizeSpec(const QuantizeSpec& spec) {
 Status CheckQuantizeBuffers(const QuantizeSpec& spec, const QuantizeBuffers& buffers) {
   FP8_ASSIGN_OR_RETURN(QuantizeOutputs outputs, ValidateQuantizeSpec(spec));
   FP8_RETURN_IF_ERROR(CheckPointer(buffers.input, true, "input", "always needed"));
-  FP8_RETURN_IF_ERROR(CheckPointer(buffers.up, spec.activation == QuantizeActivation::kSwiGlu, "up",
+  FP8_RETURN_IF_ERROR(CheckPointer(buffers.up, QuantizeActivationTakesUp(spec.activation), "up",
                                    "the second input of the swiglu activation"));
   FP8_RETURN_IF_ERROR(
       CheckPointer(buffers.given_scale, spec.given_scale, "given_scale", "spec.given_scale"));

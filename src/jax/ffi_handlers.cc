@@ -257,7 +257,7 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
   FP8_ASSIGN_OR_RETURN(const int64_t margin, Attribute<int64_t>(attributes, "margin"));
   spec.margin = static_cast<int>(std::clamp<int64_t>(margin, -1000, 1000));
 
-  const bool takes_up = spec.activation == QuantizeActivation::kSwiGlu;
+  const bool takes_up = QuantizeActivationTakesUp(spec.activation);
   const size_t expected_args = 1 + (takes_up ? 1 : 0) + (spec.given_scale ? 1 : 0);
   if (args.size() != expected_args) {
     return InvalidArgument("the call has %zu operands, expected %zu", args.size(), expected_args);

@@ -74,9 +74,8 @@ __device__ T FromFloat(float v) {
 
 using Activation = QuantizeActivation;
 
-// Whether the activation reads `up` besides the input.
 template <Activation kActivation>
-constexpr bool kReadsUp = kActivation == Activation::kSwiGlu;
+constexpr bool kReadsUp = QuantizeActivationTakesUp(kActivation);
 
 // x in T (activation_rule.h), the element the quantisation reads: from the input (kSwiGlu: the
 // gate) and, where kReadsUp, up (ignored otherwise).

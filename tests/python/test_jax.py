@@ -362,6 +362,16 @@ def test_the_forward_is_bit_identical_to_the_same_quantisation_through_numpy(qua
     np.testing.assert_array_equal(np.asarray(ours), expected)
 
 
+def _assert_same_quantized(result, expected, scales=("scale", "scale_t", "amax")):
+    """result (fused_quantize's) holds expected's (fp8dot.quantize's) FP8 bytes and scales."""
+    for name in ("q", "q_t"):
+        np.testing.assert_array_equal(np.asarray(getattr(result, name)).view(np.uint8),
+                                      getattr(expected, name).view(np.uint8))
+    for name in scales:
+        np.testing.assert_array_equal(np.asarray(getattr(result, name)),
+                                      np.asarray(getattr(expected, name)))
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("granularity", ["tensor", "row", "1x128", "128x128"])
 def test_fused_quantize_under_jit_gives_fp8dot_quantizes_bytes(platform, granularity):
@@ -372,12 +382,7 @@ def test_fused_quantize_under_jit_gives_fp8dot_quantizes_bytes(platform, granula
                                amax=True)
     fn = jax.jit(lambda x: fused_quantize(x, E5M2, granularity, transposed=True, amax=True))
     result = fn(jax.device_put(x, device(platform)))
-    for name in ("q", "q_t"):
-        np.testing.assert_array_equal(np.asarray(getattr(result, name)).view(np.uint8),
-                                      getattr(expected, name).view(np.uint8))
-    for name in ("scale", "scale_t", "amax"):
-        np.testing.assert_array_equal(np.asarray(getattr(result, name)),
-                                      np.asarray(getattr(expected, name)))
+    _assert_same_quantized(result, expected)
     with pytest.raises(ValueError, match="not an FP8 type"):
         jax.jit(lambda x: fused_quantize(x, jnp.bfloat16))(x)
 
@@ -391,23 +396,17 @@ def test_fused_quantize_of_an_activation_gives_fp8dot_quantizes_bytes(platform, 
 
     x = (random((200, 136), 9) * 4).astype(jnp.bfloat16)
     up = (random((200, 136), 10)).astype(jnp.bfloat16) if activation == "swiglu" else None
-    up_np = None if up is None else np.asarray(up)
-    kwargs_np = {"up": up_np} if up is not None else {"activation": "gelu"}
-    given = np.float32(0.01)
-    for scale in (None, given):
+    # The activation's arguments: up= (SwiGLU), or activation="gelu".
+    activation_of = lambda up: {"activation": "gelu"} if up is None else {"up": up}
+    for scale in (None, np.float32(0.01)):
         expected = fp8dot.quantize(np.asarray(x), "float8_e4m3fn", "tensor", transposed=True,
-                                   amax=True, scale=scale, **kwargs_np)
-        fn = jax.jit(lambda x, up: fused_quantize(
-            x, E4M3, "tensor", transposed=True, amax=True, scale=scale,
-            **({"up": up} if up is not None else {"activation": "gelu"})))
+                                   amax=True, scale=scale,
+                                   **activation_of(None if up is None else np.asarray(up)))
+        fn = jax.jit(lambda x, up: fused_quantize(x, E4M3, "tensor", transposed=True, amax=True,
+                                                  scale=scale, **activation_of(up)))
         result = fn(jax.device_put(x, device(platform)),
                     None if up is None else jax.device_put(up, device(platform)))
-        for name in ("q", "q_t"):
-            np.testing.assert_array_equal(np.asarray(getattr(result, name)).view(np.uint8),
-                                          getattr(expected, name).view(np.uint8))
-        for name in ("scale", "amax"):
-            np.testing.assert_array_equal(np.asarray(getattr(result, name)),
-                                          np.asarray(getattr(expected, name)))
+        _assert_same_quantized(result, expected, ("scale", "amax"))
     plain = fp8dot.quantize(np.asarray(x), "float8_e4m3fn", "tensor")
     assert not np.array_equal(np.asarray(result.q).view(np.uint8), plain.q.view(np.uint8))
     assert float(result.amax) > 1.0
@@ -428,12 +427,7 @@ def test_column_major_block_scales_are_the_same_arrays_and_reach_the_gemm_as_wri
     quantized = jax.jit(lambda x: fused_quantize(x, E4M3, "1x128", transposed=True,
                                                  scale_layout="column-major"))(
         jax.device_put(x, device(platform)))
-    for name in ("q", "q_t"):
-        np.testing.assert_array_equal(np.asarray(getattr(quantized, name)).view(np.uint8),
-                                      getattr(expected, name).view(np.uint8))
-    for name in ("scale", "scale_t"):
-        np.testing.assert_array_equal(np.asarray(getattr(quantized, name)),
-                                      np.asarray(getattr(expected, name)))
+    _assert_same_quantized(quantized, expected, ("scale", "scale_t"))
 
     w = random((256, 300), 9) * 3
     w_q = fp8dot.quantize(np.asarray(w), "float8_e4m3fn", "128x128")

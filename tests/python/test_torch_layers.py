@@ -784,24 +784,30 @@ def test_linear_swiglu_compiles_without_a_graph_break():
     assert model.gate.weight.grad.abs().sum() > 0 and model.up.weight.grad.abs().sum() > 0
 
 
+def _losses_against_a_teacher(model, teacher_seed, data_seed, steps=30):
+    """The losses of `steps` AdamW steps fitting a 128-wide model to a random linear teacher,
+    the same data for every model given the same seeds."""
+    teacher = torch.randn(128, 128, generator=generator(teacher_seed)) / 128 ** 0.5
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    data = torch.Generator().manual_seed(data_seed)
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(64, 128, generator=data)
+        loss = (model(x) - x @ teacher).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
 def test_linear_swiglu_trains_like_the_unfused_mlp():
     torch.manual_seed(34)
     fused = ft.convert(SwiGluMlp(), ft.Recipe.seed())
     plain = ft.convert(SwiGluMlp(fused=False), ft.Recipe.seed())
     plain.load_state_dict(fused.state_dict())
-    teacher = torch.randn(128, 128, generator=generator(36)) / 128 ** 0.5
-    losses = {}
-    for name, model in (("fused", fused), ("plain", plain)):
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-        data = torch.Generator().manual_seed(35)
-        losses[name] = []
-        for _ in range(30):
-            x = torch.randn(64, 128, generator=data)
-            loss = (model(x) - x @ teacher).square().mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses[name].append(loss.item())
+    losses = {name: _losses_against_a_teacher(model, teacher_seed=36, data_seed=35)
+              for name, model in (("fused", fused), ("plain", plain))}
     assert losses["fused"][-1] < 0.85 * losses["fused"][0]
     # The two differ only where the product's float32 rounds to the other bfloat16.
     assert losses["fused"] == pytest.approx(losses["plain"], rel=2e-3)
@@ -881,19 +887,8 @@ def test_linear_gelu_compiles_without_a_graph_break_and_trains_like_the_unfused_
     fused = ft.convert(GeluMlp(), ft.Recipe.seed())
     plain = ft.convert(GeluMlp(fused=False), ft.Recipe.seed())
     plain.load_state_dict(fused.state_dict())
-    teacher = torch.randn(128, 128, generator=generator(44)) / 128 ** 0.5
-    losses = {}
-    for name, model in (("fused", fused), ("plain", plain)):
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-        data = torch.Generator().manual_seed(45)
-        losses[name] = []
-        for _ in range(30):
-            x = torch.randn(64, 128, generator=data)
-            loss = (model(x) - x @ teacher).square().mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses[name].append(loss.item())
+    losses = {name: _losses_against_a_teacher(model, teacher_seed=44, data_seed=45)
+              for name, model in (("fused", fused), ("plain", plain))}
     assert losses["fused"][-1] < 0.85 * losses["fused"][0]
     # The two differ where GELU's float32 values (the rule's and torch's, a few ulps apart)
     # quantise to neighbouring FP8 values: rarely, but each such step moves the weights apart

@@ -91,7 +91,7 @@ def main():
     x = jax.random.normal(jax.random.PRNGKey(0), (args.tokens, args.d_model), jnp.bfloat16)
     dy = jax.random.normal(jax.random.PRNGKey(1), (args.tokens, args.d_model), jnp.bfloat16)
     for name, cls in mlp_variants(args.variants.split(",")).items():
-        block = make_block(cls, args.d_model, args.hidden)
+        block = make_block(cls, args.d_model, args.hidden, fused=name.endswith("+fused"))
         variables = block.init(jax.random.PRNGKey(2), x)
         step = jax.jit(jax.value_and_grad(
             lambda v, x, dy: jnp.sum(block.apply(v, x).astype(jnp.float32) * dy), argnums=(0, 1)))

@@ -234,9 +234,11 @@ def test_gradients_under_jit_match_the_fp64_gradients(platform, recipe_name, qua
 @pytest.mark.parametrize("recipe_name", ["seed", "blocks", "delayed"])
 def test_gelu_activation_equals_the_dot_of_jax_nn_gelu(platform, recipe_name, quantization):
     """activation="gelu": the dot of GELU(x) and its gradients under jit, against the same dot
-    of jax.nn.gelu(x) written out. In jax.numpy quantisation both are the same program; the
-    kernel's GELU (activation_rule.h) differs from XLA's in float32's last bits, which moves an
-    FP8 element by one step only next to a rounding boundary: far below the quantisation bound."""
+    of jax.nn.gelu(x) written out. With jax.numpy quantisation on the CPU both are the same
+    arithmetic; on the GPU XLA fuses the GELU differently in the two programs (recomputed inside
+    the amax and cast fusions in one), and the kernel's GELU (activation_rule.h) differs from
+    XLA's: float32's last bits, which move an FP8 element by one step only next to a rounding
+    boundary, far below the quantisation bound."""
     recipe = {"seed": fj.Recipe.seed(quantization=quantization),
               "blocks": fj.Recipe.deepseek_blocks(quantization=quantization),
               "delayed": fj.Recipe.seed(scaling="delayed", quantization=quantization)}[recipe_name]
@@ -260,7 +262,7 @@ def test_gelu_activation_equals_the_dot_of_jax_nn_gelu(platform, recipe_name, qu
     bound = roundoff(recipe.forward.lhs_dtype)
     for name, ours, theirs in zip(("y", "dx", "dw"), results[True], results[False]):
         assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, name
-        if quantization == "xla":
+        if quantization == "xla" and platform == "cpu":
             np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs), err_msg=name)
         else:
             assert relative_frobenius(ours, theirs) <= bound, name
@@ -614,7 +616,8 @@ def test_flax_drop_in_with_deepseek_blocks_trains():
 @pytest.mark.parametrize("quantization", ["xla", "kernel"])
 def test_flax_dense_with_the_gelu_activation_equals_dense_of_nn_gelu(quantization):
     """DotGeneral(activation="gelu"): the Dense of nn.gelu(x) (its tanh default), the state
-    included; in jax.numpy quantisation the same bits."""
+    included; in jax.numpy quantisation on the CPU the same bits (on the GPU XLA may fuse the
+    GELU differently in the two programs: test_gelu_activation_equals_the_dot_of_jax_nn_gelu)."""
     nn = pytest.importorskip("flax.linen")
     import fp8dot.flax
 
@@ -636,7 +639,7 @@ def test_flax_dense_with_the_gelu_activation_equals_dense_of_nn_gelu(quantizatio
                                         has_aux=True))(variables, x)
     leaves = lambda result: jax.tree_util.tree_leaves((result[0][1], result[1]))
     for a, b in zip(leaves(ours), leaves(theirs)):
-        if quantization == "xla":
+        if quantization == "xla" and jax.default_backend() == "cpu":
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
         else:
             assert relative_frobenius(a, b) <= roundoff(recipe.forward.lhs_dtype)

@@ -261,9 +261,10 @@ TEST(CudaQuantizeTest, ColumnMajorBlockScalesAreBitIdenticalToTheCpuBackend) {
 }
 
 // An activation quantised on the way in (QuantizeActivation::kSwiGlu, kGelu): its own load path
-// in the cast (synchronous, one buffer) and in both amax passes, against the CPU backend, which
-// computes the activation with the same activation_rule.h. Heavy-tailed inputs reach both ends
-// of its exp (beyond ±88); uniform ones give the values a training run has.
+// in the cast (SwiGLU: synchronous, one buffer; GELU: applied in shared memory to the staged
+// tile, 1030 x 6200 giving CTAs several tiles) and in both amax passes, against the CPU backend,
+// which computes the activation with the same activation_rule.h. Heavy-tailed inputs reach both
+// ends of its exp (beyond ±88); uniform ones give the values a training run has.
 void ExpectActivationIsBitIdenticalToTheCpuBackend(QuantizeActivation activation, uint64_t seed) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 384}, {200, 136}, {1, 8},
                                                            {129, 7},   {3, 130},   {1030, 6200}};

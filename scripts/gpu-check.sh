@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: the GPU tests (ctest label "gpu" = the cuda_test binary), the
 # benchmarks (gpu_bench: fp8dot vs cuBLASLt direct), the torch._scaled_mm comparison, and
-# compute-sanitizer memcheck over the GPU tests. Logs go to $OUT; a short table is printed last.
+# compute-sanitizer memcheck over the GPU tests (racecheck and synccheck over the own GEMM's
+# several-tiles tests). Logs go to $OUT; a short table is printed last.
 #
 # Build here first (the GPU machine has no CLI11/nlohmann/OpenBLAS dev packages):
 #   cmake -S . -B build-gpu -G Ninja -DFP8DOT_CUDA=ON && ninja -C build-gpu cuda_test gpu_bench
@@ -87,6 +88,16 @@ if [ -z "${GPU_CHECK_SKIP_SANITIZER:-}" ] && command -v compute-sanitizer > /dev
     "$TESTS" --gtest_filter='-*Autotuning*:*OutOfDeviceMemory*' > "$OUT/sanitizer.log" 2>&1
   sanitizer_rc=$?
   tail -3 "$OUT/sanitizer.log"
+  # racecheck and synccheck where the own GEMM's CTAs walk several tiles, so that its stages are
+  # refilled while the math warps still read the last ones (the cases that showed a hazard on
+  # 2026-12-05). Whole cuda_test under racecheck would not fit the call.
+  for tool in racecheck synccheck; do
+    echo "== compute-sanitizer $tool (the own GEMM over several tiles per CTA)"
+    timeout "${GPU_CHECK_RACECHECK_TIMEOUT:-120}" compute-sanitizer --tool "$tool" \
+      --error-exitcode 3 "$TESTS" --gtest_filter='CudaOwnGemmTest.*SeveralTilesPerCta*' \
+      > "$OUT/$tool.log" 2>&1
+    echo "rc=$?"
+  done
 fi
 
 # 4. The short table, last.
@@ -103,6 +114,12 @@ if os.path.exists(san):
     text = open(san).read()
     summary = re.findall(r"ERROR SUMMARY: (\d+) error", text)
     print(f"compute-sanitizer memcheck: rc={sanitizer_rc}, error summary {summary[-1:] or '?'}")
+for tool in ("racecheck", "synccheck"):
+    path = os.path.join(out, f"{tool}.log")
+    if os.path.exists(path):
+        found = re.findall(r"(?:RACECHECK|ERROR) SUMMARY: (\d+) (?:hazard|error)", open(path).read())
+        print(f"compute-sanitizer {tool} (own GEMM, several tiles per CTA): "
+              f"{found[-1] if found else '?'} reported")
 bench, torch_rows = {}, {}
 if os.path.exists(os.path.join(out, "bench.csv")):
     for r in csv.DictReader(open(os.path.join(out, "bench.csv"))):

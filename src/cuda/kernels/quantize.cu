@@ -299,6 +299,12 @@ struct StagedTile {
   // loads and casts; double-buffered, only one would fit, and its 8 warps could not keep HBM
   // busy (measured: 2.1 TB/s on a 16384x2048 f32 tensor).
   static constexpr int kStages = sizeof(T) == 4 ? 1 : 2;
+  // Which chunks of a tile a thread copies (LoadTileAsync's, and so ActivateOwnChunks'): chunk
+  // column CopyChunk() of rows CopyFirstRow() + i * kRowsPerCopy. (LoadActivationTile spreads
+  // its loads the same way but computes its own: with these calls ptxas spilled its kernels.)
+  static constexpr int kRowsPerCopy = kThreads / kChunks;  // 16 (2-byte inputs) or 8 (f32)
+  __device__ static int CopyChunk() { return threadIdx.x % kChunks; }
+  __device__ static int CopyFirstRow() { return threadIdx.x / kChunks; }
 
   __device__ static int ChunkOffset(int r, int k) {
     return r * kRowBytes + 16 * (k ^ ((r >> 3) & 7));
@@ -339,8 +345,8 @@ template <typename T>
 __device__ void LoadTileAsync(const T* input, int64_t rows, int64_t cols, int64_t row0,
                               int64_t col0, bool vector, uint8_t* tile) {
   using Tile = StagedTile<T>;
-  constexpr int kRowsPerCopy = kThreads / Tile::kChunks;  // 16 (2-byte inputs) or 8 (f32)
-  const int k = threadIdx.x % Tile::kChunks, first_row = threadIdx.x / Tile::kChunks;
+  constexpr int kRowsPerCopy = Tile::kRowsPerCopy;
+  const int k = Tile::CopyChunk(), first_row = Tile::CopyFirstRow();
   const int64_t col = col0 + int64_t{k} * Tile::kPerChunk;
   if (vector) {
     const bool full_tile = row0 + kTile <= rows && col0 + kTile <= cols;
@@ -374,7 +380,7 @@ template <Activation kActivation, typename T>
 __device__ void LoadActivationTile(const T* input, const T* up, int64_t rows, int64_t cols,
                                    int64_t row0, int64_t col0, bool vector, uint8_t* tile) {
   using Tile = StagedTile<T>;
-  constexpr int kRowsPerCopy = kThreads / Tile::kChunks;  // 16 (2-byte inputs) or 8 (f32)
+  constexpr int kRowsPerCopy = Tile::kRowsPerCopy;
   constexpr int kCopies = kTile / kRowsPerCopy;
   constexpr int kBatch = 4;  // 8 loads of 16 bytes in flight per thread
   const int k = threadIdx.x % Tile::kChunks, first_row = threadIdx.x / Tile::kChunks;
@@ -614,8 +620,8 @@ __device__ float TensorScale(const QuantizeCastParams& p) {
 template <Activation kActivation, typename T>
 __device__ void ActivateOwnChunks(uint8_t* tile) {
   using Tile = StagedTile<T>;
-  constexpr int kRowsPerCopy = kThreads / Tile::kChunks;
-  const int k = threadIdx.x % Tile::kChunks, first_row = threadIdx.x / Tile::kChunks;
+  constexpr int kRowsPerCopy = Tile::kRowsPerCopy;
+  const int k = Tile::CopyChunk(), first_row = Tile::CopyFirstRow();
 #pragma unroll
   for (int copy = 0; copy < kTile / kRowsPerCopy; ++copy) {
     uint4* chunk =

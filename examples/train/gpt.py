@@ -68,9 +68,10 @@ class MLP(nn.Module):
         self.up = nn.Linear(config.d_model, hidden, bias=False)
         self.down = nn.Linear(hidden, config.d_model, bias=False)
         # A down projection that can take the SwiGLU product fused (fp8dot.torch.Linear.swiglu:
-        # quantised inside its FP8 cast, never written in bf16) gets it that way unless this
-        # is turned off (train.py --unfused-swiglu).
-        self.fused_swiglu = True
+        # quantised inside its FP8 cast, never written in bf16) gets it that way when this is
+        # on (train.py --fused-swiglu). Off by default: faster as a kernel, but not in the
+        # compiled model (docs/training.md).
+        self.fused_swiglu = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.kind == "swiglu":

@@ -48,10 +48,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         default="seed",
                         help="with --linear fp8dot: its recipe; with --linear torchao: seed (its "
                              "default config) or fast (fast accumulation in all three GEMMs)")
-    parser.add_argument("--unfused-swiglu", action="store_true",
-                        help="with --linear fp8dot and the SwiGLU MLP: write SiLU(gate)·up in "
-                             "bf16 and quantise it, instead of inside the down projection's "
-                             "FP8 cast (fp8dot.torch.Linear.swiglu)")
+    parser.add_argument("--fused-swiglu", action="store_true",
+                        help="with --linear fp8dot and the SwiGLU MLP: quantise SiLU(gate)·up "
+                             "inside the down projection's FP8 cast (fp8dot.torch.Linear.swiglu) "
+                             "instead of writing it in bf16 and quantising that")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="bf16: autocast over fp32 master weights; fp32: no autocast")
@@ -130,11 +130,11 @@ def main(argv: list[str] | None = None) -> dict:
     fused = [m for m in model.modules() if isinstance(m, MLP) and m.kind == "swiglu" and
              hasattr(m.down, "swiglu")]
     for mlp in fused:
-        mlp.fused_swiglu = not args.unfused_swiglu
+        mlp.fused_swiglu = args.fused_swiglu
     if fused:
         linear_description += ("\nSwiGLU: SiLU(gate)·up " + (
-            "written in bf16, then quantised (--unfused-swiglu)" if args.unfused_swiglu else
-            "quantised inside the down projection's FP8 cast (Linear.swiglu), never written"))
+            "quantised inside the down projection's FP8 cast (Linear.swiglu, --fused-swiglu), "
+            "never written" if args.fused_swiglu else "written in bf16, then quantised"))
     print(linear_description)
     # After the swap: the optimizer must hold the parameters the swapped layers train.
     optimizer = make_adamw(model, args.lr, args.weight_decay, fused=device.type == "cuda")
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> dict:
     # torchao's default config is plain "torchao" (the peer every comparison names).
     label = args.linear + (f"-{args.recipe}" if args.linear == "fp8dot" or
                            (args.linear == "torchao" and args.recipe != "seed") else "")
-    if fused and args.unfused_swiglu:
-        label += "-unfused-swiglu"
+    if fused and args.fused_swiglu:
+        label += "-fused-swiglu"
     log = RunLog(args.log, args.steps, tokens_per_step)
     log.record(
         type="run", framework="torch", label=label,

@@ -63,8 +63,24 @@ def test_tiny_fp8dot_seed_recipe_learns_like_bf16(bf16_run, tmp_path):
     assert_learns(records)
     description = of_type(records, "run")[0]["linear_description"]
     assert "seed" in description
+    # By default the SwiGLU product is written in bf16 and quantised by the down projection.
+    assert "SwiGLU: SiLU(gate)·up written in bf16, then quantised" in description
+    assert_final_loss_near_bf16(records, bf16_run)
+
+
+def test_tiny_fp8dot_fused_swiglu_learns_like_bf16(bf16_run, tmp_path):
+    pytest.importorskip("fp8dot.torch", reason="the fp8dot Python package is not installed yet")
+    records = run_tiny(tmp_path, "fp8dot-seed-fused", "--linear", "fp8dot", "--recipe", "seed",
+                       "--fused-swiglu")
+    assert_learns(records)
+    assert of_type(records, "run")[0]["label"] == "fp8dot-seed-fused-swiglu"
     # The SwiGLU product goes into the down projections' FP8 cast (Linear.swiglu).
+    description = of_type(records, "run")[0]["linear_description"]
     assert "quantised inside the down projection's FP8 cast" in description
+    assert_final_loss_near_bf16(records, bf16_run)
+
+
+def assert_final_loss_near_bf16(records, bf16_run):
     fp8_val = of_type(records, "summary")[0]["final_val_loss"]
     bf16_val = of_type(bf16_run, "summary")[0]["final_val_loss"]
     # Bound: e4m3's unit roundoff 2^-4, the relative rounding error of one quantised operand;

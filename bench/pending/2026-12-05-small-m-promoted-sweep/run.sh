@@ -2,14 +2,16 @@
 # One device call (about 2 minutes, no change to the library): the own kernel's tensor-scaled
 # GEMM promoted every 128 ("fp8 promoted own vs fast") on the suite's three small-M shapes, for
 # every tile and split-K the kernel has that fits them, against cuBLASLt's fast GEMM in the same
-# batches (CUDA-graph timing), 2 rounds. Carries bench/pending/build.sh's build/carry (any diff
-# that leaves the small tiles alone), command:
+# batches (CUDA-graph timing), 2 rounds (TILES=... runs fewer tiles). Build here and pack:
+#   ninja -C build-gpu gpu_bench && mkdir -p build/carry && cp build-gpu/gpu_bench build/ &&
+#   tar cJf build/carry/carry.tar.xz build/gpu_bench
+# then carry ["build/carry"], command:
 #   tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-05-small-m-promoted-sweep/run.sh
 set -u
 cd "$(dirname "$0")/../../.."
 source scripts/gpu-call-setup.sh
 here=bench/pending/2026-12-05-small-m-promoted-sweep
-tiles=128x64,128x64s2,128x64s3,128x64s4,128x32,128x32s2,128x128,128x128s2,128x128s4,64x64,64x64s2,64x64s3,64x64s4,64x32,64x32s2,64x32s4,64x128,64x128s2,64x128s4,64x16,64x16s2
+tiles=${TILES:-128x64,128x64s2,128x64s3,128x64s4,128x32,128x32s2,128x128,128x128s2,128x128s4,64x64,64x64s2,64x64s3,64x64s4,64x32,64x32s2,64x32s4,64x128,64x128s2,64x128s4,64x16,64x16s2}
 for round in 1 2; do
   t0=$SECONDS
   timeout 120 build/gpu_bench $here/shapes.txt --configs "fp8 promoted own vs fast" \

@@ -18,20 +18,33 @@ for round in 1 2; do
     --own-tiles $tiles --csv $O/sweep-$round.csv > $O/sweep-$round.log 2>&1
   echo "round $round rc=$? ($((SECONDS - t0)) s)"
 done
+if [[ -n "${BLOCK_TILES:-}" ]]; then
+  # The same question for A 1x128 x B 128x128 (one round): the plan's tile, then each forced.
+  t0=$SECONDS
+  timeout 200 build/gpu_bench $here/block-shapes.txt --configs "1x128 x 128x128 own" \
+    --csv $O/block-plan.csv > $O/block-plan.log 2>&1
+  timeout 200 build/gpu_bench $here/block-shapes.txt --configs "1x128 x 128x128 own" \
+    --own-tiles $BLOCK_TILES --csv $O/block-tiles.csv > $O/block-tiles.log 2>&1
+  echo "block rc=$? ($((SECONDS - t0)) s)"
+fi
 python3 - $O <<'PY' | tee $O/sweep-summary.md
 # Per shape: each tile's graph time against cuBLASLt's fast GEMM in the same batch (median of
 # the rounds), best first.
 import csv, glob, statistics, sys
 ratio = {}
-for path in glob.glob(f"{sys.argv[1]}/sweep-*.csv"):
+for path in glob.glob(f"{sys.argv[1]}/sweep-*.csv") + glob.glob(f"{sys.argv[1]}/block-*.csv"):
     for row in csv.DictReader(open(path)):
         try:
             own, direct = float(row["graph_ms"]), float(row["direct_graph_ms"])
         except (KeyError, ValueError):
             continue
-        if own == own and direct == direct and own > 0 and row["config"].startswith("fp8 promoted"):
-            shape = ",".join((row["m"], row["n"], row["k"]))
-            ratio.setdefault(shape, {}).setdefault(row["config"].split()[-1], []).append(
+        if own == own and direct == direct and own > 0 and row["config"].endswith(
+                tuple("0123456789") + ("fast", "own")):
+            mode = "promoted" if row["config"].startswith("fp8 promoted") else "block"
+            shape = mode + " " + ",".join((row["m"], row["n"], row["k"]))
+            tile = row["config"].split()[-1]
+            tile = row["note"].split()[-1].rstrip("]") if tile in ("fast", "own") else tile
+            ratio.setdefault(shape, {}).setdefault(tile, []).append(
                 (direct / own, own * 1e3))
 for shape, tiles in ratio.items():
     ranked = sorted(tiles.items(), key=lambda t: -statistics.median(r for r, _ in t[1]))

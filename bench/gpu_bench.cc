@@ -187,6 +187,14 @@ const Config kConfigs[] = {
      .fast = false,
      .engine = GemmEngine::kOwn,
      .direct_fast = true},
+    // Promoted every 128 as a tuned plan runs it (cuBLASLt and the own kernel's candidate tiles
+    // raced), against cuBLASLt's fast accumulation: what HIGHEST costs a user who tunes (#15).
+    {.name = "fp8 promoted tuned vs fast",
+     .lhs = kE4M3,
+     .rhs = kE4M3,
+     .fast = false,
+     .autotune = 8,
+     .direct_fast = true},
     // The engine the plan picks when asked to tune: both engines raced on the dot.
     {.name = "1x128 x 128x128 auto tuned",
      .lhs = kE4M3,

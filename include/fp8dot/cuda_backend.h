@@ -40,7 +40,8 @@ using CudaStream = CUstream_st*;  // the same type as cudaStream_t; nullptr = de
 //              D, no C/bias/activation/output scale/amax, no batch. Asking for it on another dot
 //              is an INVALID_ARGUMENT that says why.
 //   kAuto      on a dot both engines can run: with autotuning (autotune_candidates > 1), the
-//              faster of the two, timed when the plan is made (cached in autotune_cache_path);
+//              fastest of cuBLASLt and the own kernel on each of four candidate tiles, timed
+//              when the plan is made (cached in autotune_cache_path);
 //              without, the own kernel where it measured faster on the H200 (B 128x128 at
 //              M <= 64, at M <= 128 with the plan's tile and split-K filling the GPU in one
 //              wave, and at M >= 4096 with N >= 2048 and K >= 512: 1.00-1.59x; B 1x128 at
@@ -98,7 +99,8 @@ struct AutotuneSummary {
   // taken from the cache file), and the faster kept. Not set where cuBLASLt had no kernel for
   // the dot (nothing to race).
   bool engines_raced = false;
-  double own_ms = 0, cublaslt_ms = 0;  // per call, as first_ms; 0 when from the cache
+  double own_ms = 0, cublaslt_ms = 0;  // per call, as first_ms (own: its fastest tile's); 0
+                                       // when from the cache
   // "autotuning: 8 candidates timed, first 0.1234 ms, chosen #2 0.1100 ms"
   std::string ToString() const;
 };

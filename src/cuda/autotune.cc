@@ -18,8 +18,10 @@
 #include "cuda/cuda_status.h"
 #include "cuda/dot_plan.h"
 #include "cuda/kernels/fill_random.h"
+#include "cuda/own_gemm.h"
 #include "cuda/streaming_copies.h"
 #include "fp8dot/arithmetic.h"
+#include "fp8dot/cuda_device.h"
 
 namespace fp8dot::cuda {
 namespace {
@@ -35,6 +37,10 @@ constexpr int kRepeats = 3;
 // same configuration timed twice moves by about this much.
 constexpr double kNoiseMargin = 0.02;
 constexpr int kConfirmRounds = 3;
+// The own kernel's tiles an engine race times: the plan's choice and the cost model's next three
+// held the fastest tile on 10 of the 12 small-M shapes of an H100 sweep and one within 2.1% of
+// it on the other two (bench/results/2026-12-05-h100-session34.md, call 4).
+constexpr int kOwnTileCandidates = 4;
 
 std::mutex cache_file_mutex;
 
@@ -361,63 +367,105 @@ StatusOr<double> TimePlan(CudaDotPlan& plan, const RaceScratch& s, int runs, cud
 StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
                                  const CudaDotOptions& options, bool own_first,
                                  const std::string& context) {
-  const auto plan_on = [&](GemmEngine engine) {
+  const auto plan_on = [&](GemmEngine engine, const std::string& own_tile) {
     CudaDotOptions forced = options;
     forced.engine = engine;
+    forced.own_tile = own_tile;
     return CudaDotPlan::Create(spec, forced);
   };
   EngineRace race;
   const std::string key = "engine|" + DotSpecKey(spec) + "|own_tile=" + options.own_tile +
                           StrFormat("|interval=%d", options.own_promotion_interval);
   if (!options.autotune_cache_path.empty()) {
+    // "cuBLASLt", "own <tile>", or "own" (files from before tiles were raced: the plan's tile).
     StatusOr<std::string> remembered = LookUp(options.autotune_cache_path, key);
-    if (remembered.ok() && (*remembered == "own" || *remembered == "cuBLASLt")) {
-      race.raced = true;
-      race.reason = "autotune: the engine the cache file remembers for this dot";
-      FP8_ASSIGN_OR_RETURN(
-          race.plan, plan_on(*remembered == "own" ? GemmEngine::kOwn : GemmEngine::kCublasLt));
-      return race;
+    if (remembered.ok() && (*remembered == "cuBLASLt" || remembered->rfind("own", 0) == 0)) {
+      const bool own = *remembered != "cuBLASLt";
+      const std::string tile =
+          own && remembered->size() > 4 ? remembered->substr(4) : options.own_tile;
+      // An entry this build cannot follow (a tile it does not have) is raced again.
+      StatusOr<std::unique_ptr<CudaDotPlan>> remembered_plan =
+          plan_on(own ? GemmEngine::kOwn : GemmEngine::kCublasLt, tile);
+      if (remembered_plan.ok()) {
+        race.raced = true;
+        race.reason = "autotune: the engine the cache file remembers for this dot";
+        race.plan = std::move(*remembered_plan);
+        return race;
+      }
     }
   }
-  FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> own, plan_on(GemmEngine::kOwn));
-  StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = plan_on(GemmEngine::kCublasLt);
-  if (cublaslt.status().code() == StatusCode::kUnimplemented) {
-    race.reason = "autotune: cuBLASLt has no kernel for this dot";  // nothing to race
-    race.plan = std::move(own);
+  FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
+  FP8_ASSIGN_OR_RETURN(
+      const std::vector<std::string> tiles,
+      OwnGemmTileCandidates(spec, dot, options, device.multiprocessor_count, kOwnTileCandidates));
+  // The entrants, the static rule's favourite first: it keeps the win unless another is faster
+  // by more than the noise margin.
+  struct Entrant {
+    std::unique_ptr<CudaDotPlan> plan;
+    std::string own_tile;  // "" for cuBLASLt
+    double total_ms = 0;
+  };
+  std::vector<Entrant> entrants;
+  for (const std::string& tile : tiles) {
+    FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> own, plan_on(GemmEngine::kOwn, tile));
+    entrants.push_back({std::move(own), tile});
+  }
+  StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = plan_on(GemmEngine::kCublasLt, "");
+  if (!cublaslt.ok() && cublaslt.status().code() != StatusCode::kUnimplemented) {
+    return cublaslt.status();
+  }
+  if (cublaslt.ok()) {
+    const auto at = own_first ? entrants.end() : entrants.begin();
+    entrants.insert(at, Entrant{std::move(*cublaslt), ""});
+  }
+  if (entrants.size() == 1) {  // one forced tile, and no cuBLASLt kernel to race it against
+    race.reason = "autotune: cuBLASLt has no kernel for this dot";
+    race.plan = std::move(entrants.front().plan);
     return race;
   }
-  FP8_RETURN_IF_ERROR(cublaslt.status());
 
   FP8_ASSIGN_OR_RETURN(const RaceScratch scratch, MakeRaceScratch(spec, dot, context));
   FP8_ASSIGN_OR_RETURN(const EventPair events, EventPair::Create(context));
   FP8_ASSIGN_OR_RETURN(const OwnedStream stream, OwnedStream::Create(context));
   const int runs = TimedRuns(dot.batch, dot.m, dot.n, dot.k);
-  // As in PickFastest: warm both up (the clocks ramp up under load), then alternate, the
-  // engine the static rule prefers first; the other must win by more than the noise margin.
-  CudaDotPlan& first = own_first ? *own : **cublaslt;
-  CudaDotPlan& second = own_first ? **cublaslt : *own;
-  FP8_RETURN_IF_ERROR(TimePlan(first, scratch, runs, stream.get(), events, context).status());
-  FP8_RETURN_IF_ERROR(TimePlan(second, scratch, runs, stream.get(), events, context).status());
-  double first_total = 0, second_total = 0;
+  // As in PickFastest: warm every entrant up (the clocks ramp up under load), then time them in
+  // turn, round after round, so that a drift of the clock reaches them all alike.
+  for (Entrant& entrant : entrants) {
+    FP8_RETURN_IF_ERROR(
+        TimePlan(*entrant.plan, scratch, runs, stream.get(), events, context).status());
+  }
   for (int round = 0; round < kConfirmRounds; ++round) {
-    FP8_ASSIGN_OR_RETURN(const double a,
-                         TimePlan(first, scratch, runs, stream.get(), events, context));
-    FP8_ASSIGN_OR_RETURN(const double b,
-                         TimePlan(second, scratch, runs, stream.get(), events, context));
-    first_total += a;
-    second_total += b;
+    for (Entrant& entrant : entrants) {
+      FP8_ASSIGN_OR_RETURN(const double ms,
+                           TimePlan(*entrant.plan, scratch, runs, stream.get(), events, context));
+      entrant.total_ms += ms;
+    }
   }
-  const bool second_wins = second_total < first_total * (1.0 - kNoiseMargin);
-  const bool own_won = own_first != second_wins;
-  race.raced = true;
-  race.own_ms = (own_first ? first_total : second_total) / kConfirmRounds;
-  race.cublaslt_ms = (own_first ? second_total : first_total) / kConfirmRounds;
+  const auto faster = [](const Entrant& a, const Entrant& b) { return a.total_ms < b.total_ms; };
+  const auto fastest = std::min_element(entrants.begin(), entrants.end(), faster);
+  Entrant& winner = fastest->total_ms < entrants.front().total_ms * (1.0 - kNoiseMargin)
+                        ? *fastest
+                        : entrants.front();
+  const auto fastest_own =
+      std::min_element(entrants.begin(), entrants.end(), [&](const Entrant& a, const Entrant& b) {
+        return !a.own_tile.empty() && (b.own_tile.empty() || faster(a, b));
+      });
+  race.raced = cublaslt.ok();
+  race.own_ms = fastest_own->total_ms / kConfirmRounds;
+  race.cublaslt_ms = 0;
+  for (const Entrant& entrant : entrants) {
+    if (entrant.own_tile.empty()) race.cublaslt_ms = entrant.total_ms / kConfirmRounds;
+  }
   race.reason =
-      StrFormat("autotune: own %.4f ms, cuBLASLt %.4f ms a call", race.own_ms, race.cublaslt_ms);
-  race.plan = own_won ? std::move(own) : std::move(*cublaslt);
+      StrFormat("autotune: own %.4f ms a call (%s", race.own_ms, fastest_own->own_tile.c_str());
+  if (tiles.size() > 1) race.reason += StrFormat(", the fastest of %zu tiles", tiles.size());
+  race.reason += ")";
+  if (cublaslt.ok()) race.reason += StrFormat(", cuBLASLt %.4f ms", race.cublaslt_ms);
   if (!options.autotune_cache_path.empty()) {
-    Remember(options.autotune_cache_path, key, own_won ? "own" : "cuBLASLt");
+    Remember(options.autotune_cache_path, key,
+             winner.own_tile.empty() ? "cuBLASLt" : "own " + winner.own_tile);
   }
+  race.plan = std::move(winner.plan);
   return race;
 }
 

@@ -62,14 +62,17 @@ struct EngineRace {
   std::unique_ptr<CudaDotPlan> plan;   // the winner's, built with the engine forced
   std::string reason;                  // why it won, for Explain's engine line
   bool raced = false;                  // timed now, or remembered from an earlier race
-  double own_ms = 0, cublaslt_ms = 0;  // per run, whole plans; 0 when not timed
+  double own_ms = 0, cublaslt_ms = 0;  // per run, whole plans (own: the fastest tile's); 0 when
+                                       // not timed
 };
 
-// kAuto with autotuning, on a dot both engines can run: builds a plan on each engine (cuBLASLt's
-// tuned as usual), times whole runs of both in CUDA graphs on the same scratch data (operands
-// streaming from HBM), and keeps the faster. The engine the static rule prefers (`own_first`)
-// stays unless the other is faster by more than the noise margin. The winner is remembered in
-// options.autotune_cache_path, and taken from there when it is already in it.
+// kAuto with autotuning, on a dot both engines can run: builds a plan on cuBLASLt (tuned as usual)
+// and one on the own kernel per candidate tile (OwnGemmTileCandidates), times whole runs of each
+// in turn in CUDA graphs on the same scratch data (operands streaming from HBM), and keeps the
+// fastest. The static rule's choice (`own_first`: the own kernel with the plan's tile, else
+// cuBLASLt) stays unless another is faster by more than the noise margin. The winner, engine
+// and tile, is remembered in options.autotune_cache_path, and taken from there when it is
+// already in it.
 StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
                                  const CudaDotOptions& options, bool own_first,
                                  const std::string& context);

@@ -103,6 +103,20 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   return gemm;
 }
 
+StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
+                                                         const CanonicalDot& dot,
+                                                         const CudaDotOptions& options,
+                                                         int sm_count, int count) {
+  if (!options.own_tile.empty()) return std::vector<std::string>{options.own_tile};
+  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm, MakeOwnGemm(spec, dot, options, sm_count));
+  std::vector<std::string> names;
+  for (const BlockScaledGemmTile& tile : RankBlockScaledGemmTiles(
+           dot.m, dot.n, dot.k, sm_count, gemm.scaling, gemm.promotion_blocks, count)) {
+    names.push_back(tile.ToString());
+  }
+  return names;
+}
+
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count) {
   // A 1x128 x B 128x128: faster on every M = 64 shape measured; at M = 128 where the plan's
   // units fit in one wave (at M = 128 with more units than SMs cuBLASLt was faster); from

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cuda/kernels/block_scaled_gemm.h"
 #include "cuda/operand_preparation.h"
@@ -31,6 +32,14 @@ std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot);
 // the heuristic's.
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
                               const CudaDotOptions& options, int sm_count);
+
+// The tiles an engine race times for an eligible spec (autotune.cc), by name: the one the options
+// force, else the plan's choice and the cost model's next cheapest (RankBlockScaledGemmTiles),
+// `count` at most.
+StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
+                                                         const CanonicalDot& dot,
+                                                         const CudaDotOptions& options,
+                                                         int sm_count, int count);
 
 // Whether GemmEngine::kAuto takes the own kernel for an eligible dot: where it measured faster
 // than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 (1.11-1.46x

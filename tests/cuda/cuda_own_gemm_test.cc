@@ -2,6 +2,7 @@
 // emulation of promoted, block-scaled accumulation (with fused promotions) on fresh random data,
 // for every tile, both lhs types, both output types, ragged M, and scales in either layout; the
 // engine is named in the plan; dots it cannot run are refused with the reason.
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -604,16 +605,19 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
   options.autotune_cache_path = cache_path;
   struct Race {
     OwnCase shape;
-    bool own_wins_on_h200;
+    std::optional<bool> own_wins;  // where one engine is far ahead on every Hopper GPU measured
   };
   const OwnCase own_faster{.m = 64, .n = 2112, .k = 7168, .output_type = DType::kBF16};
-  const OwnCase cublaslt_faster{.m = 64,
-                                .n = 4096,
-                                .k = 7168,
-                                .output_type = DType::kBF16,
-                                .lhs_scale_mode = ScaleMode::kTensor,
-                                .rhs_scale_mode = ScaleMode::kTensor};
-  for (const Race& race : {Race{own_faster, true}, Race{cublaslt_faster, false}}) {
+  // Tensor scales promoted: cuBLASLt won this race on the H200 against the plan's tile alone
+  // (64x64s2); the own 64x32 runs level with cuBLASLt's fast GEMM on an H100, so which engine
+  // wins now depends on the GPU.
+  const OwnCase either_faster{.m = 64,
+                              .n = 4096,
+                              .k = 7168,
+                              .output_type = DType::kBF16,
+                              .lhs_scale_mode = ScaleMode::kTensor,
+                              .rhs_scale_mode = ScaleMode::kTensor};
+  for (const Race& race : {Race{own_faster, true}, Race{either_faster, std::nullopt}}) {
     const std::string label = Label(race.shape, "");
     FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(race.shape, 9701));
     FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
@@ -626,9 +630,13 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
     const double winner = own ? summary.own_ms : summary.cublaslt_ms;
     const double loser = own ? summary.cublaslt_ms : summary.own_ms;
     EXPECT_LE(winner, loser * 1.02) << label << ": the slower engine was kept";
-    EXPECT_EQ(own, race.own_wins_on_h200)
-        << label << ": own " << summary.own_ms << " ms, cuBLASLt " << summary.cublaslt_ms << " ms";
+    if (race.own_wins) {
+      EXPECT_EQ(own, *race.own_wins) << label << ": own " << summary.own_ms << " ms, cuBLASLt "
+                                     << summary.cublaslt_ms << " ms";
+    }
+    // The own kernel ran with each of its candidate tiles, and the fastest is named.
     EXPECT_NE(plan->Explain().find("(autotune: own "), std::string::npos) << plan->Explain();
+    EXPECT_NE(plan->Explain().find("the fastest of 4 tiles"), std::string::npos) << plan->Explain();
 
     FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> again,
                              CudaDotPlan::Create(p.spec, options));

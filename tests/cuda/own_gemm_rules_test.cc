@@ -2,6 +2,7 @@
 // built (CI included): kAuto's choice of engine, the plan's tile choice, which tiles take which
 // scales, and how a run's scales are staged. The kernels themselves are tested on the GPU
 // (cuda_own_gemm_test.cc).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -234,6 +235,69 @@ TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {
   EXPECT_TRUE(takes(256, 128, GemmScaling::kOuter));
   EXPECT_FALSE(takes(256, 128, GemmScaling::kOuter, 2));
   EXPECT_TRUE(takes(192, 128, GemmScaling::kOuter, 8));
+}
+
+// The tiles an autotuning race times: the plan's choice first, then distinct tiles the kernel
+// takes for the scaling, `count` at most; they include the tile an H100 sweep found fastest
+// where it differs from the plan's (bench/results/2026-12-05-h100-session34.md, call 4).
+TEST(OwnGemmRulesTest, TheTilesARaceTimesStartWithThePlansAndHoldTheMeasuredBest) {
+  using cuda::GemmScaling;
+  constexpr int kSms = 132;
+  constexpr int kCount = 4;  // as many as autotune.cc races
+  const auto names = [&](int64_t m, int64_t n, int64_t k, GemmScaling scaling,
+                         int promotion_blocks = 1, int count = 4) {
+    std::vector<std::string> listed;
+    for (const cuda::BlockScaledGemmTile& tile :
+         cuda::RankBlockScaledGemmTiles(m, n, k, kSms, scaling, promotion_blocks, count)) {
+      EXPECT_TRUE(cuda::BlockScaledGemmTileTakes(tile, scaling, promotion_blocks))
+          << tile.ToString();
+      EXPECT_EQ(cuda::EffectiveKSplits(tile, k), tile.k_splits) << tile.ToString();
+      if (promotion_blocks > 1) {
+        EXPECT_EQ(tile.k_splits, 1) << tile.ToString();
+      }
+      listed.push_back(tile.ToString());
+    }
+    return listed;
+  };
+  const auto holds = [](const std::vector<std::string>& listed, const std::string& tile) {
+    return std::find(listed.begin(), listed.end(), tile) != listed.end();
+  };
+  struct Measured {
+    int64_t m, n, k;
+    GemmScaling scaling;
+    const char* fastest;
+  };
+  const Measured measured[] = {
+      {64, 4096, 7168, GemmScaling::kOuter, "64x32"},
+      {128, 4096, 7168, GemmScaling::kOuter, "64x64"},
+      {64, 24576, 1536, GemmScaling::kBlocks, "64x64"},
+      {64, 4096, 7168, GemmScaling::kBlocks, "64x32"},
+      {128, 24576, 1536, GemmScaling::kBlocks, "64x128"},
+      {128, 7168, 16384, GemmScaling::kBlocks, "128x64"},
+      {128, 4096, 7168, GemmScaling::kBlocks, "64x64"},
+  };
+  for (const Measured& shape : measured) {
+    const std::vector<std::string> listed = names(shape.m, shape.n, shape.k, shape.scaling);
+    ASSERT_EQ(listed.size(), static_cast<size_t>(kCount));
+    EXPECT_EQ(listed.front(),
+              cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms, shape.scaling, 1)
+                  .ToString());
+    EXPECT_NE(listed.front(), shape.fastest) << "the plan already takes it";
+    EXPECT_TRUE(holds(listed, shape.fastest)) << shape.m << "x" << shape.n << "x" << shape.k;
+    for (size_t i = 0; i < listed.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) EXPECT_NE(listed[i], listed[j]);
+    }
+  }
+  // Large problems: the plan's 192x128 first (the 256-row refinement), then the cost model's.
+  EXPECT_EQ(names(8192, 8192, 8192, GemmScaling::kOuter).front(), "192x128");
+  for (const std::string& tile : names(8192, 8192, 8192, GemmScaling::kOuter, 8)) {
+    EXPECT_EQ(tile.find('s'), std::string::npos) << tile;  // a longer interval never splits K
+  }
+  EXPECT_EQ(names(64, 4096, 7168, GemmScaling::kBlocks, 1, 1), std::vector<std::string>{"64x64s2"});
+  EXPECT_TRUE(names(64, 4096, 7168, GemmScaling::kBlocks, 1, 0).empty());
+  for (const std::string& tile : names(128, 4096, 7168, GemmScaling::kBlocks, 1, 64)) {
+    EXPECT_EQ(tile.find("128x192"), std::string::npos);  // no tile B 128x128 scales cannot run
+  }
 }
 
 // The main loop's schedule per tile and scaling (the kernel reads the same constexpr rule).

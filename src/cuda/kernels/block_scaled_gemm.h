@@ -174,6 +174,15 @@ const char* MathScheduleDescription(MathSchedule schedule);  // for explain
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
                                               GemmScaling scaling, int promotion_blocks);
 
+// The plan's choice (ChooseBlockScaledGemmTile) first, then the cost model's next cheapest
+// distinct tiles and splits, `count` in all at most: the candidates autotuning times, since
+// which of them is fastest depends on the GPU's memory (bench/results/
+// 2026-12-05-h100-session34.md: on an H100 unsplit 64-row tiles beat the H200-fitted choice on
+// 6 of 9 small-M shapes).
+std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, int64_t k,
+                                                          int sm_count, GemmScaling scaling,
+                                                          int promotion_blocks, int count);
+
 // Device memory a launch of `tile` on an M x N x K problem needs (0 without split-K). It must
 // be zero-filled once when allocated; the kernel leaves it so after each launch.
 size_t BlockScaledGemmWorkspaceBytes(const BlockScaledGemmTile& tile, int64_t m, int64_t n,

@@ -133,8 +133,29 @@ bool BlockScaledGemmTileTakes(const BlockScaledGemmTile& tile, GemmScaling scali
   return BlockScaledGemmBuildsTile(scaling, tile.block_n);
 }
 
-BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              GemmScaling scaling, int promotion_blocks) {
+namespace {
+
+// The cost model's constants, in SM clocks (CostedTiles' comment says what each is and where
+// it was fitted).
+constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 24, kL2BytesPerClock = 3000;
+constexpr double kHandshakeClocks = 50, kClocksPerRun = 4000;
+
+// Tensor-core clocks of one K-block of `tile`.
+double MmaClocks(const BlockScaledGemmTile& tile) {
+  return 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
+}
+
+int64_t Waves(int64_t units, int sm_count) { return (units + sm_count - 1) / sm_count; }
+
+struct CostedTile {
+  double cost;
+  BlockScaledGemmTile tile;
+};
+
+// Every tile and split the kernel has for `scaling` and `promotion_blocks`, with the cost model's
+// estimate, cheapest first (ties in the tiles' listed order).
+std::vector<CostedTile> CostedTiles(int64_t m, int64_t n, int64_t k, int sm_count,
+                                    GemmScaling scaling, int promotion_blocks) {
   // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
   // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
   //   - per K-block, a CTA needs the tensor-core time of its tile (~8192 FP8 flops per clock)
@@ -143,14 +164,7 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   //   - all CTAs together pull operands from L2 at ~3000 bytes per clock;
   //   - split-K adds a reduction: the runs' FP32 sums written and read once more, and ~4000
   //     clocks per run (the last run's fence, arrival count and one L2 round trip per run).
-  constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 24, kL2BytesPerClock = 3000;
-  constexpr double kHandshakeClocks = 50, kClocksPerRun = 4000;
-  const auto waves_of = [&](int64_t units) { return (units + sm_count - 1) / sm_count; };
-  const auto mma_clocks = [](const BlockScaledGemmTile& tile) {  // a K-block of the tile
-    return 2.0 * kBlockK * tile.block_m * tile.block_n / kFlopsPerClock;
-  };
-  BlockScaledGemmTile best;
-  double best_cost = INFINITY;
+  std::vector<CostedTile> costed;
   for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
     // Clusters sharing A measure level with the same tile alone on the H200 (no faster): only
     // taken when asked for.
@@ -168,19 +182,29 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
       const int64_t units = tiles * splits;
       const double block_bytes = (tile.block_m + tile.block_n) * kBlockK;
       const double per_block =
-          std::max(mma_clocks(tile), block_bytes / kSmBytesPerClock) + kHandshakeClocks;
+          std::max(MmaClocks(tile), block_bytes / kSmBytesPerClock) + kHandshakeClocks;
       const double sm_time =
-          static_cast<double>(waves_of(units)) * layout.blocks_per_split * per_block;
+          static_cast<double>(Waves(units, sm_count)) * layout.blocks_per_split * per_block;
       const double l2_time =
           static_cast<double>(units) * layout.blocks_per_split * block_bytes / kL2BytesPerClock;
       const double reduction =
           splits == 1 ? 0.0
                       : kClocksPerRun * splits + 2.0 * static_cast<double>(units) * tile.block_m *
                                                      tile.block_n * 4 / kL2BytesPerClock;
-      const double cost = std::max(sm_time, l2_time) + reduction;
-      if (cost < best_cost) best_cost = cost, best = tile;
+      costed.push_back({std::max(sm_time, l2_time) + reduction, tile});
     }
   }
+  std::stable_sort(costed.begin(), costed.end(),
+                   [](const CostedTile& a, const CostedTile& b) { return a.cost < b.cost; });
+  return costed;
+}
+
+}  // namespace
+
+BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
+                                              GemmScaling scaling, int promotion_blocks) {
+  const std::vector<CostedTile> costed = CostedTiles(m, n, k, sm_count, scaling, promotion_blocks);
+  BlockScaledGemmTile best = costed.empty() ? BlockScaledGemmTile{} : costed.front().tile;
   // Where 256x128 wins, the problem keeps the tensor cores busy, and the byte terms above (fitted
   // on small tiles) no longer tell the large tiles apart. The 192x128 tile keeps the tensor core
   // busier than 256x128's two-slice warpgroups but has more tiles, and rounds M into more waves
@@ -206,8 +230,8 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 && efficiency > 0) {
     const auto tensor_time = [&](const BlockScaledGemmTile& tile, double tile_efficiency) {
       const BlockScaledGemmWorkLayout layout = BlockScaledGemmLayoutOf(tile, m, n, k);
-      return static_cast<double>(waves_of(layout.Tiles())) *
-             (layout.blocks_per_split * (mma_clocks(tile) / tile_efficiency + kHandshakeClocks) +
+      return static_cast<double>(Waves(layout.Tiles(), sm_count)) *
+             (layout.blocks_per_split * (MmaClocks(tile) / tile_efficiency + kHandshakeClocks) +
               clocks_per_tile);
     };
     const BlockScaledGemmTile three_warpgroups{192, 128, 1, 1};
@@ -216,6 +240,22 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
     }
   }
   return best;
+}
+
+std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, int64_t k,
+                                                          int sm_count, GemmScaling scaling,
+                                                          int promotion_blocks, int count) {
+  std::vector<BlockScaledGemmTile> ranked;
+  if (count < 1) return ranked;
+  ranked.push_back(ChooseBlockScaledGemmTile(m, n, k, sm_count, scaling, promotion_blocks));
+  for (const CostedTile& costed : CostedTiles(m, n, k, sm_count, scaling, promotion_blocks)) {
+    if (static_cast<int>(ranked.size()) == count) break;
+    const std::string name = costed.tile.ToString();
+    const bool listed = std::any_of(ranked.begin(), ranked.end(),
+                                    [&](const auto& tile) { return tile.ToString() == name; });
+    if (!listed) ranked.push_back(costed.tile);
+  }
+  return ranked;
 }
 
 std::string BlockScaledGemmRejection(const BlockScaledGemmParams& p) {

@@ -177,8 +177,8 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
 // The plan's choice (ChooseBlockScaledGemmTile) first, then the cost model's next cheapest
 // distinct tiles and splits, `count` in all at most: the candidates autotuning times, since
 // which of them is fastest depends on the GPU's memory (bench/results/
-// 2026-12-05-h100-session34.md: on an H100 unsplit 64-row tiles beat the H200-fitted choice on
-// 6 of 9 small-M shapes).
+// 2026-12-05-h100-session34.md: on an H100 other tiles ran 6-16% faster than the H200-fitted
+// choice on 7 of 12 small-M shapes).
 std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, int64_t k,
                                                           int sm_count, GemmScaling scaling,
                                                           int promotion_blocks, int count);

@@ -57,7 +57,8 @@ struct CudaDotOptions {
   size_t workspace_bytes = size_t{32} << 20;
   // 0: take the heuristic's first algorithm. N > 0: time the heuristic's top N candidates on
   // scratch data when the plan is made and keep the fastest (never slower than the first); with
-  // kAuto and N > 1, also race the two engines (GemmEngine).
+  // kAuto and N > 1, also race the two engines (GemmEngine); with kOwn, N > 1 and no own_tile,
+  // race the own kernel's tiles (its plan's choice and the cost model's next, min(N, 4) in all).
   int autotune_candidates = 0;
   // With autotuning: a text file that remembers the winner per problem across processes.
   std::string autotune_cache_path;

@@ -374,7 +374,9 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     return CudaDotPlan::Create(spec, forced);
   };
   EngineRace race;
-  const std::string key = "engine|" + DotSpecKey(spec) + "|own_tile=" + options.own_tile +
+  // kAuto remembers an engine (and tile), kOwn a tile: separate entries.
+  const std::string key = (options.engine == GemmEngine::kOwn ? "own tile|" : "engine|") +
+                          DotSpecKey(spec) + "|own_tile=" + options.own_tile +
                           StrFormat("|interval=%d", options.own_promotion_interval);
   if (!options.autotune_cache_path.empty()) {
     // "cuBLASLt", "own <tile>", or "own" (files from before tiles were raced: the plan's tile).
@@ -387,8 +389,10 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
       StatusOr<std::unique_ptr<CudaDotPlan>> remembered_plan =
           plan_on(own ? GemmEngine::kOwn : GemmEngine::kCublasLt, tile);
       if (remembered_plan.ok()) {
-        race.raced = true;
-        race.reason = "autotune: the engine the cache file remembers for this dot";
+        race.raced = options.engine != GemmEngine::kOwn;
+        race.reason = options.engine == GemmEngine::kOwn
+                          ? "autotune: the tile the cache file remembers for this dot"
+                          : "autotune: the engine the cache file remembers for this dot";
         race.plan = std::move(*remembered_plan);
         return race;
       }
@@ -397,7 +401,8 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
   FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
   FP8_ASSIGN_OR_RETURN(
       const std::vector<std::string> tiles,
-      OwnGemmTileCandidates(spec, dot, options, device.multiprocessor_count, kOwnTileCandidates));
+      OwnGemmTileCandidates(spec, dot, options, device.multiprocessor_count,
+                            std::min(options.autotune_candidates, kOwnTileCandidates)));
   // The entrants, the static rule's favourite first: it keeps the win unless another is faster
   // by more than the noise margin.
   struct Entrant {
@@ -410,7 +415,9 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> own, plan_on(GemmEngine::kOwn, tile));
     entrants.push_back({std::move(own), tile});
   }
-  StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = plan_on(GemmEngine::kCublasLt, "");
+  // kOwn races its tiles alone.
+  StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = Unimplemented("the own engine was asked for");
+  if (options.engine != GemmEngine::kOwn) cublaslt = plan_on(GemmEngine::kCublasLt, "");
   if (!cublaslt.ok() && cublaslt.status().code() != StatusCode::kUnimplemented) {
     return cublaslt.status();
   }
@@ -418,8 +425,10 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     const auto at = own_first ? entrants.end() : entrants.begin();
     entrants.insert(at, Entrant{std::move(*cublaslt), ""});
   }
-  if (entrants.size() == 1) {  // one forced tile, and no cuBLASLt kernel to race it against
-    race.reason = "autotune: cuBLASLt has no kernel for this dot";
+  if (entrants.size() == 1) {  // one tile, and no cuBLASLt kernel to race it against
+    race.reason = options.engine == GemmEngine::kOwn
+                      ? "autotune: the own kernel has one tile for this dot"
+                      : "autotune: cuBLASLt has no kernel for this dot";
     race.plan = std::move(entrants.front().plan);
     return race;
   }

@@ -752,18 +752,19 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   plan.scales_in_gather = types.scales_in_gather;
   plan.compute_note = types.compute.note;
   CudaPlanInfo& info = plan.info;
-  if (options.engine == GemmEngine::kAuto && options.autotune_candidates > 1 &&
+  const bool tunes_own_tile = options.engine == GemmEngine::kOwn && options.own_tile.empty();
+  if ((options.engine == GemmEngine::kAuto || tunes_own_tile) && options.autotune_candidates > 1 &&
       cuda::OwnGemmRejection(spec, dot).empty()) {
-    // Both engines can run it and the user asked for tuning: time them rather than trust the
-    // static rule (which decides only who must be beaten).
+    // The own kernel can run it and the user asked for tuning: time the candidates (kAuto: both
+    // engines; kOwn: the kernel's tiles) rather than trust the static rules, which decide only
+    // who must be beaten.
     FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    FP8_ASSIGN_OR_RETURN(
-        cuda::EngineRace race,
-        cuda::RaceEngines(spec, dot, options,
-                          cuda::OwnGemmIsFaster(spec, dot, device.multiprocessor_count),
-                          plan.context));
+    const bool own_first =
+        tunes_own_tile || cuda::OwnGemmIsFaster(spec, dot, device.multiprocessor_count);
+    FP8_ASSIGN_OR_RETURN(cuda::EngineRace race,
+                         cuda::RaceEngines(spec, dot, options, own_first, plan.context));
     Impl& won = *race.plan->impl_;
-    won.options.engine = GemmEngine::kAuto;
+    won.options.engine = options.engine;
     AutotuneSummary& summary = won.info.autotune;
     summary.ran = true;
     summary.engines_raced = race.raced;

@@ -66,13 +66,14 @@ struct EngineRace {
                                        // not timed
 };
 
-// kAuto with autotuning, on a dot both engines can run: builds a plan on cuBLASLt (tuned as usual)
-// and one on the own kernel per candidate tile (OwnGemmTileCandidates), times whole runs of each
-// in turn in CUDA graphs on the same scratch data (operands streaming from HBM), and keeps the
-// fastest. The static rule's choice (`own_first`: the own kernel with the plan's tile, else
-// cuBLASLt) stays unless another is faster by more than the noise margin. The winner, engine
-// and tile, is remembered in options.autotune_cache_path, and taken from there when it is
-// already in it.
+// Autotuning on a dot the own kernel can run, with kAuto (or with kOwn and no forced tile: then
+// the tiles alone are raced): builds a plan on cuBLASLt (tuned as usual) and one on the own
+// kernel per candidate tile (OwnGemmTileCandidates: autotune_candidates of them, four at most),
+// times whole runs of each in turn in CUDA graphs on the same scratch data (operands streaming
+// from HBM), and keeps the fastest. The static rule's choice (`own_first`: the own kernel with
+// the plan's tile, else cuBLASLt) stays unless another is faster by more than the noise margin.
+// The winner, engine and tile, is remembered in options.autotune_cache_path, and taken from
+// there when it is already in it.
 StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
                                  const CudaDotOptions& options, bool own_first,
                                  const std::string& context);

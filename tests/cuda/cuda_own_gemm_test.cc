@@ -649,6 +649,42 @@ TEST(CudaOwnGemmTest, AutotuningRacesTheEnginesAndKeepsTheFaster) {
   std::remove(cache_path.c_str());
 }
 
+// kOwn with autotuning and no tile forced: the kernel's candidate tiles raced alone, the fastest
+// kept (remembered per tile in the cache file, apart from kAuto's engine entries), its result
+// bit-identical to the emulation like any tile's.
+TEST(CudaOwnGemmTest, AutotuningTheOwnEngineRacesItsTiles) {
+  FP8_SKIP_WITHOUT_GPU();
+  const std::string cache_path = ::testing::TempDir() + "/fp8dot_own_tile_race_test.txt";
+  std::remove(cache_path.c_str());
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  options.autotune_candidates = 4;
+  options.autotune_cache_path = cache_path;
+  const OwnCase shape{.m = 128, .n = 4096, .k = 7168, .output_type = DType::kBF16};
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(shape, 9801));
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec, options));
+  EXPECT_EQ(plan->info().engine.rfind("fp8dot block-scaled ", 0), 0u) << plan->info().engine;
+  EXPECT_FALSE(plan->info().autotune.engines_raced);  // cuBLASLt is not an entrant
+  EXPECT_GT(plan->info().autotune.own_ms, 0.0);
+  EXPECT_NE(plan->Explain().find("the fastest of 4 tiles"), std::string::npos) << plan->Explain();
+  // A second plan takes the kept tile from the cache file.
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> again,
+                           CudaDotPlan::Create(p.spec, options));
+  EXPECT_EQ(again->info().engine, plan->info().engine);
+  EXPECT_NE(again->Explain().find("the tile the cache file remembers"), std::string::npos)
+      << again->Explain();
+  // kAuto's entry for the same dot is its own (an engine race, not this tile).
+  CudaDotOptions automatic = options;
+  automatic.engine = GemmEngine::kAuto;
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> raced,
+                           CudaDotPlan::Create(p.spec, automatic));
+  EXPECT_TRUE(raced->info().autotune.engines_raced);
+  EXPECT_GT(raced->info().autotune.cublaslt_ms, 0.0) << raced->Explain();
+  options.autotune_cache_path.clear();
+  ExpectBitIdentical(shape, options, 9801, "the fastest of 4 tiles");
+  std::remove(cache_path.c_str());
+}
+
 TEST(CudaOwnGemmTest, DotsTheKernelCannotRunAreRefusedWithTheReason) {
   FP8_SKIP_WITHOUT_GPU();
   CudaDotOptions options;

@@ -23,10 +23,11 @@
 // as a plain one (cp.async, double-buffered) and applies GELU to each tile in shared memory
 // while the next streams in: loaded synchronously into one buffer, the GELU cast took 1.8x the
 // plain cast's time (H200, 2026-12-05), the loads, the arithmetic and the quantisation one
-// after the other; staged, 1.6x (H100), now bound by the instructions of GELU's exp (a
-// polynomial, ~30 instructions an element with the sigmoid; the hardware's approximate exp
-// would break bit-identity with the CPU). SwiGLU, whose gate and up tiles double-buffered would
-// leave one CTA per SM, still loads synchronously into one buffer (LoadActivationTile).
+// after the other; staged, 1.6x (H100). GELU's exp (~30 instructions an element; the
+// hardware's approximate exp would break bit-identity with the CPU) is not all that bounds it:
+// with GELU looked up in a 4096-entry shared table instead it was still 1.6x (not applied;
+// bench/results/2026-12-05-h100-session34.md). SwiGLU, whose gate and up tiles double-buffered
+// would leave one CTA per SM, still loads synchronously into one buffer (LoadActivationTile).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>

@@ -374,9 +374,11 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     return CudaDotPlan::Create(spec, forced);
   };
   EngineRace race;
-  // kAuto remembers an engine (and tile), kOwn a tile: separate entries.
-  const std::string key = (options.engine == GemmEngine::kOwn ? "own tile|" : "engine|") +
-                          DotSpecKey(spec) + "|own_tile=" + options.own_tile +
+  // kAuto races cuBLASLt and the own kernel's tiles, kOwn its tiles alone; each remembers its
+  // winner in an entry of its own.
+  const bool races_cublaslt = options.engine != GemmEngine::kOwn;
+  const std::string key = (races_cublaslt ? "engine|" : "own tile|") + DotSpecKey(spec) +
+                          "|own_tile=" + options.own_tile +
                           StrFormat("|interval=%d", options.own_promotion_interval);
   if (!options.autotune_cache_path.empty()) {
     // "cuBLASLt", "own <tile>", or "own" (files from before tiles were raced: the plan's tile).
@@ -389,10 +391,9 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
       StatusOr<std::unique_ptr<CudaDotPlan>> remembered_plan =
           plan_on(own ? GemmEngine::kOwn : GemmEngine::kCublasLt, tile);
       if (remembered_plan.ok()) {
-        race.raced = options.engine != GemmEngine::kOwn;
-        race.reason = options.engine == GemmEngine::kOwn
-                          ? "autotune: the tile the cache file remembers for this dot"
-                          : "autotune: the engine the cache file remembers for this dot";
+        race.raced = races_cublaslt;
+        race.reason = races_cublaslt ? "autotune: the engine the cache file remembers for this dot"
+                                     : "autotune: the tile the cache file remembers for this dot";
         race.plan = std::move(*remembered_plan);
         return race;
       }
@@ -415,9 +416,8 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     FP8_ASSIGN_OR_RETURN(std::unique_ptr<CudaDotPlan> own, plan_on(GemmEngine::kOwn, tile));
     entrants.push_back({std::move(own), tile});
   }
-  // kOwn races its tiles alone.
   StatusOr<std::unique_ptr<CudaDotPlan>> cublaslt = Unimplemented("the own engine was asked for");
-  if (options.engine != GemmEngine::kOwn) cublaslt = plan_on(GemmEngine::kCublasLt, "");
+  if (races_cublaslt) cublaslt = plan_on(GemmEngine::kCublasLt, "");
   if (!cublaslt.ok() && cublaslt.status().code() != StatusCode::kUnimplemented) {
     return cublaslt.status();
   }
@@ -426,9 +426,8 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
     entrants.insert(at, Entrant{std::move(*cublaslt), ""});
   }
   if (entrants.size() == 1) {  // one tile, and no cuBLASLt kernel to race it against
-    race.reason = options.engine == GemmEngine::kOwn
-                      ? "autotune: the own kernel has one tile for this dot"
-                      : "autotune: cuBLASLt has no kernel for this dot";
+    race.reason = races_cublaslt ? "autotune: cuBLASLt has no kernel for this dot"
+                                 : "autotune: the own kernel has one tile for this dot";
     race.plan = std::move(entrants.front().plan);
     return race;
   }
@@ -450,21 +449,21 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
       entrant.total_ms += ms;
     }
   }
-  const auto faster = [](const Entrant& a, const Entrant& b) { return a.total_ms < b.total_ms; };
-  const auto fastest = std::min_element(entrants.begin(), entrants.end(), faster);
+  Entrant* fastest = &entrants.front();
+  const Entrant* fastest_own = nullptr;
+  for (Entrant& entrant : entrants) {
+    if (entrant.total_ms < fastest->total_ms) fastest = &entrant;
+    if (entrant.own_tile.empty()) {
+      race.cublaslt_ms = entrant.total_ms / kConfirmRounds;
+    } else if (fastest_own == nullptr || entrant.total_ms < fastest_own->total_ms) {
+      fastest_own = &entrant;
+    }
+  }
   Entrant& winner = fastest->total_ms < entrants.front().total_ms * (1.0 - kNoiseMargin)
                         ? *fastest
                         : entrants.front();
-  const auto fastest_own =
-      std::min_element(entrants.begin(), entrants.end(), [&](const Entrant& a, const Entrant& b) {
-        return !a.own_tile.empty() && (b.own_tile.empty() || faster(a, b));
-      });
   race.raced = cublaslt.ok();
   race.own_ms = fastest_own->total_ms / kConfirmRounds;
-  race.cublaslt_ms = 0;
-  for (const Entrant& entrant : entrants) {
-    if (entrant.own_tile.empty()) race.cublaslt_ms = entrant.total_ms / kConfirmRounds;
-  }
   race.reason =
       StrFormat("autotune: own %.4f ms a call (%s", race.own_ms, fastest_own->own_tile.c_str());
   if (tiles.size() > 1) race.reason += StrFormat(", the fastest of %zu tiles", tiles.size());

@@ -168,14 +168,14 @@ def gemm_scale_layout(granularity: str) -> str:
 
 
 def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_dtype,
-                      scale=None, amax: bool = False):
+                      scale=None, amax: bool = False, transposed_scale=None):
     """(q, scale) of matrix [R, C] for the GEMM that contracts C (in `dtype`, with the given
     delayed-scaling scale if any) and, unless transposed_dtype is None, (q_t, scale_t) of matrixᵀ
     for the GEMM that contracts R, each scale in its own operand's terms. `quantize_fn` is a
     framework's fused quantisation (fp8dot.torch.quantize, fp8dot.jax.fused_quantize): one pass
     when both share a dtype; a transpose in another dtype is quantised on its own (current
-    scaling). Returns (operand, transposed operand or None, max |matrix| when `amax`, else
-    None), the amax from the same pass (for a delayed-scaling history). The scales are in
+    scaling, or with `transposed_scale`). Returns (operand, transposed operand or None, max
+    |matrix| when `amax`, else None), the amax from the same pass (for a delayed-scaling history). The scales are in
     gemm_scale_layout's layout."""
     scale_layout = gemm_scale_layout(granularity)
     same_dtype = transposed_dtype == dtype
@@ -187,5 +187,5 @@ def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_d
     if same_dtype:
         return operand, (result.q_t, result.scale_t), result.amax
     other = quantize_fn(matrix, transposed_dtype, granularity, row_major=False, transposed=True,
-                        scale_layout=scale_layout)
+                        scale=transposed_scale, scale_layout=scale_layout)
     return operand, (other.q_t, other.scale_t), result.amax

@@ -16,12 +16,16 @@ ModuleFilter = Callable[[str, nn.Module], bool]
 
 
 def convert(model: nn.Module, recipe: Optional[Recipe] = None,
-            module_filter: Optional[ModuleFilter] = None) -> nn.Module:
+            module_filter: Optional[ModuleFilter] = None, *,
+            amax_reduction_group=None) -> nn.Module:
     """Replaces, in place, every nn.Linear (not its other subclasses) for which
     module_filter(fully_qualified_name, module) is true with an fp8dot.torch.Linear sharing its
     parameters; fp8dot.torch.Linear layers the filter selects take the recipe too (a different
     recipe starts a delayed-scaling history afresh). Returns the model. Any in/out features
-    work with every recipe (block scaling gives a partial last block its own scale)."""
+    work with every recipe (block scaling gives a partial last block its own scale).
+    amax_reduction_group: the torch.distributed group the batch is split over (data
+    parallelism), whose tensorwise and delayed scales become the whole batch's
+    (fp8dot.torch.Linear; docs/distributed.md)."""
     recipe = check_recipe(Recipe.seed() if recipe is None else recipe, "fp8dot.torch.convert")
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
@@ -33,8 +37,10 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
             if isinstance(child, Linear):
                 if child.recipe != recipe:
                     child._set_recipe(recipe)
+                child.amax_reduction_group = amax_reduction_group
             else:
-                setattr(module, child_name, Linear.from_linear(child, recipe))
+                setattr(module, child_name,
+                        Linear.from_linear(child, recipe, amax_reduction_group))
     return model
 
 

@@ -24,8 +24,19 @@ from torch import nn
 from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
 from .._quantize import both_orientations, gemm_scale_layout
+from .amax_reduction import AmaxReduction, reduced_scales
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
+
+if torch.distributed.is_available():
+    from torch.distributed.tensor import DTensor as _DTensor
+else:
+    _DTensor = None
+
+
+def is_dtensor(tensor) -> bool:
+    """Whether tensor is torch.distributed's DTensor (a tensor-parallel shard's global view)."""
+    return _DTensor is not None and isinstance(tensor, _DTensor)
 
 # What the quantisation kernels read (an input or a weight of another dtype is refused).
 _QUANTIZABLE = (torch.float32, torch.bfloat16, torch.float16)
@@ -49,7 +60,8 @@ def _granularity(recipe: Recipe, role: str) -> str:
 def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtype,
                        transposed_dtype: Optional[torch.dtype],
                        scale: Optional[torch.Tensor] = None, amax: bool = False,
-                       up: Optional[torch.Tensor] = None, activation: Optional[str] = None
+                       up: Optional[torch.Tensor] = None, activation: Optional[str] = None,
+                       transposed_scale: Optional[torch.Tensor] = None
                        ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
     """The matrix quantised for the GEMM that contracts its columns, unless transposed_dtype is
     None its transpose for the GEMM that contracts its rows, and (amax=True) max |matrix| from
@@ -58,7 +70,17 @@ def _both_orientations(matrix: torch.Tensor, granularity: str, dtype: torch.dtyp
     quantize_fn = (quantize if up is None and activation is None
                    else functools.partial(quantize, up=up, activation=activation))
     return both_orientations(quantize_fn, matrix, granularity, dtype, transposed_dtype, scale,
-                             amax)
+                             amax, transposed_scale)
+
+
+def _activation_value(x: torch.Tensor, up: Optional[torch.Tensor],
+                      activation: Optional[str]) -> torch.Tensor:
+    """What the quantisation kernel forms on the way in (SiLU(x) · up, or GELU(x) in its tanh
+    form), written out: in float32, rounded to x's dtype (include/fp8dot/quantize.h). Needed
+    where the input's amax is reduced across ranks before its cast."""
+    if activation == "gelu":
+        return nn.functional.gelu(x.float(), approximate="tanh").to(x.dtype)
+    return (nn.functional.silu(x.float()) * up.float()).to(x.dtype)
 
 
 def _swiglu_backward(grad_product: torch.Tensor, gate: torch.Tensor, up: torch.Tensor
@@ -168,19 +190,28 @@ def _record_amaxes(amax_history: Optional[torch.Tensor], first_row: int,
 
 def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Optional[torch.dtype],
                       scale: Optional[torch.Tensor], cache: Optional[dict], amax: bool,
-                      amax_history: Optional[torch.Tensor]
+                      amax_history: Optional[torch.Tensor], groups: tuple = ()
                       ) -> tuple[Operand, Optional[Operand], Optional[torch.Tensor]]:
     """The weight as the forward GEMM's rhs, unless transposed_dtype is None its transpose as
     dgrad's rhs (both in `_as_rhs` form), and (amax=True) max |weight|. With a cache
     (fp8dot.torch.cached_weights), the FP8 copies made from this very weight (same version,
     storage, recipe, and for delayed scaling the same version of the history its scale comes
-    from) are reused instead of quantising it again."""
+    from) are reused instead of quantising it again. `groups`: the weight is a shard, whose
+    amax is reduced over them (never cached: every rank must join every reduction)."""
     def fresh():
+        transposed_scale = None
+        scale_w, w_amax_reduced = scale, None
+        if groups:
+            reduced = reduced_scales(weight, groups, recipe.forward.rhs_dtype, transposed_dtype,
+                                     scale)
+            scale_w, transposed_scale, w_amax_reduced = reduced
         w_q, w_t, w_amax = _both_orientations(weight, _granularity(recipe, "weight"),
-                                              recipe.forward.rhs_dtype, transposed_dtype, scale,
-                                              amax)
+                                              recipe.forward.rhs_dtype, transposed_dtype, scale_w,
+                                              amax and not groups,
+                                              transposed_scale=transposed_scale)
+        w_amax = w_amax_reduced if amax and groups else w_amax
         return _as_rhs(w_q), None if w_t is None else _as_rhs(w_t), w_amax
-    if cache is None:
+    if cache is None or groups:
         return fresh()
     key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, tuple(weight.shape),
            recipe, None if amax_history is None else amax_history._version)
@@ -196,7 +227,8 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
                     amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                     weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool,
                     record: bool, up: Optional[torch.Tensor] = None,
-                    activation: Optional[str] = None
+                    activation: Optional[str] = None,
+                    reduction: AmaxReduction = AmaxReduction()
                     ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
                                Optional[torch.Tensor]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
@@ -204,16 +236,28 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
     a delayed-scaling history takes this call's amaxes (in training, not in eval mode). With
     `up`, X is SiLU(x) · up (x the gate), with activation="gelu" GELU(x), quantised without
-    being written."""
+    being written. `reduction`: tensors of which this rank holds a part, whose tensorwise
+    scales come from their amax over all ranks (fp8dot.torch.amax_reduction)."""
     recording = amax_history is not None and record  # the quantisations also give amaxes
     scales = _delayed_scales(amax_history, recipe)
     scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
+    x_t_dtype = recipe.wgrad.rhs_dtype if need_wgrad else None
+    x_reduced = None
+    if reduction.input:
+        if up is not None or activation is not None:  # its amax is needed before the cast
+            x, up, activation = _activation_value(x, up, activation), None, None
+        x_reduced = reduced_scales(x, reduction.input, recipe.forward.lhs_dtype, x_t_dtype,
+                                   scale_x)
+        scale_x = x_reduced.scale
     x_q, x_t, x_amax = _both_orientations(
-        x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype,
-        recipe.wgrad.rhs_dtype if need_wgrad else None, scale_x, recording, up, activation)
+        x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype, x_t_dtype, scale_x,
+        recording and x_reduced is None, up, activation,
+        None if x_reduced is None else x_reduced.transposed_scale)
+    if x_reduced is not None:
+        x_amax = x_reduced.amax
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
-        recording, amax_history)
+        recording, amax_history, reduction.weight)
     if recording:
         _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
@@ -231,13 +275,13 @@ class _Fp8Linear(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                 weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None,
-                activation: Optional[str] = None):
+                activation: Optional[str] = None, reduction: AmaxReduction = AmaxReduction()):
         need_dgrad = ctx.needs_input_grad[0] or (up is not None and ctx.needs_input_grad[8])
         output, x_t, w_t, scale_dy = _linear_forward(x, weight, bias, amax_history, recipe,
                                                      out_dtype, weight_cache, need_dgrad,
                                                      ctx.needs_input_grad[1], record, up,
-                                                     activation)
-        ctx.recipe = recipe
+                                                     activation, reduction)
+        ctx.recipe, ctx.dy_groups = recipe, reduction.grad_output
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
@@ -267,18 +311,33 @@ class _Fp8Linear(torch.autograd.Function):
         if need_dgrad or need_wgrad:
             recording = amax_history is not None  # None in eval mode
             granularity = _granularity(recipe, "gradient")
+            dy_reduced = None
             if need_dgrad:
+                dy_t_dtype = recipe.wgrad.lhs_dtype if need_wgrad else None
+                if ctx.dy_groups:
+                    dy_reduced = reduced_scales(dy, ctx.dy_groups, recipe.dgrad.lhs_dtype,
+                                                dy_t_dtype, scale_dy)
+                    scale_dy = dy_reduced.scale
                 dy_q, dy_t, dy_amax = _both_orientations(
-                    dy, granularity, recipe.dgrad.lhs_dtype,
-                    recipe.wgrad.lhs_dtype if need_wgrad else None, scale_dy, recording)
+                    dy, granularity, recipe.dgrad.lhs_dtype, dy_t_dtype, scale_dy,
+                    recording and dy_reduced is None,
+                    transposed_scale=None if dy_reduced is None else dy_reduced.transposed_scale)
                 grad_x = _gemm(dy_q, (w_t_rhs_q, w_t_rhs_scale), recipe.dgrad, ctx.x_dtype,
                                recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
+                scale_dy = scale_dy if same_dtype else None
+                if ctx.dy_groups:
+                    dy_reduced = reduced_scales(dy, ctx.dy_groups, recipe.wgrad.lhs_dtype, None,
+                                                scale_dy)
+                    scale_dy = dy_reduced.scale
                 only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
-                                  transposed=True, scale=scale_dy if same_dtype else None,
-                                  amax=recording, scale_layout=gemm_scale_layout(granularity))
+                                  transposed=True, scale=scale_dy,
+                                  amax=recording and dy_reduced is None,
+                                  scale_layout=gemm_scale_layout(granularity))
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
+            if dy_reduced is not None:
+                dy_amax = dy_reduced.amax
             _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
             if need_wgrad:
                 grad_w = _gemm(dy_t, (x_t_rhs_q, x_t_rhs_scale), recipe.wgrad,
@@ -290,7 +349,7 @@ class _Fp8Linear(torch.autograd.Function):
                 grad_x = torch.ops.aten.gelu_backward(grad_x, gate, approximate="tanh")
             else:
                 grad_x, grad_up = _swiglu_backward(grad_x, gate, up)
-        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up, None
+        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up, None, None
 
 
 class Linear(nn.Linear):
@@ -305,12 +364,19 @@ class Linear(nn.Linear):
     Delayed scaling's amax history is updated in training mode only: in eval mode (model.eval())
     the layer casts with the history's scales and records nothing, as BatchNorm keeps its
     running statistics, so validation passes do not change the training run.
+
+    Beyond one GPU (docs/distributed.md): `amax_reduction_group`, a torch.distributed process
+    group over which the batch is split (DDP's, FSDP's), makes tensorwise and delayed scales of
+    the input and the output's gradient those of the whole batch, on every rank alike. A weight
+    sharded by tensor parallelism (a DTensor from torch's ColwiseParallel or RowwiseParallel)
+    runs the layer on the local shards, its amaxes reduced over the shards' mesh.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None, *, recipe: Optional[Recipe] = None):
+                 dtype=None, *, recipe: Optional[Recipe] = None, amax_reduction_group=None):
         super().__init__(in_features, out_features, bias, device=device, dtype=dtype)
         self._set_recipe(recipe or Recipe.seed())
+        self.amax_reduction_group = amax_reduction_group
 
     def _set_recipe(self, recipe: Recipe) -> None:
         self.recipe = check_recipe(recipe, "fp8dot.torch.Linear")
@@ -338,7 +404,8 @@ class Linear(nn.Linear):
                 history.zero_()
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None) -> "Linear":
+    def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None,
+                    amax_reduction_group=None) -> "Linear":
         """An FP8 layer that shares `linear`'s parameters (no copy)."""
         layer = cls.__new__(cls)
         nn.Module.__init__(layer)
@@ -346,7 +413,19 @@ class Linear(nn.Linear):
         layer.weight = linear.weight
         layer.bias = linear.bias
         layer._set_recipe(recipe or Recipe.seed())
+        layer.amax_reduction_group = amax_reduction_group
         return layer
+
+    def amax_reduction(self, tensor_parallel: AmaxReduction = AmaxReduction()) -> AmaxReduction:
+        """The groups over which this layer's amaxes are reduced: the batch's (the input's and
+        the output gradient's, `amax_reduction_group`) and, given by the tensor-parallel path,
+        the shards'. None under row and block scaling, whose scales do not span ranks."""
+        if self.recipe.scaling not in ("tensorwise", "delayed"):
+            return AmaxReduction()
+        group = getattr(self, "amax_reduction_group", None)
+        batch = () if group is None else (group,)
+        return AmaxReduction(batch + tensor_parallel.input, tensor_parallel.weight,
+                             batch + tensor_parallel.grad_output)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._run(x, None)
@@ -375,7 +454,18 @@ class Linear(nn.Linear):
     def _run(self, x: torch.Tensor, up: Optional[torch.Tensor],
              activation: Optional[str] = None) -> torch.Tensor:
         """forward(x); with `up` swiglu(x, up); with activation="gelu" gelu(x)."""
-        if x.shape[-1] != self.in_features:
+        if is_dtensor(self.weight) or is_dtensor(x):
+            from .tensor_parallel import run_sharded  # torch.distributed's DTensor
+            return run_sharded(self, x, up, activation)
+        return self.run_local(x, up, activation, self.weight, self.bias, self.amax_reduction())
+
+    def run_local(self, x: torch.Tensor, up: Optional[torch.Tensor], activation: Optional[str],
+                  weight: torch.Tensor, bias: Optional[torch.Tensor],
+                  reduction: AmaxReduction) -> torch.Tensor:
+        """The layer on plain tensors: the whole weight, or this rank's shard of it (and of x)
+        with the amaxes that span shards reduced over `reduction`'s groups."""
+        in_features = weight.shape[1]
+        if x.shape[-1] != in_features:
             raise ValueError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
                              f"input has {x.shape[-1]} features in its last dim")
         if torch.is_autocast_enabled(x.device.type):
@@ -391,7 +481,7 @@ class Linear(nn.Linear):
         if up is not None and up.dtype != x.dtype:
             raise TypeError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features})"
                             f".swiglu: gate is {x.dtype} but up is {up.dtype}")
-        for tensor, what in ((x, "input"), (self.weight, "weight")):
+        for tensor, what in ((x, "input"), (weight, "weight")):
             if tensor.dtype not in _QUANTIZABLE:
                 raise TypeError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
                                 f"the {what} is {tensor.dtype}; FP8 layers quantise float32, "
@@ -399,34 +489,53 @@ class Linear(nn.Linear):
         compiling = torch.compiler.is_compiling()
         if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
             self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype))
-        x2d = x.reshape(-1, self.in_features)
-        up2d = None if up is None else up.reshape(-1, self.in_features)
+        out_features = weight.shape[0]
+        x2d = x.reshape(-1, in_features)
+        up2d = None if up is None else up.reshape(-1, in_features)
         if x2d.shape[0] == 0:
+            if reduction:
+                # The other ranks' reductions wait for this one's amaxes: it runs one row of
+                # zeros (amax 0, gradients 0) through the FP8 path and returns none of it.
+                def one_zero_row(t):
+                    return None if t is None else torch.cat([t, t.new_zeros(1, in_features)])
+                output = self._fp8_linear(one_zero_row(x2d), weight, bias, out_dtype,
+                                          one_zero_row(up2d), activation, reduction, compiling)
+                return output[:0].reshape(*x.shape[:-1], out_features)
             # No rows (an MoE expert that got no tokens): nothing to quantise or multiply. The
             # output and gradients are nn.Linear's (empty; zero for the weight and bias), and a
             # delayed-scaling history records nothing.
-            bias = None if self.bias is None else self.bias.to(out_dtype)
+            bias = None if bias is None else bias.to(out_dtype)
             if up2d is not None:
                 x2d = nn.functional.silu(x2d) * up2d
             elif activation == "gelu":
                 x2d = nn.functional.gelu(x2d, approximate="tanh")
-            output = nn.functional.linear(x2d, self.weight.to(out_dtype), bias)
-            return output.reshape(*x.shape[:-1], self.out_features)
+            output = nn.functional.linear(x2d, weight.to(out_dtype), bias)
+            return output.reshape(*x.shape[:-1], out_features)
+        output = self._fp8_linear(x2d, weight, bias, out_dtype, up2d, activation, reduction,
+                                  compiling)
+        return output.reshape(*x.shape[:-1], out_features)
+
+    def _fp8_linear(self, x2d: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+                    out_dtype: torch.dtype, up2d: Optional[torch.Tensor],
+                    activation: Optional[str], reduction: AmaxReduction,
+                    compiling: bool) -> torch.Tensor:
+        """The FP8 GEMMs on rows x2d [M, K] (M > 0): an autograd node where a backward pass
+        can come, else the forward alone."""
+        history = self.amax_history
+        if is_dtensor(history):  # tensor parallelism replicates buffers as DTensors
+            history = history.to_local()  # the same storage: updates land in the buffer
         # A compiled graph quantises the weight every call: the cache is Python state. A
         # delayed-scaling layer in training records its weight's amax every call: no cache.
-        recording = self.amax_history is not None and self.training
+        recording = history is not None and self.training
         cache = None if compiling or recording else self.weight_cache
-        bias = self.bias
-        if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or
+        if torch.is_grad_enabled() and (x2d.requires_grad or weight.requires_grad or
                                         (bias is not None and bias.requires_grad) or
-                                        (up is not None and up.requires_grad)):
-            output = _Fp8Linear.apply(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                      out_dtype, cache, self.training, up2d, activation)
-        else:  # no backward pass can come: no autograd node, no transposes
-            output = _linear_forward(x2d, self.weight, bias, self.amax_history, self.recipe,
-                                     out_dtype, cache, False, False, self.training, up2d,
-                                     activation)[0]
-        return output.reshape(*x.shape[:-1], self.out_features)
+                                        (up2d is not None and up2d.requires_grad)):
+            return _Fp8Linear.apply(x2d, weight, bias, history, self.recipe, out_dtype, cache,
+                                    self.training, up2d, activation, reduction)
+        # No backward pass can come: no autograd node, no transposes.
+        return _linear_forward(x2d, weight, bias, history, self.recipe, out_dtype, cache, False,
+                               False, self.training, up2d, activation, reduction)[0]
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, recipe={self.recipe.describe()}"

@@ -1,0 +1,266 @@
+"""The multi-process runs of test_torch_distributed.py and the single-process references they are
+held against: the same model, data and steps, on the CPU backend with torch.distributed's gloo.
+
+    python -m torch.distributed.run --standalone --nproc-per-node 2 \\
+        tests/python/distributed_runs.py OUT_DIR
+
+runs every scenario on 2 ranks and writes rank 0's results (and what each rank saw, where the
+ranks must agree) to OUT_DIR/results.pt. A scenario is a wrapper (DDP, FSDP2, tensor parallel)
+with a recipe; each runs STEPS forward and backward passes of a two-layer MLP on fresh data per
+step, with the weights held still (no optimizer), so that every step's gradients compare with
+the single process's on the same global batch, and a delayed-scaling history sees amaxes of
+different steps.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+from torch import nn
+
+import fp8dot.torch as ft
+
+FEATURES, HIDDEN = 256, 512  # each tensor-parallel shard holds whole 128-blocks
+ROWS_PER_RANK = 128  # whole 1x128 blocks along the wgrad's contracting dim on every rank
+STEPS = 3
+WORLD = 2
+# Data parallelism splits the tokens: each GEMM's K is whole, or (wgrad) split at 128-blocks
+# whose promoted sums add in f32. Row-parallel splits the forward's K too, where the seed's fast
+# accumulation rounds differently from the whole K's (by its own error, tolerances.py): the
+# tensor-parallel runs use recipes promoted everywhere, and the seed's forward alone.
+DATA_PARALLEL_RECIPES = ("tensorwise", "delayed", "blocks")
+TENSOR_PARALLEL_RECIPES = ("tensorwise promoted", "delayed promoted", "blocks")
+
+
+def recipe(name: str) -> ft.Recipe:
+    return {"tensorwise": ft.Recipe.seed(),
+            "delayed": ft.Recipe.seed(scaling="delayed", amax_history_length=4),
+            "tensorwise promoted": ft.Recipe.promoted_everywhere(),
+            "delayed promoted": ft.Recipe.promoted_everywhere(scaling="delayed",
+                                                               amax_history_length=4),
+            "blocks": ft.Recipe.deepseek_blocks(),
+            "rowwise": ft.Recipe.seed(scaling="rowwise")}[name]
+
+
+def model(recipe_name: str) -> nn.Sequential:
+    """Linear(256 -> 512), GELU, Linear(512 -> 256) in FP8, the same weights in every process."""
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.GELU(), nn.Linear(HIDDEN, FEATURES))
+    return ft.convert(mlp, recipe(recipe_name))
+
+
+def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rank `rank`'s rows of step `step`'s global batch (input, target). The second rank's rows
+    are 4x larger, so that the ranks' own amaxes, and the scales they would take, differ."""
+    generator = torch.Generator().manual_seed(1000 * step + rank)
+    x = torch.randn(ROWS_PER_RANK, FEATURES, generator=generator) * (1 + 3 * rank)
+    target = torch.randn(ROWS_PER_RANK, FEATURES, generator=generator)
+    return x, target
+
+
+def global_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    parts = [batch(step, rank) for rank in range(WORLD)]
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+
+
+def histories(mlp: nn.Module) -> list[torch.Tensor]:
+    return [m.amax_history.clone() for m in mlp.modules()
+            if isinstance(m, ft.Linear) and m.amax_history is not None]
+
+
+def full(tensor: torch.Tensor) -> torch.Tensor:
+    """A gradient or weight as one tensor (a DTensor's whole value)."""
+    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
+
+
+def steps(mlp: nn.Module, data) -> dict:
+    """STEPS passes with the mean squared error over the rows given; per step the loss and every
+    parameter's gradient (then cleared); at the end the delayed-scaling histories."""
+    out = {"loss": [], "grads": []}
+    for step in range(STEPS):
+        x, target = data(step)
+        loss = ((mlp(x) - target) ** 2).mean()
+        loss.backward()
+        out["loss"].append(loss.detach().clone())
+        out["grads"].append([full(p.grad).clone() for p in mlp.parameters()])
+        mlp.zero_grad(set_to_none=True)
+    out["histories"] = histories(mlp)
+    return out
+
+
+def single_process(recipe_name: str) -> dict:
+    """The reference: one process, the whole global batch."""
+    return steps(model(recipe_name), global_batch)
+
+
+# ---- The ranks' side ---------------------------------------------------------------------------
+
+def _mean_over_ranks(value: torch.Tensor) -> torch.Tensor:
+    value = value.detach().clone()
+    torch.distributed.all_reduce(value)
+    return value / WORLD
+
+
+def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True) -> dict:
+    """DDP or FSDP2 over all ranks, each with its rows of the global batch; the loss reported is
+    the mean over ranks (the global batch's). Every rank's histories are kept, to compare."""
+    import torch.distributed as dist
+    rank = dist.get_rank()
+    mlp = model(recipe_name)
+    group = dist.group.WORLD if reduce_amax else None
+    ft.convert(mlp, recipe(recipe_name), amax_reduction_group=group)
+    if wrapper == "ddp":
+        mlp = nn.parallel.DistributedDataParallel(mlp)
+    else:
+        from torch.distributed.fsdp import fully_shard
+        for layer in (mlp[0], mlp[2]):
+            fully_shard(layer)
+        fully_shard(mlp)
+    out = steps(mlp, lambda step: batch(step, rank))
+    out["loss"] = [_mean_over_ranks(loss) for loss in out["loss"]]
+    gathered = [None] * WORLD
+    dist.all_gather_object(gathered, out["histories"])
+    out["histories_per_rank"] = gathered
+    return out
+
+
+def _tensor_parallel_model(recipe_name: str) -> nn.Module:
+    """The first layer column-parallel, the second row-parallel (torch's own styles)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+    mesh = init_device_mesh("cpu", (WORLD,))
+    return parallelize_module(model(recipe_name), mesh,
+                              {"0": ColwiseParallel(), "2": RowwiseParallel()})
+
+
+def tensor_parallel(recipe_name: str) -> dict:
+    """The tensor-parallel MLP on the whole global batch on every rank."""
+    return steps(_tensor_parallel_model(recipe_name), global_batch)
+
+
+def tensor_parallel_forward(recipe_name: str) -> torch.Tensor:
+    """The tensor-parallel MLP's output for the first step's global batch."""
+    with torch.no_grad():
+        return _tensor_parallel_model(recipe_name)(global_batch(0)[0]).clone()
+
+
+def tensor_parallel_refusal(recipe_name: str, hidden: int) -> str:
+    """The error a column-parallel layer gives for a recipe it cannot shard ('' if none)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, parallelize_module
+    mesh = init_device_mesh("cpu", (WORLD,))
+    layer = ft.Linear(FEATURES, hidden, recipe=recipe(recipe_name))
+    parallelize_module(layer, mesh, ColwiseParallel())
+    try:
+        layer(torch.randn(4, FEATURES))
+    except ValueError as error:
+        return str(error)
+    return ""
+
+
+def empty_rank(recipe_name: str) -> dict:
+    """DDP where rank 1 has no rows in the second step (its peers' reductions must not wait
+    forever): the losses and gradients of the rows there are."""
+    import torch.distributed as dist
+    rank = dist.get_rank()
+    mlp = nn.parallel.DistributedDataParallel(model(recipe_name))
+    ft.convert(mlp.module, recipe(recipe_name), amax_reduction_group=dist.group.WORLD)
+    out = {"grads": []}
+    for step in range(STEPS):
+        x, target = empty_rank_data(step, rank)
+        output = mlp(x)
+        # The sum over this rank's rows (0 for none), so that DDP's mean of the ranks'
+        # gradients is the gradient of the sum over all rows / WORLD.
+        loss = ((output - target) ** 2).sum()
+        loss.backward()
+        out["grads"].append([p.grad.clone() for p in mlp.parameters()])
+        mlp.zero_grad(set_to_none=True)
+    out["histories"] = histories(mlp.module)
+    return out
+
+
+def empty_rank_data(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """empty_rank's rows: rank 1 has none in the second step."""
+    x, target = batch(step, rank)
+    return (x[:0], target[:0]) if step == 1 and rank == 1 else (x, target)
+
+
+def empty_rank_reference(recipe_name: str) -> dict:
+    """One process, the rows the ranks of empty_rank have, the loss summed over them."""
+    mlp = model(recipe_name)
+    out = {"grads": []}
+    for step in range(STEPS):
+        parts = [empty_rank_data(step, rank) for rank in range(WORLD)]
+        x, target = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+        ((mlp(x) - target) ** 2).sum().backward()
+        out["grads"].append([p.grad.clone() for p in mlp.parameters()])
+        mlp.zero_grad(set_to_none=True)
+    out["histories"] = histories(mlp)
+    return out
+
+
+def checkpoint_resume(directory: str) -> dict:
+    """FSDP2, delayed scaling: two steps, a torch.distributed.checkpoint save, a third step; then
+    a fresh model loaded from the checkpoint runs the third step again."""
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+    from torch.distributed.fsdp import fully_shard
+    rank = dist.get_rank()
+
+    def sharded():
+        mlp = model("delayed")
+        ft.convert(mlp, recipe("delayed"), amax_reduction_group=dist.group.WORLD)
+        for layer in (mlp[0], mlp[2]):
+            fully_shard(layer)
+        return fully_shard(mlp)
+
+    def step(mlp, index):
+        x, target = batch(index, rank)
+        loss = ((mlp(x) - target) ** 2).mean()
+        loss.backward()
+        grads = [full(p.grad).clone() for p in mlp.parameters()]
+        mlp.zero_grad(set_to_none=True)
+        return grads
+
+    first = sharded()
+    step(first, 0)
+    step(first, 1)
+    dcp.save(get_model_state_dict(first), checkpoint_id=directory)
+    continued = step(first, 2)
+    resumed_model = sharded()
+    state = get_model_state_dict(resumed_model)
+    dcp.load(state, checkpoint_id=directory)
+    set_model_state_dict(resumed_model, state)
+    resumed = step(resumed_model, 2)
+    return {"continued": continued, "resumed": resumed,
+            "histories": (histories(first), histories(resumed_model))}
+
+
+def main(out_dir: str) -> None:
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    results = {}
+    for recipe_name in DATA_PARALLEL_RECIPES:
+        for wrapper in ("ddp", "fsdp2"):
+            results[(wrapper, recipe_name)] = data_parallel(wrapper, recipe_name)
+    for recipe_name in TENSOR_PARALLEL_RECIPES:
+        results[("tp", recipe_name)] = tensor_parallel(recipe_name)
+    results[("tp forward", "tensorwise")] = tensor_parallel_forward("tensorwise")
+    results[("ddp", "tensorwise", "no reduction")] = data_parallel("ddp", "tensorwise",
+                                                                   reduce_amax=False)
+    results[("empty rank", "delayed")] = empty_rank("delayed")
+    results["refusals"] = {"rowwise": tensor_parallel_refusal("rowwise", HIDDEN),
+                           "blocks 384": tensor_parallel_refusal("blocks", 384),
+                           "blocks 512": tensor_parallel_refusal("blocks", HIDDEN)}
+    results["checkpoint"] = checkpoint_resume(os.path.join(out_dir, "checkpoint"))
+    if dist.get_rank() == 0:
+        torch.save(results, os.path.join(out_dir, "results.pt"))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,146 @@
+"""fp8dot.torch's FP8 layers inside torch.distributed's engines, on 2 CPU processes (gloo, the CPU
+backend): DDP, FSDP2 (fully_shard), tensor parallelism with torch's own ColwiseParallel and
+RowwiseParallel, and torch.distributed.checkpoint. Each run is held against one process on the
+same global batch (tests/python/distributed_runs.py runs both).
+
+The bound for "equal" is the reordering of float32 sums (tolerances.accumulation_tolerance's
+float32 case over the summed extent): the FP8 operands are the same bytes in both runs when the
+scales agree, so what remains is where partial sums meet (DDP's and FSDP's gradient reductions,
+row-parallel's partial outputs) and in what order.
+"""
+
+import functools
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.distributed  # noqa: E402
+
+import distributed_runs as runs  # noqa: E402
+from tolerances import accumulation_tolerance, relative_frobenius  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+    reason="torch.distributed with gloo is not available in this torch build")
+
+# Float32 reordering over the largest summed extent: the global batch's rows (wgrad, bias).
+REORDERING = accumulation_tolerance("f32", runs.WORLD * runs.ROWS_PER_RANK)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Every scenario of distributed_runs.py, run once on 2 processes."""
+    out = tmp_path_factory.mktemp("distributed")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               f"--nproc-per-node={runs.WORLD}", runs.__file__, str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    return torch.load(out / "results.pt", weights_only=False)
+
+
+@functools.lru_cache(maxsize=None)
+def single_process(recipe_name: str) -> dict:
+    return runs.single_process(recipe_name)
+
+
+def local(tensor):
+    """A tensor-parallel buffer (a replicated DTensor) as a plain tensor."""
+    return tensor.to_local() if hasattr(tensor, "to_local") else tensor
+
+
+def assert_gradients_close(actual: dict, expected: dict, bound: float) -> None:
+    for step, (got, want) in enumerate(zip(actual["grads"], expected["grads"])):
+        assert len(got) == len(want) == 4
+        for index, (g, w) in enumerate(zip(got, want)):
+            error = relative_frobenius(g, w)
+            assert error <= bound, f"step {step}, parameter {index}: {error:.2e} > {bound:.2e}"
+
+
+@pytest.mark.parametrize("recipe_name", runs.DATA_PARALLEL_RECIPES)
+@pytest.mark.parametrize("wrapper", ["ddp", "fsdp2"])
+def test_data_parallel_losses_and_gradients_equal_one_process(results, wrapper, recipe_name):
+    run, reference = results[(wrapper, recipe_name)], single_process(recipe_name)
+    for got, want in zip(run["loss"], reference["loss"]):
+        assert abs(got.item() - want.item()) <= REORDERING * abs(want.item())
+    assert_gradients_close(run, reference, REORDERING)
+
+
+@pytest.mark.parametrize("wrapper", ["ddp", "fsdp2"])
+def test_data_parallel_delayed_histories_agree_across_ranks_and_with_one_process(results,
+                                                                                 wrapper):
+    run, reference = results[(wrapper, "delayed")], single_process("delayed")
+    first, second = run["histories_per_rank"]
+    assert len(first) == 2
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+    for got, want in zip(first, reference["histories"]):
+        # X and W: the same amaxes. dY: each rank's loss is the mean over half the rows, so its
+        # gradient is exactly twice the single process's (a power of two: the same FP8 bytes).
+        assert torch.equal(got[:2], want[:2])
+        assert torch.equal(got[2], 2 * want[2])
+        assert (got[:, :runs.STEPS] > 0).all()
+
+
+def test_without_the_amax_reduction_data_parallel_gradients_differ(results):
+    """The control: ranks casting with their own scales quantise differently from the single
+    process (its second rank's rows are 4x larger), by FP8's quantisation error, not rounding."""
+    run = results[("ddp", "tensorwise", "no reduction")]
+    reference = single_process("tensorwise")
+    errors = [relative_frobenius(g, w) for step_got, step_want in
+              zip(run["grads"], reference["grads"]) for g, w in zip(step_got, step_want)]
+    assert max(errors) > 100 * REORDERING
+    assert max(errors) < 0.25  # e5m2's unit roundoff 2^-3, averaged over the GEMMs' sums
+
+
+@pytest.mark.parametrize("recipe_name", runs.TENSOR_PARALLEL_RECIPES)
+def test_tensor_parallel_gradients_equal_one_process(results, recipe_name):
+    run, reference = results[("tp", recipe_name)], single_process(recipe_name)
+    for got, want in zip(run["loss"], reference["loss"]):
+        assert abs(got.item() - want.item()) <= REORDERING * abs(want.item())
+    assert_gradients_close(run, reference, REORDERING)
+    for got, want in zip(run["histories"], reference["histories"]):
+        assert torch.equal(local(got), want)
+
+
+def test_tensor_parallel_fast_forward_is_within_fast_accumulation_of_one_process(results):
+    """The seed's forward is fast: row-parallel sums K in two halves, each with the fast
+    accumulator's error, where one process sums it whole. Same FP8 operands (the scales agree),
+    so the two differ by at most both errors."""
+    with torch.no_grad():
+        reference = runs.model("tensorwise")(runs.global_batch(0)[0])
+    error = relative_frobenius(local(results[("tp forward", "tensorwise")]), reference)
+    assert 0 < error <= 2 * accumulation_tolerance("fp8-fast", runs.HIDDEN)
+
+
+def test_tensor_parallel_refuses_what_it_cannot_shard(results):
+    refusals = results["refusals"]
+    assert "rowwise scaling under tensor parallelism" in refusals["rowwise"]
+    assert "column-parallel block scaling over 2 shards needs out_features a multiple of " \
+           "128 x 2" in refusals["blocks 384"]
+    assert "got 384" in refusals["blocks 384"]
+    assert refusals["blocks 512"] == ""
+
+
+def test_a_rank_without_rows_joins_the_reductions(results):
+    """DDP, delayed scaling, rank 1 without rows in the second step: the run finishes (its
+    peers' amax reductions got its zeros), and the gradients and histories are those of one
+    process on the rows there are."""
+    run, reference = results[("empty rank", "delayed")], runs.empty_rank_reference("delayed")
+    # DDP averages the ranks' gradients of their sums: half the one process's of the whole sum.
+    halved = {"grads": [[g / runs.WORLD for g in step] for step in reference["grads"]]}
+    assert_gradients_close(run, halved, REORDERING)
+    for got, want in zip(run["histories"], reference["histories"]):
+        assert torch.equal(got, want)
+
+
+def test_a_checkpoint_resumes_bit_identically(results):
+    """FSDP2 with delayed scaling, saved by torch.distributed.checkpoint after two steps: the
+    resumed model's third step is the uninterrupted one's, histories included."""
+    checkpoint = results["checkpoint"]
+    assert all(torch.equal(a, b) for a, b in zip(checkpoint["continued"], checkpoint["resumed"]))
+    continued, resumed = checkpoint["histories"]
+    assert len(continued) == 2
+    assert all(torch.equal(a, b) for a, b in zip(continued, resumed))

@@ -27,6 +27,7 @@ from typing import Any, Optional
 import flax.linen as nn
 import jax.numpy as jnp
 
+from .jax.amax_reduction import AmaxReduction
 from .jax.autodiff import fp8_dot_general, init_delayed_state
 from .jax.recipe import Recipe, check_recipe
 
@@ -39,6 +40,9 @@ class DotGeneral(nn.Module):
     recipe: Optional[Recipe] = None  # None: Recipe.seed("delayed", amax_history_length=...)
     amax_history_length: int = 1024  # Flax's default; used when recipe is None
     activation: Optional[str] = None  # "gelu": the dot of GELU(x) (fp8_dot_general)
+    # Inside shard_map: the mesh axes x, kernel and the output's gradient are split over, for
+    # scales that agree across devices (fp8dot.jax.AmaxReduction; fp8_dot_general).
+    amax_reduction: Optional[AmaxReduction] = None
 
     def resolved_recipe(self) -> Recipe:
         if self.recipe is not None:
@@ -61,4 +65,5 @@ class DotGeneral(nn.Module):
                      for name, value in initial.items()}
         return fp8_dot_general(x, kernel, dimension_numbers, recipe=recipe, state=state,
                                preferred_element_type=preferred_element_type or x.dtype,
-                               activation=self.activation)
+                               activation=self.activation,
+                               amax_reduction=self.amax_reduction)

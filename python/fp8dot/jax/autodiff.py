@@ -32,8 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._quantize import both_orientations
+from ._mesh_typing import cotangent_like
+from .amax_reduction import AmaxReduction, global_amax
 from .ops import scaled_dot_general
-from .quantize import delayed_scale_update, fused_quantize, quantize
+from .quantize import _scale_from_amax, delayed_scale_update, fused_quantize, quantize
 from .recipe import Recipe, check_recipe
 
 STATE_NAMES = ("input_scale", "kernel_scale", "output_grad_scale", "input_amax_history",
@@ -64,7 +66,8 @@ def _activated(x, activation: Optional[str]):
 
 def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = None,
                     state: Optional[Mapping] = None, preferred_element_type=None,
-                    activation: Optional[str] = None):
+                    activation: Optional[str] = None,
+                    amax_reduction: Optional[AmaxReduction] = None):
     """dot_general(x, w) in FP8 by `recipe` (default Recipe.seed()), differentiable in x and w.
 
     dimension_numbers as jax.lax.dot_general's, without batch dims (x's free dims, then w's, in
@@ -76,6 +79,11 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     quantisation (recipe.quantization "kernel"; with "xla" by jax.numpy, which XLA fuses into
     it), so an MLP's hidden activation is never written in x's dtype; x's gradient goes through
     jax.nn.gelu's. Delayed scaling's history then records max |GELU(x)|.
+
+    amax_reduction (inside shard_map): the mesh axes over which x, w and the output's gradient
+    are split (fp8dot.jax.AmaxReduction); their tensorwise and delayed-scaling amaxes are
+    reduced over them, so every device casts with the whole tensor's scale and the sharded step
+    quantises as the unsharded one does (docs/distributed.md). Row and block scales need none.
     """
     if activation is not None and activation not in ACTIVATIONS:
         raise ValueError(f"fp8dot.jax.fp8_dot_general: activation {activation!r} is not one of "
@@ -111,7 +119,9 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
         state = tuple(state[name] for name in STATE_NAMES)
     else:
         state = ()
-    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, activation, x2, w2, state)
+    axes = (AmaxReduction() if amax_reduction is None or recipe.scaling not in
+            ("tensorwise", "delayed") else AmaxReduction(*amax_reduction).normalized())
+    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)
     return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
 
 
@@ -119,18 +129,30 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
 _QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
 
 
-def _delayed(recipe: Recipe, x, dtype, scale, history):
-    return delayed_scale_update(x, dtype, scale, history, recipe.amax_compute, recipe.margin)
+def _delayed(recipe: Recipe, x, dtype, scale, history, axes: tuple):
+    return delayed_scale_update(x, dtype, scale, history, recipe.amax_compute, recipe.margin,
+                                axes)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3))
-def _fp8_matmul(recipe, out_dtype, weight_kn, activation, x2, w2, state):
+def _reduced_scales(x, axes: tuple, dtype, transposed_dtype):
+    """Current scaling's (scale, transposed dtype's scale) from x's amax over the mesh axes
+    (quantize.h's rule, as the quantisation applies it to its own amax); (None, None) without
+    axes: the quantisation computes them."""
+    if not axes:
+        return None, None
+    amax = global_amax(x, axes)
+    return (_scale_from_amax(amax, dtype),
+            None if transposed_dtype == dtype else _scale_from_amax(amax, transposed_dtype))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
+def _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state):
     """activation(x2) [M, K] · W -> [M, N], where w2 is W as [K, N] (weight_kn) or as [N, K]."""
-    return _forward(recipe, out_dtype, weight_kn, activation, x2, w2, state)[0]
+    return _forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)[0]
 
 
 def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
-                       scale=None, activation: Optional[str] = None):
+                       scale=None, activation: Optional[str] = None, transposed_scale=None):
     """(q, scale) of matrix [R, C] for a GEMM that contracts C, and (q_t, scale_t) of matrixᵀ for
     one that contracts R, each scale in its own operand's terms. fp8dot's kernel writes both
     from one read; in jax.numpy a transposable scaling (tensor, 128x128) transposes the FP8 copy
@@ -142,16 +164,18 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
         quantize_fn = (fused_quantize if activation is None
                        else functools.partial(fused_quantize, activation=activation))
         operand, transposed, _ = both_orientations(quantize_fn, matrix, granularity, dtype,
-                                                   transposed_dtype, scale)
+                                                   transposed_dtype, scale,
+                                                   transposed_scale=transposed_scale)
         return operand, transposed
     matrix = _activated(matrix, activation)
     q, q_scale = quantize(matrix, dtype, granularity, scale)
     if transposed_dtype == dtype and granularity in ("tensor", "128x128"):
         return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)
-    return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity)
+    return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity, transposed_scale)
 
 
-def _forward(recipe: Recipe, out_dtype, weight_kn, activation, x2, w2, state):
+def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReduction, x2, w2,
+             state):
     if x2.shape[0] == 0:
         # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
         # a delayed-scaling state that stays as it is (the backward returns it unchanged).
@@ -160,25 +184,32 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, x2, w2, state):
         return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, unchanged))
     granularity, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
-    input_scale = kernel_scale = None
+    # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
+    # [K, M] and the dgrad's Wᵀ [K, N]. W is quantised as stored: [K, N] (weight_kn) first
+    # for dgrad, its transpose for the forward; else [N, K] first for the forward.
+    weight_dtypes = ((recipe.dgrad.rhs_dtype, config.rhs_dtype) if weight_kn
+                     else (config.rhs_dtype, recipe.dgrad.rhs_dtype))
     new_state = ()
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, _, input_history, kernel_history, _ = state
         input_scale, input_history = _delayed(recipe, _activated(x2, activation),
-                                              config.lhs_dtype, input_scale, input_history)
+                                              config.lhs_dtype, input_scale, input_history,
+                                              axes.input)
         kernel_scale, kernel_history = _delayed(recipe, w2, config.rhs_dtype, kernel_scale,
-                                                kernel_history)
+                                                kernel_history, axes.weight)
         new_state = (input_scale, kernel_scale, input_history, kernel_history)
-    # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
-    # [K, M] and the dgrad's Wᵀ [K, N].
+        input_t_scale = kernel_t_scale = None
+    else:  # current scaling: the quantisation's own scales, unless they span devices
+        input_scale, input_t_scale = _reduced_scales(
+            _activated(x2, activation) if axes.input else x2, axes.input, config.lhs_dtype,
+            recipe.wgrad.rhs_dtype)
+        kernel_scale, kernel_t_scale = _reduced_scales(w2, axes.weight, *weight_dtypes)
     (x_q, x_scale), x_t = _both_orientations(recipe, x2, granularity, config.lhs_dtype,
-                                             recipe.wgrad.rhs_dtype, input_scale, activation)
-    if weight_kn:  # the forward's [N, K] is the transposed output
-        w_t, (w_q, w_scale) = _both_orientations(recipe, w2, weight, recipe.dgrad.rhs_dtype,
-                                                 config.rhs_dtype, kernel_scale)
-    else:
-        (w_q, w_scale), w_t = _both_orientations(recipe, w2, weight, config.rhs_dtype,
-                                                 recipe.dgrad.rhs_dtype, kernel_scale)
+                                             recipe.wgrad.rhs_dtype, input_scale, activation,
+                                             input_t_scale)
+    first, second = _both_orientations(recipe, w2, weight, *weight_dtypes, kernel_scale,
+                                       transposed_scale=kernel_t_scale)
+    (w_q, w_scale), w_t = (second, first) if weight_kn else (first, second)
     y = scaled_dot_general(x_q, w_q, _TN, lhs_scale=x_scale, rhs_scale=_as_rhs(w_scale, weight),
                            precision=config.precision, algorithm=config.algorithm,
                            preferred_element_type=out_dtype)
@@ -194,25 +225,30 @@ def _as_rhs(scale, granularity):
     return scale.T if granularity in ("1x128", "128x128") else scale
 
 
-def _fp8_matmul_forward(recipe, out_dtype, weight_kn, activation, x2, w2, state):
-    return _forward(recipe, out_dtype, weight_kn, activation, x2, w2, state)
+def _fp8_matmul_forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state):
+    return _forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)
 
 
-def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, residuals, g):
+def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residuals, g):
     x2, w2, x_t, w_t, state, new_state = residuals
     if x_t is None:  # the forward had no rows: zero gradients, the state as it was
         n, k = g.shape[1], x2.shape[1]
         dw = jnp.zeros((k, n) if weight_kn else (n, k), w2.dtype)
-        return _typed_like(jnp.zeros(x2.shape, x2.dtype), x2), _typed_like(dw, w2), \
-            tuple(_typed_like(value, value) for value in state)
+        return cotangent_like(jnp.zeros(x2.shape, x2.dtype), x2), cotangent_like(dw, w2), \
+            tuple(cotangent_like(value, value, jax.lax.pmax) for value in state)
     (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
     granularity, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
-    grad_scale = None
+    grad_scale = grad_t_scale = None
     if recipe.scaling == "delayed":
-        grad_scale, grad_history = _delayed(recipe, g, dgrad.lhs_dtype, state[2], state[5])
+        grad_scale, grad_history = _delayed(recipe, g, dgrad.lhs_dtype, state[2], state[5],
+                                            axes.grad_output)
+    else:
+        grad_scale, grad_t_scale = _reduced_scales(g, axes.grad_output, dgrad.lhs_dtype,
+                                                   wgrad.lhs_dtype)
     (g_q, g_scale), (gt_q, gt_scale) = _both_orientations(recipe, g, granularity, dgrad.lhs_dtype,
-                                                          wgrad.lhs_dtype, grad_scale)
+                                                          wgrad.lhs_dtype, grad_scale,
+                                                          transposed_scale=grad_t_scale)
 
     # dgrad: dX [M, K] = dY [M, N] · W, W as [K, N].
     dx = scaled_dot_general(g_q, wt_q, _TN, lhs_scale=g_scale,
@@ -236,24 +272,11 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, residuals, g)
         input_scale, kernel_scale, input_history, kernel_history = new_state
         state_cotangent = (input_scale, kernel_scale, grad_scale, input_history, kernel_history,
                            grad_history)
-        state_cotangent = tuple(_typed_like(c, p) for c, p in zip(state_cotangent, state))
+        state_cotangent = tuple(cotangent_like(c, p, jax.lax.pmax)
+                                for c, p in zip(state_cotangent, state))
     else:
         state_cotangent = ()
-    return _typed_like(dx, x2), _typed_like(dw, w2), state_cotangent
-
-
-def _typed_like(cotangent, primal):
-    """Under shard_map, a cotangent must vary over the mesh axes its primal varies over; the
-    custom call's results carry no such type, so they are cast (no data moves)."""
-    missing = tuple(sorted(_varying_axes(primal) - _varying_axes(cotangent)))
-    return jax.lax.pcast(cotangent, missing, to="varying") if missing else cotangent
-
-
-def _varying_axes(x) -> frozenset:
-    """The manual mesh axes x varies over (its aval's ManualAxisType; none outside shard_map)."""
-    typeof = getattr(jax, "typeof", None)
-    manual = getattr(typeof(x), "mat", None) if typeof is not None else None
-    return frozenset(getattr(manual, "varying", ()))
+    return cotangent_like(dx, x2), cotangent_like(dw, w2), state_cotangent
 
 
 _fp8_matmul.defvjp(_fp8_matmul_forward, _fp8_matmul_backward)

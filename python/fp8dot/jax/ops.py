@@ -19,6 +19,7 @@ from .. import _core
 from .._arrays import layout_strides
 from .._dot import check_output_scale, make_dot, precision_pair
 from . import _ffi
+from ._mesh_typing import vary_like
 
 DimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
 
@@ -189,6 +190,8 @@ def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, o
         beta=np.float64(options["beta"]), has_bias=np.bool_(bias is not None),
         has_c=np.bool_(c is not None), output_scale=np.bool_(output_scale is not None),
         compute_amax=np.bool_(options["compute_amax"]))
+    # Typed as varying over the operands' mesh axes under shard_map (_mesh_typing).
+    outputs = [vary_like(output, *operands) for output in outputs]
     return tuple(outputs) if options["compute_amax"] else outputs[0]
 
 

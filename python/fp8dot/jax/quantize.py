@@ -26,6 +26,8 @@ import numpy as np
 from .._quantize import Quantized, make_quantizer, shared_transposed_scale
 from . import _ffi
 from ._exact_float import divide_by_fp8_max, reciprocal
+from ._mesh_typing import vary_like
+from .amax_reduction import global_amax
 from .ops import _description
 
 GRANULARITIES = ("tensor", "row", "1x128", "128x128")
@@ -82,16 +84,17 @@ def quantize(x, dtype, granularity: str = "tensor", scale=None):
 
 
 def delayed_scale_update(x, dtype, scale, amax_history, amax_compute: str = "max",
-                         margin: int = 0):
+                         margin: int = 0, axes: tuple = ()):
     """Flax fp8_ops' delayed scaling (the same state, updated the same way): the scale for this
     step comes from the history before it ("max" over it, or the most recent entry), then x's
-    amax enters the history at index 0 (the rest rolls by one). Returns (scale, history)."""
+    amax (over the mesh axes `axes` inside shard_map) enters the history at index 0 (the rest
+    rolls by one). Returns (scale, history)."""
     previous = jnp.max(amax_history, axis=0) if amax_compute == "max" else amax_history[0]
     # Flax's arithmetic (1 / ((max / amax) / 2^margin)), kept so that the states evolve alike.
     factor = (fp8_max(dtype) / previous) / (2.0**margin)
     factor = jnp.where((previous > 0.0) & jnp.isfinite(previous), factor, 1.0 / scale)
     new_scale = (1.0 / factor).astype(scale.dtype)
-    amax = jnp.max(jnp.abs(x)).astype(amax_history.dtype)
+    amax = global_amax(x, axes).astype(amax_history.dtype)
     new_history = jnp.roll(amax_history, shift=-1, axis=0).at[0].set(amax)
     return new_scale, new_history
 
@@ -138,5 +141,7 @@ def fused_quantize(x, dtype, granularity: str = "tensor", *, row_major: bool = T
         row_major=np.bool_(row_major),
         transposed=np.bool_(transposed), given_scale=np.bool_(scale is not None),
         compute_amax=np.bool_(amax), margin=np.int64(margin)))
-    quantized = Quantized(*[None if shape is None else next(outputs) for shape, _ in shapes])
+    # Typed as varying over the operands' mesh axes under shard_map (_mesh_typing).
+    quantized = Quantized(*[None if shape is None else vary_like(next(outputs), *operands)
+                            for shape, _ in shapes])
     return shared_transposed_scale(quantized, granularity)

@@ -240,6 +240,25 @@ def checkpoint_resume(directory: str) -> dict:
             "histories": (histories(first), histories(resumed_model))}
 
 
+def compiled_against_eager() -> dict:
+    """One layer with the amax reduction, eager and under torch.compile(fullgraph=True) (the
+    reductions are functional collectives, which compile into the graph): outputs and weight
+    gradients."""
+    import torch.distributed as dist
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    layer = ft.Linear(FEATURES, FEATURES, recipe=recipe("tensorwise"),
+                      amax_reduction_group=dist.group.WORLD)
+    x = batch(0, rank)[0]
+    out = {}
+    for name, run in (("eager", layer), ("compiled", torch.compile(layer, fullgraph=True))):
+        output = run(x)
+        output.sum().backward()
+        out[name] = (output.detach().clone(), layer.weight.grad.clone())
+        layer.zero_grad(set_to_none=True)
+    return out
+
+
 def main(out_dir: str) -> None:
     import torch.distributed as dist
     dist.init_process_group("gloo")
@@ -257,6 +276,7 @@ def main(out_dir: str) -> None:
                            "blocks 384": tensor_parallel_refusal("blocks", 384),
                            "blocks 512": tensor_parallel_refusal("blocks", HIDDEN)}
     results["checkpoint"] = checkpoint_resume(os.path.join(out_dir, "checkpoint"))
+    results["compiled"] = compiled_against_eager()
     if dist.get_rank() == 0:
         torch.save(results, os.path.join(out_dir, "results.pt"))
     dist.destroy_process_group()

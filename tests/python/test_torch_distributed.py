@@ -20,7 +20,8 @@ torch = pytest.importorskip("torch")
 import torch.distributed  # noqa: E402
 
 import distributed_runs as runs  # noqa: E402
-from tolerances import accumulation_tolerance, relative_frobenius  # noqa: E402
+from tolerances import (accumulation_tolerance, relative_frobenius,  # noqa: E402
+                        requantisation_tolerance)
 
 pytestmark = pytest.mark.skipif(
     not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
@@ -28,6 +29,9 @@ pytestmark = pytest.mark.skipif(
 
 # Float32 reordering over the largest summed extent: the global batch's rows (wgrad, bias).
 REORDERING = accumulation_tolerance("f32", runs.WORLD * runs.ROWS_PER_RANK)
+# Row-parallel outputs differ by that reordering; their gradient's e5m2 cast then rounds a few
+# elements the other way.
+REQUANTISATION = requantisation_tolerance(REORDERING, torch.float8_e5m2)
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +101,13 @@ def test_without_the_amax_reduction_data_parallel_gradients_differ(results):
 
 @pytest.mark.parametrize("recipe_name", runs.TENSOR_PARALLEL_RECIPES)
 def test_tensor_parallel_gradients_equal_one_process(results, recipe_name):
+    """Column- then row-parallel, promoted everywhere: the row-parallel output, summed over K
+    halves, differs from the whole K's by float32 reordering, and so does its gradient, whose
+    e5m2 cast may round a few elements the other way (REQUANTISATION)."""
     run, reference = results[("tp", recipe_name)], single_process(recipe_name)
     for got, want in zip(run["loss"], reference["loss"]):
         assert abs(got.item() - want.item()) <= REORDERING * abs(want.item())
-    assert_gradients_close(run, reference, REORDERING)
+    assert_gradients_close(run, reference, REQUANTISATION)
     for got, want in zip(run["histories"], reference["histories"]):
         assert torch.equal(local(got), want)
 
@@ -144,3 +151,10 @@ def test_a_checkpoint_resumes_bit_identically(results):
     continued, resumed = checkpoint["histories"]
     assert len(continued) == 2
     assert all(torch.equal(a, b) for a, b in zip(continued, resumed))
+
+
+def test_the_amax_reduction_compiles_into_the_graph(results):
+    """torch.compile(fullgraph=True) of a layer with the reduction: no graph break, and the
+    compiled output and weight gradient are the eager ones, bit for bit."""
+    eager, compiled = results["compiled"]["eager"], results["compiled"]["compiled"]
+    assert torch.equal(eager[0], compiled[0]) and torch.equal(eager[1], compiled[1])

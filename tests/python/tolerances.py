@@ -30,6 +30,15 @@ def accumulation_tolerance(accumulation: str, k: int) -> float:
     return 16.0 * 2.0 ** -24 * math.sqrt(k)
 
 
+def requantisation_tolerance(difference: float, dtype: torch.dtype) -> float:
+    """Relative Frobenius change of a cast to FP8 `dtype` when the tensor cast differs by a
+    relative `difference` (float32 sums met in another order): an element rounds the other way,
+    by one FP8 step (2u), only where it lay within that difference of a rounding boundary, a
+    fraction of about 2·difference/u of them, so about 2·sqrt(difference·u) in all. The
+    expected size of such flips, not a worst case (every element could flip)."""
+    return 2.0 * math.sqrt(difference * UNIT_ROUNDOFF[dtype])
+
+
 def output_rounding(dtype: torch.dtype) -> float:
     return 1.1 * UNIT_ROUNDOFF[dtype]
 

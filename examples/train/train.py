@@ -7,6 +7,7 @@ bf16? Run it once per --linear/--recipe and compare the logs with plot.py.
     python examples/train/train.py --config tiny --device cpu          # CI smoke run
     python examples/train/train.py --config h200-300m --compile --linear fp8dot --recipe seed \
         --log runs/fp8dot-seed.jsonl
+    torchrun --standalone --nproc-per-node 2 examples/train/train.py ... --fsdp   # 2 GPUs
 
 Precision: bf16 autocast over fp32 master weights (the weights, gradients and AdamW state are
 fp32; each GEMM's inputs are cast to bf16, or quantised to FP8 by the FP8 layers). That is how
@@ -31,6 +32,7 @@ import torch
 
 from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
+from data_parallel import DataParallel, full_value
 from gpt import GPT, MLP, GPTConfig, parameter_counts
 from linears import FP8DOT_RECIPES, LINEARS, TORCHAO_RECIPES, swap_block_linears
 from optim import lr_at, make_adamw, set_lr
@@ -66,7 +68,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--log", type=Path, help="write one JSON line per step and evaluation")
     parser.add_argument("--profile", type=Path,
                         help="profile 5 steps after the timing warm-up; write the op table here")
+    parser.add_argument("--fsdp", action="store_true",
+                        help="under torchrun: data parallel over its processes with FSDP2, the "
+                             "global --batch-size split over them (data_parallel.py)")
+    parser.add_argument("--no-amax-reduction", action="store_true",
+                        help="with --fsdp: fp8dot's layers cast with each rank's own tensorwise "
+                             "scales instead of the global batch's")
     args = parser.parse_args(argv)
+    if args.no_amax_reduction and not args.fsdp:
+        parser.error("--no-amax-reduction applies to --fsdp")
     if args.recipe != "seed" and args.linear == "bf16":
         parser.error("--recipe applies to --linear fp8dot and torchao")
     if args.linear == "torchao" and args.recipe not in TORCHAO_RECIPES:
@@ -98,20 +108,28 @@ def write_profile(profiler: torch.profiler.profile, path: Path, device: torch.de
 
 
 @torch.no_grad()
-def validation_loss(model, batches, device, autocast) -> float:
-    """The mean loss over the fixed validation windows (every batch the same size)."""
+def validation_loss(model, batches, device, autocast, parallel=None) -> float:
+    """The mean loss over the fixed validation windows (every batch the same size); with
+    --fsdp each rank takes its rows of every batch."""
     model.eval()
     total = torch.zeros((), device=device)
     for tokens, targets in batches:
+        if parallel:
+            tokens, targets = parallel.rows(tokens), parallel.rows(targets)
         with autocast():
             total += model(tokens.to(device), targets.to(device)).float()
     model.train()
+    if parallel:
+        total = parallel.mean(total)
     return total.item() / len(batches)
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
-    device = torch.device(args.device)
+    parallel = DataParallel(torch.device(args.device).type) if args.fsdp else None
+    device = parallel.device if parallel else torch.device(args.device)
+    if parallel:
+        parallel.check_batch(args.batch_size)
     torch.manual_seed(args.seed)
     # The batches are drawn on the CPU from their own generator: the same bytes on every
     # device, whatever the model's initialisation consumed from the global generator.
@@ -136,6 +154,11 @@ def main(argv: list[str] | None = None) -> dict:
             "quantised inside the down projection's FP8 cast (Linear.swiglu, --fused-swiglu), "
             "never written" if args.fused_swiglu else "written in bf16, then quantised"))
     print(linear_description)
+    if parallel:  # before the optimizer: it holds the sharded parameters
+        parallel.shard(model, amax_reduction=not args.no_amax_reduction)
+        print(f"FSDP2 over {parallel.world} processes, "
+              f"{args.batch_size // parallel.world} sequences each; fp8dot amaxes "
+              + ("per rank" if args.no_amax_reduction else "reduced over the ranks"))
     # After the swap: the optimizer must hold the parameters the swapped layers train.
     optimizer = make_adamw(model, args.lr, args.weight_decay, fused=device.type == "cuda")
     step_model = torch.compile(model, mode=args.compile_mode) if args.compile else model
@@ -147,13 +170,16 @@ def main(argv: list[str] | None = None) -> dict:
                            (args.linear == "torchao" and args.recipe != "seed") else "")
     if fused and args.fused_swiglu:
         label += "-fused-swiglu"
-    log = RunLog(args.log, args.steps, tokens_per_step)
+    log = RunLog(args.log if parallel is None or parallel.rank == 0 else None, args.steps,
+                 tokens_per_step)
     log.record(
         type="run", framework="torch", label=label,
         **{k: getattr(args, k) for k in HYPERPARAMETERS},
         linear=args.linear, recipe=args.recipe if args.linear != "bf16" else None,
         dtype=args.dtype, compile=args.compile,
         compile_mode=args.compile_mode if args.compile else None, seed=args.seed, device=str(device),
+        processes=parallel.world if parallel else 1,
+        amax_reduction=None if parallel is None else not args.no_amax_reduction,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         torch_version=torch.__version__, python_version=corpus.python_version,
         corpus_sha256=corpus.sha256, corpus_train_bytes=len(corpus.train),
@@ -164,7 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
         torch.cuda.reset_peak_memory_stats(device)
 
     def evaluate(step: int) -> float:
-        loss = validation_loss(step_model, eval_batches, device, autocast)
+        loss = validation_loss(step_model, eval_batches, device, autocast, parallel)
         log.evaluation(step, loss)
         return loss
 
@@ -181,12 +207,16 @@ def main(argv: list[str] | None = None) -> dict:
                    min_lr_ratio=args.min_lr_ratio)
         set_lr(optimizer, lr)
         tokens, targets = random_batch(corpus.train, args.batch_size, args.seq_len, batch_generator)
+        if parallel:
+            tokens, targets = parallel.rows(tokens), parallel.rows(targets)
         with autocast():
             loss = step_model(tokens.to(device, non_blocking=True), targets.to(device, non_blocking=True))
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        if parallel:
+            loss, grad_norm = parallel.mean(loss), full_value(grad_norm)
         loss_value, grad_norm_value = loss.item(), grad_norm.item()  # .item() waits for the GPU
         seconds = time.perf_counter() - step_start
         if profiler is not None:
@@ -207,7 +237,10 @@ def main(argv: list[str] | None = None) -> dict:
         val_loss=val_loss, train_seconds=time.perf_counter() - started, counts=counts,
         peak_memory_bytes=torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
     )
-    return log.finish(summary, "torch.cuda.max_memory_allocated")
+    result = log.finish(summary, "torch.cuda.max_memory_allocated")
+    if parallel:
+        parallel.close()
+    return result
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
+import torch.distributed  # noqa: E402
 
 from train_example_runs import REQUIRED_DROP_NATS, TRAIN_DIR, of_type, run_script  # noqa: E402
 
@@ -88,6 +89,30 @@ def assert_final_loss_near_bf16(records, bf16_run):
     # scale or transpose moves it by O(1)). Measured on the CPU emulation: 3.26949 vs 3.26927
     # (0.007%). The H200 run is where the 0.5% target is judged.
     assert math.isfinite(fp8_val) and abs(fp8_val - bf16_val) < 2 ** -4 * bf16_val
+
+
+@pytest.mark.skipif(not torch.distributed.is_available() or
+                    not torch.distributed.is_gloo_available(),
+                    reason="torch.distributed with gloo is not available in this torch build")
+def test_tiny_fp8dot_on_two_processes_with_fsdp_follows_one_process(tmp_path):
+    """--fsdp under torchrun (2 CPU processes, gloo): the same global batches, each rank its
+    half, FSDP2's averaged gradients, fp8dot's amaxes reduced over the ranks. Its losses follow
+    the single process's: the first step's forward sees the same FP8 bytes, and later ones
+    differ only where a reordered float32 sum (FSDP's gradient reduction, the loss's mean over
+    ranks) makes an update differ in its last bits, and a bf16 activation then rounds the other
+    way now and then: far less than one bf16 rounding of the loss (2^-9 relative)."""
+    steps = ("--steps", "5", "--eval-every", "5")
+    single = run_script("train.py", tmp_path, "one", "--linear", "fp8dot", *steps, threads=1)
+    sharded = run_script("train.py", tmp_path, "fsdp", "--linear", "fp8dot", "--fsdp", *steps,
+                         threads=1, processes=2)
+    assert of_type(sharded, "run")[0]["processes"] == 2
+    assert of_type(sharded, "run")[0]["amax_reduction"] is True
+    for kind, key in (("train", "loss"), ("eval", "val_loss")):
+        one, two = [r[key] for r in of_type(single, kind)], [r[key] for r in of_type(sharded, kind)]
+        assert len(one) == len(two) > 1
+        assert two[0] == pytest.approx(one[0], rel=2.0 ** -20)
+        for a, b in zip(one, two):
+            assert b == pytest.approx(a, rel=2.0 ** -9)
 
 
 def test_lr_schedule_warms_up_then_decays_to_the_floor():

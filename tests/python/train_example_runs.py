@@ -25,11 +25,16 @@ REQUIRED_DROP_NATS = 1.5
 
 
 def run_script(script: str, tmp_path: Path, name: str, *extra: str,
-               threads: int = 2) -> list[dict]:
+               threads: int = 2, processes: int = 1) -> list[dict]:
     """Runs `script` with the tiny config, seed 0, on the CPU (plus `extra` flags) with `threads`
-    intra-op threads; its records."""
+    intra-op threads, in `processes` processes started by torchrun (rank 0 logs); its
+    records."""
     log = tmp_path / f"{name}.jsonl"
-    command = [sys.executable, str(TRAIN_DIR / script), "--config", "tiny", "--device", "cpu",
+    launcher = [sys.executable]
+    if processes > 1:  # "--": torchrun's own parser would take --log for its --log-dir
+        launcher += ["-m", "torch.distributed.run", "--standalone",
+                     f"--nproc-per-node={processes}", "--"]
+    command = [*launcher, str(TRAIN_DIR / script), "--config", "tiny", "--device", "cpu",
                "--seed", "0", "--log", str(log), *extra]
     # A fixed thread count. Bit-identical repeats hold for one thread: on the 16-core GPU
     # machine two bf16 runs differed at step 2 (in the 6th digit) with two threads, and with

@@ -44,27 +44,31 @@ def global_amax(tensor: torch.Tensor, groups: tuple) -> torch.Tensor:
     return amax
 
 
-class ReducedScales(NamedTuple):
-    """A tensor's cast scales from its reduced amax: `scale` for the quantisation in `dtype`
-    (delayed scaling: the history's, unless it has none yet), `transposed_scale` for a transpose
-    in another dtype (current scaling, as fp8dot._quantize.both_orientations casts one), and the
-    amax to record in a delayed-scaling history."""
+class CastScales(NamedTuple):
+    """What a tensor's cast is given: `scale` for the quantisation in `dtype` (None: the
+    quantisation computes it), `transposed_scale` for a transpose in another dtype, and `amax`,
+    the amax over the ranks to record in a delayed-scaling history (None: the cast's own)."""
 
-    scale: torch.Tensor
-    transposed_scale: Optional[torch.Tensor]
-    amax: torch.Tensor
+    scale: Optional[torch.Tensor]
+    transposed_scale: Optional[torch.Tensor] = None
+    amax: Optional[torch.Tensor] = None
 
 
-def reduced_scales(tensor: torch.Tensor, groups: tuple, dtype: torch.dtype,
-                   transposed_dtype: Optional[torch.dtype],
-                   delayed_scale: Optional[torch.Tensor]) -> ReducedScales:
-    """The scales a single process holding the whole tensor would cast its parts with. Under
-    delayed scaling the history's scale where it has one, else (its first step) the current
-    scale, as the kernel replaces a history scale of 0 by the tensor's own (margin 0)."""
+def cast_scales(tensor: torch.Tensor, groups: tuple, dtype: torch.dtype,
+                transposed_dtype: Optional[torch.dtype],
+                delayed_scale: Optional[torch.Tensor]) -> CastScales:
+    """Without groups, the delayed scale if any (the quantisation computes the rest). With
+    groups, the scales a single process holding the whole tensor would cast its parts with:
+    under delayed scaling the history's scale where it has one, else (its first step) the
+    current scale, as the kernel replaces a history scale of 0 by the tensor's own (margin 0);
+    the transpose in another dtype with current scaling, as fp8dot._quantize.both_orientations
+    casts one."""
+    if not groups:
+        return CastScales(delayed_scale)
     amax = global_amax(tensor, groups)
     current = scale_from_amax(amax, dtype)
     scale = current if delayed_scale is None else torch.where(delayed_scale > 0, delayed_scale,
                                                               current)
     transposed = (None if transposed_dtype is None or transposed_dtype == dtype
                   else scale_from_amax(amax, transposed_dtype))
-    return ReducedScales(scale, transposed, amax)
+    return CastScales(scale, transposed, amax)

@@ -24,7 +24,7 @@ from torch import nn
 from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
 from .._quantize import both_orientations, gemm_scale_layout
-from .amax_reduction import AmaxReduction, reduced_scales
+from .amax_reduction import AmaxReduction, cast_scales
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
 
@@ -199,17 +199,12 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     from) are reused instead of quantising it again. `groups`: the weight is a shard, whose
     amax is reduced over them (never cached: every rank must join every reduction)."""
     def fresh():
-        transposed_scale = None
-        scale_w, w_amax_reduced = scale, None
-        if groups:
-            reduced = reduced_scales(weight, groups, recipe.forward.rhs_dtype, transposed_dtype,
-                                     scale)
-            scale_w, transposed_scale, w_amax_reduced = reduced
+        cast = cast_scales(weight, groups, recipe.forward.rhs_dtype, transposed_dtype, scale)
         w_q, w_t, w_amax = _both_orientations(weight, _granularity(recipe, "weight"),
-                                              recipe.forward.rhs_dtype, transposed_dtype, scale_w,
-                                              amax and not groups,
-                                              transposed_scale=transposed_scale)
-        w_amax = w_amax_reduced if amax and groups else w_amax
+                                              recipe.forward.rhs_dtype, transposed_dtype,
+                                              cast.scale, amax and cast.amax is None,
+                                              transposed_scale=cast.transposed_scale)
+        w_amax = w_amax if cast.amax is None else cast.amax
         return _as_rhs(w_q), None if w_t is None else _as_rhs(w_t), w_amax
     if cache is None or groups:
         return fresh()
@@ -242,19 +237,14 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     scales = _delayed_scales(amax_history, recipe)
     scale_x, scale_w = (None, None) if scales is None else (scales[_INPUT], scales[_WEIGHT])
     x_t_dtype = recipe.wgrad.rhs_dtype if need_wgrad else None
-    x_reduced = None
-    if reduction.input:
-        if up is not None or activation is not None:  # its amax is needed before the cast
-            x, up, activation = _activation_value(x, up, activation), None, None
-        x_reduced = reduced_scales(x, reduction.input, recipe.forward.lhs_dtype, x_t_dtype,
-                                   scale_x)
-        scale_x = x_reduced.scale
+    if reduction.input and (up is not None or activation is not None):
+        # The activation's amax is needed before its cast: formed here, not in the cast.
+        x, up, activation = _activation_value(x, up, activation), None, None
+    x_cast = cast_scales(x, reduction.input, recipe.forward.lhs_dtype, x_t_dtype, scale_x)
     x_q, x_t, x_amax = _both_orientations(
-        x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype, x_t_dtype, scale_x,
-        recording and x_reduced is None, up, activation,
-        None if x_reduced is None else x_reduced.transposed_scale)
-    if x_reduced is not None:
-        x_amax = x_reduced.amax
+        x, _granularity(recipe, "activation"), recipe.forward.lhs_dtype, x_t_dtype, x_cast.scale,
+        recording and x_cast.amax is None, up, activation, x_cast.transposed_scale)
+    x_amax = x_amax if x_cast.amax is None else x_cast.amax
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         recording, amax_history, reduction.weight)
@@ -311,33 +301,26 @@ class _Fp8Linear(torch.autograd.Function):
         if need_dgrad or need_wgrad:
             recording = amax_history is not None  # None in eval mode
             granularity = _granularity(recipe, "gradient")
-            dy_reduced = None
             if need_dgrad:
                 dy_t_dtype = recipe.wgrad.lhs_dtype if need_wgrad else None
-                if ctx.dy_groups:
-                    dy_reduced = reduced_scales(dy, ctx.dy_groups, recipe.dgrad.lhs_dtype,
-                                                dy_t_dtype, scale_dy)
-                    scale_dy = dy_reduced.scale
+                dy_cast = cast_scales(dy, ctx.dy_groups, recipe.dgrad.lhs_dtype, dy_t_dtype,
+                                      scale_dy)
                 dy_q, dy_t, dy_amax = _both_orientations(
-                    dy, granularity, recipe.dgrad.lhs_dtype, dy_t_dtype, scale_dy,
-                    recording and dy_reduced is None,
-                    transposed_scale=None if dy_reduced is None else dy_reduced.transposed_scale)
+                    dy, granularity, recipe.dgrad.lhs_dtype, dy_t_dtype, dy_cast.scale,
+                    recording and dy_cast.amax is None,
+                    transposed_scale=dy_cast.transposed_scale)
                 grad_x = _gemm(dy_q, (w_t_rhs_q, w_t_rhs_scale), recipe.dgrad, ctx.x_dtype,
                                recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
-                scale_dy = scale_dy if same_dtype else None
-                if ctx.dy_groups:
-                    dy_reduced = reduced_scales(dy, ctx.dy_groups, recipe.wgrad.lhs_dtype, None,
-                                                scale_dy)
-                    scale_dy = dy_reduced.scale
+                dy_cast = cast_scales(dy, ctx.dy_groups, recipe.wgrad.lhs_dtype, None,
+                                      scale_dy if same_dtype else None)
                 only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
-                                  transposed=True, scale=scale_dy,
-                                  amax=recording and dy_reduced is None,
+                                  transposed=True, scale=dy_cast.scale,
+                                  amax=recording and dy_cast.amax is None,
                                   scale_layout=gemm_scale_layout(granularity))
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
-            if dy_reduced is not None:
-                dy_amax = dy_reduced.amax
+            dy_amax = dy_amax if dy_cast.amax is None else dy_cast.amax
             _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
             if need_wgrad:
                 grad_w = _gemm(dy_t, (x_t_rhs_q, x_t_rhs_scale), recipe.wgrad,

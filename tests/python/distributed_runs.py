@@ -137,8 +137,11 @@ def _tensor_parallel_model(recipe_name: str) -> nn.Module:
 
 
 def tensor_parallel(recipe_name: str) -> dict:
-    """The tensor-parallel MLP on the whole global batch on every rank."""
-    return steps(_tensor_parallel_model(recipe_name), global_batch)
+    """The tensor-parallel MLP on the whole global batch on every rank, and its explain()."""
+    mlp = _tensor_parallel_model(recipe_name)
+    out = steps(mlp, global_batch)
+    out["explain"] = ft.explain(mlp)
+    return out
 
 
 def tensor_parallel_forward(recipe_name: str) -> torch.Tensor:

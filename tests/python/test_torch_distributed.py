@@ -112,6 +112,19 @@ def test_tensor_parallel_gradients_equal_one_process(results, recipe_name):
         assert torch.equal(local(got), want)
 
 
+def test_explain_lists_each_tensor_parallel_layers_shard_gemms(results):
+    """Each rank's GEMMs are its shard's: column-parallel Linear(256, 512) multiplies W's 256
+    rows of 512, row-parallel Linear(512, 256) W's 256 columns."""
+    lines = results[("tp", "blocks")]["explain"].splitlines()
+    rows = {tuple(line.split()[:5]) for line in lines[2:]}
+    assert ("0", "(column-parallel", "over", "2)", "forward") in rows
+    forward = {line.split()[0]: line.split()[5] for line in lines[2:] if "forward" in line}
+    m = runs.WORLD * runs.ROWS_PER_RANK
+    assert forward == {"0": f"{m}×{runs.HIDDEN // 2}×{runs.FEATURES}",
+                       "2": f"{m}×{runs.FEATURES}×{runs.HIDDEN // 2}"}
+    assert "2 (row-parallel over 2)" in results[("tp", "blocks")]["explain"]
+
+
 def test_tensor_parallel_fast_forward_is_within_fast_accumulation_of_one_process(results):
     """The seed's forward is fast: row-parallel sums K in two halves, each with the fast
     accumulator's error, where one process sums it whole. Same FP8 operands (the scales agree),
@@ -158,3 +171,11 @@ def test_the_amax_reduction_compiles_into_the_graph(results):
     compiled output and weight gradient are the eager ones, bit for bit."""
     eager, compiled = results["compiled"]["eager"], results["compiled"]["compiled"]
     assert torch.equal(eager[0], compiled[0]) and torch.equal(eager[1], compiled[1])
+
+
+def test_an_amax_reduction_group_that_is_not_a_process_group_is_refused():
+    import fp8dot.torch as ft
+    layer = ft.Linear(8, 8, amax_reduction_group="world")
+    with pytest.raises(TypeError, match="amax_reduction_group must be a torch.distributed "
+                                        "ProcessGroup .*got 'world'"):
+        layer(torch.randn(2, 8))

@@ -25,7 +25,8 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
     work with every recipe (block scaling gives a partial last block its own scale).
     amax_reduction_group: the torch.distributed group the batch is split over (data
     parallelism), whose tensorwise and delayed scales become the whole batch's
-    (fp8dot.torch.Linear; docs/distributed.md)."""
+    (fp8dot.torch.Linear; docs/distributed.md). Convert after init_process_group: before it,
+    dist.group.WORLD is None, which means no reduction."""
     recipe = check_recipe(Recipe.seed() if recipe is None else recipe, "fp8dot.torch.convert")
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
@@ -82,7 +83,10 @@ def explain(model: nn.Module) -> str:
             tokens = 1
             for d in module.last_input_shape[:-1]:
                 tokens *= d
-        n, k = module.out_features, module.in_features
+        # A tensor-parallel layer's GEMMs are its shard's (FSDP2 gathers whole weights).
+        n, k = module.last_weight_shape or (module.out_features, module.in_features)
+        if module.last_tensor_parallel is not None:
+            name += " ({} over {})".format(*module.last_tensor_parallel)
         shapes = {"forward": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (n, k, tokens)}
         scales = _scale_names(recipe)
         for gemm in GEMMS:

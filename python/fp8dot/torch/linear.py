@@ -374,6 +374,10 @@ class Linear(nn.Linear):
             self.amax_history = None
         self.weight_cache: Optional[dict] = None  # set inside fp8dot.torch.cached_weights
         self.last_input_shape: Optional[tuple[int, ...]] = None
+        # The weight (this rank's shard under tensor parallelism) the last call multiplied,
+        # and ("column-parallel" or "row-parallel", shards) when it was a shard.
+        self.last_weight_shape: Optional[tuple[int, int]] = None
+        self.last_tensor_parallel: Optional[tuple[str, int]] = None
         # (the input's dtype after autocast's cast, the output's)
         self.last_dtypes: Optional[tuple[torch.dtype, torch.dtype]] = None
 
@@ -406,6 +410,10 @@ class Linear(nn.Linear):
         if self.recipe.scaling not in ("tensorwise", "delayed"):
             return AmaxReduction()
         group = getattr(self, "amax_reduction_group", None)
+        if group is not None and not isinstance(group, torch.distributed.ProcessGroup):
+            raise TypeError(f"fp8dot.torch.Linear({self.in_features}, {self.out_features}): "
+                            "amax_reduction_group must be a torch.distributed ProcessGroup "
+                            f"(e.g. dist.group.WORLD, after init_process_group), got {group!r}")
         batch = () if group is None else (group,)
         return AmaxReduction(batch + tensor_parallel.input, tensor_parallel.weight,
                              batch + tensor_parallel.grad_output)
@@ -471,7 +479,8 @@ class Linear(nn.Linear):
                                 "bfloat16 or float16 (cast the model, or run it under autocast)")
         compiling = torch.compiler.is_compiling()
         if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
-            self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype))
+            self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype),
+                                 last_weight_shape=tuple(weight.shape))
         out_features = weight.shape[0]
         x2d = x.reshape(-1, in_features)
         up2d = None if up is None else up.reshape(-1, in_features)

@@ -89,6 +89,9 @@ def run_sharded(layer, x, up: Optional[torch.Tensor], activation: Optional[str])
     bias_local = bias.to_local() if bias is not None and style != "row" else None
     output = layer.run_local(x_local, up_local, activation, weight.to_local(), bias_local,
                              layer.amax_reduction(tensor_parallel))
+    if not torch.compiler.is_compiling():  # for explain()
+        layer.__dict__["last_tensor_parallel"] = (
+            None if style == "replicated" else (f"{style}-parallel", mesh.size()))
     placements = {"column": [Shard(output.ndim - 1)], "row": [Partial()],
                   "replicated": [Replicate()]}[style]
     result = DTensor.from_local(output, mesh, placements, run_check=False)

@@ -5,7 +5,8 @@ held against: the same model, data and steps, on the CPU backend with torch.dist
         tests/python/distributed_runs.py OUT_DIR
 
 runs every scenario on 2 ranks and writes rank 0's results (and what each rank saw, where the
-ranks must agree) to OUT_DIR/results.pt. A scenario is a wrapper (DDP, FSDP2, tensor parallel)
+ranks must agree) to OUT_DIR/results.pt. With FP8DOT_DISTRIBUTED_DEVICE=cuda each rank takes its
+own GPU (LOCAL_RANK) and NCCL; by default the CPU and gloo. A scenario is a wrapper (DDP, FSDP2, tensor parallel)
 with a recipe; each runs STEPS forward and backward passes of a two-layer MLP on fresh data per
 step, with the weights held still (no optimizer), so that every step's gradients compare with
 the single process's on the same global batch, and a delayed-scaling history sees amaxes of
@@ -26,6 +27,7 @@ FEATURES, HIDDEN = 256, 512  # each tensor-parallel shard holds whole 128-blocks
 ROWS_PER_RANK = 128  # whole 1x128 blocks along the wgrad's contracting dim on every rank
 STEPS = 3
 WORLD = 2
+DEVICE = os.environ.get("FP8DOT_DISTRIBUTED_DEVICE", "cpu")  # "cuda": NCCL, a GPU per rank
 # Data parallelism splits the tokens: each GEMM's K is whole, or (wgrad) split at 128-blocks
 # whose promoted sums add in f32. Row-parallel splits the forward's K too, where the seed's fast
 # accumulation rounds differently from the whole K's (by its own error, tolerances.py): the
@@ -48,7 +50,15 @@ def model(recipe_name: str) -> nn.Sequential:
     """Linear(256 -> 512), GELU, Linear(512 -> 256) in FP8, the same weights in every process."""
     torch.manual_seed(0)
     mlp = nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.GELU(), nn.Linear(HIDDEN, FEATURES))
-    return ft.convert(mlp, recipe(recipe_name))
+    return ft.convert(mlp.to(device()), recipe(recipe_name))
+
+
+def device() -> torch.device:
+    """This process's device: the CPU, or under torchrun with DEVICE "cuda" the GPU of its
+    local rank (the single-process references: the current GPU)."""
+    if DEVICE == "cpu":
+        return torch.device("cpu")
+    return torch.device("cuda", int(os.environ.get("LOCAL_RANK", torch.cuda.current_device())))
 
 
 def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -57,7 +67,7 @@ def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(1000 * step + rank)
     x = torch.randn(ROWS_PER_RANK, FEATURES, generator=generator) * (1 + 3 * rank)
     target = torch.randn(ROWS_PER_RANK, FEATURES, generator=generator)
-    return x, target
+    return x.to(device()), target.to(device())
 
 
 def global_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -91,8 +101,8 @@ def steps(mlp: nn.Module, data) -> dict:
 
 
 def single_process(recipe_name: str) -> dict:
-    """The reference: one process, the whole global batch."""
-    return steps(model(recipe_name), global_batch)
+    """The reference: one process, the whole global batch (results on the CPU)."""
+    return _on_cpu(steps(model(recipe_name), global_batch))
 
 
 # ---- The ranks' side ---------------------------------------------------------------------------
@@ -131,7 +141,7 @@ def _tensor_parallel_model(recipe_name: str) -> nn.Module:
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
-    mesh = init_device_mesh("cpu", (WORLD,))
+    mesh = init_device_mesh(DEVICE, (WORLD,))
     return parallelize_module(model(recipe_name), mesh,
                               {"0": ColwiseParallel(), "2": RowwiseParallel()})
 
@@ -154,11 +164,11 @@ def tensor_parallel_refusal(recipe_name: str, hidden: int) -> str:
     """The error a column-parallel layer gives for a recipe it cannot shard ('' if none)."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import ColwiseParallel, parallelize_module
-    mesh = init_device_mesh("cpu", (WORLD,))
-    layer = ft.Linear(FEATURES, hidden, recipe=recipe(recipe_name))
+    mesh = init_device_mesh(DEVICE, (WORLD,))
+    layer = ft.Linear(FEATURES, hidden, recipe=recipe(recipe_name), device=device())
     parallelize_module(layer, mesh, ColwiseParallel())
     try:
-        layer(torch.randn(4, FEATURES))
+        layer(torch.randn(4, FEATURES, device=device()))
     except ValueError as error:
         return str(error)
     return ""
@@ -202,7 +212,7 @@ def empty_rank_reference(recipe_name: str) -> dict:
         out["grads"].append([p.grad.clone() for p in mlp.parameters()])
         mlp.zero_grad(set_to_none=True)
     out["histories"] = histories(mlp)
-    return out
+    return _on_cpu(out)
 
 
 def checkpoint_resume(directory: str) -> dict:
@@ -251,7 +261,7 @@ def compiled_against_eager() -> dict:
     rank = dist.get_rank()
     torch.manual_seed(0)
     layer = ft.Linear(FEATURES, FEATURES, recipe=recipe("tensorwise"),
-                      amax_reduction_group=dist.group.WORLD)
+                      amax_reduction_group=dist.group.WORLD, device=device())
     x = batch(0, rank)[0]
     out = {}
     for name, run in (("eager", layer), ("compiled", torch.compile(layer, fullgraph=True))):
@@ -262,9 +272,23 @@ def compiled_against_eager() -> dict:
     return out
 
 
+def _on_cpu(value):
+    """Results with every tensor on the CPU (a DTensor as its local tensor)."""
+    if isinstance(value, torch.Tensor):
+        value = value.to_local() if hasattr(value, "to_local") else value
+        return value.cpu()
+    if isinstance(value, dict):
+        return {k: _on_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on_cpu(v) for v in value)
+    return value
+
+
 def main(out_dir: str) -> None:
     import torch.distributed as dist
-    dist.init_process_group("gloo")
+    if DEVICE == "cuda":
+        torch.cuda.set_device(device())
+    dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo")
     results = {}
     for recipe_name in DATA_PARALLEL_RECIPES:
         for wrapper in ("ddp", "fsdp2"):
@@ -281,7 +305,7 @@ def main(out_dir: str) -> None:
     results["checkpoint"] = checkpoint_resume(os.path.join(out_dir, "checkpoint"))
     results["compiled"] = compiled_against_eager()
     if dist.get_rank() == 0:
-        torch.save(results, os.path.join(out_dir, "results.pt"))
+        torch.save(_on_cpu(results), os.path.join(out_dir, "results.pt"))
     dist.destroy_process_group()
 
 

@@ -9,6 +9,7 @@ scales agree, so what remains is where partial sums meet (DDP's and FSDP's gradi
 row-parallel's partial outputs) and in what order.
 """
 
+import contextlib
 import functools
 import os
 import subprocess
@@ -34,21 +35,49 @@ REORDERING = accumulation_tolerance("f32", runs.WORLD * runs.ROWS_PER_RANK)
 REQUANTISATION = requantisation_tolerance(REORDERING, torch.float8_e5m2)
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    """Every scenario of distributed_runs.py, run once on 2 processes."""
-    out = tmp_path_factory.mktemp("distributed")
+two_gpus = pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.device_count() < 2 or
+    not torch.distributed.is_nccl_available(),
+    reason="GPU test: needs 2 GPUs and NCCL (one rank per GPU)")
+
+
+@pytest.fixture(scope="module", params=[pytest.param("cpu", id="cpu-gloo"),
+                                        pytest.param("cuda", id="cuda-nccl", marks=two_gpus)])
+def results(request, tmp_path_factory):
+    """Every scenario of distributed_runs.py, run once on 2 processes: CPU processes with gloo,
+    or one GPU each with NCCL. Its "device" is the one the references run on."""
+    device = request.param
+    out = tmp_path_factory.mktemp(f"distributed-{device}")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                f"--nproc-per-node={runs.WORLD}", runs.__file__, str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+                          env={**os.environ, "OMP_NUM_THREADS": "1",
+                               "FP8DOT_DISTRIBUTED_DEVICE": device})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-    return torch.load(out / "results.pt", weights_only=False)
+    loaded = torch.load(out / "results.pt", weights_only=False)
+    loaded["device"] = device
+    return loaded
+
+
+@contextlib.contextmanager
+def reference_device(device: str):
+    """distributed_runs' model and data on `device` in this process (the references)."""
+    saved, runs.DEVICE = runs.DEVICE, device
+    try:
+        yield
+    finally:
+        runs.DEVICE = saved
 
 
 @functools.lru_cache(maxsize=None)
-def single_process(recipe_name: str) -> dict:
-    return runs.single_process(recipe_name)
+def _single_process(recipe_name: str, device: str) -> dict:
+    with reference_device(device):
+        return runs.single_process(recipe_name)
+
+
+def single_process(recipe_name: str, results: dict) -> dict:
+    """One process on the global batch, on the device the 2-process run took."""
+    return _single_process(recipe_name, results["device"])
 
 
 def local(tensor):
@@ -67,7 +96,7 @@ def assert_gradients_close(actual: dict, expected: dict, bound: float) -> None:
 @pytest.mark.parametrize("recipe_name", runs.DATA_PARALLEL_RECIPES)
 @pytest.mark.parametrize("wrapper", ["ddp", "fsdp2"])
 def test_data_parallel_losses_and_gradients_equal_one_process(results, wrapper, recipe_name):
-    run, reference = results[(wrapper, recipe_name)], single_process(recipe_name)
+    run, reference = results[(wrapper, recipe_name)], single_process(recipe_name, results)
     for got, want in zip(run["loss"], reference["loss"]):
         assert abs(got.item() - want.item()) <= REORDERING * abs(want.item())
     assert_gradients_close(run, reference, REORDERING)
@@ -76,7 +105,7 @@ def test_data_parallel_losses_and_gradients_equal_one_process(results, wrapper, 
 @pytest.mark.parametrize("wrapper", ["ddp", "fsdp2"])
 def test_data_parallel_delayed_histories_agree_across_ranks_and_with_one_process(results,
                                                                                  wrapper):
-    run, reference = results[(wrapper, "delayed")], single_process("delayed")
+    run, reference = results[(wrapper, "delayed")], single_process("delayed", results)
     first, second = run["histories_per_rank"]
     assert len(first) == 2
     assert all(torch.equal(a, b) for a, b in zip(first, second))
@@ -92,7 +121,7 @@ def test_without_the_amax_reduction_data_parallel_gradients_differ(results):
     """The control: ranks casting with their own scales quantise differently from the single
     process (its second rank's rows are 4x larger), by FP8's quantisation error, not rounding."""
     run = results[("ddp", "tensorwise", "no reduction")]
-    reference = single_process("tensorwise")
+    reference = single_process("tensorwise", results)
     errors = [relative_frobenius(g, w) for step_got, step_want in
               zip(run["grads"], reference["grads"]) for g, w in zip(step_got, step_want)]
     assert max(errors) > 100 * REORDERING
@@ -104,7 +133,7 @@ def test_tensor_parallel_gradients_equal_one_process(results, recipe_name):
     """Column- then row-parallel, promoted everywhere: the row-parallel output, summed over K
     halves, differs from the whole K's by float32 reordering, and so does its gradient, whose
     e5m2 cast may round a few elements the other way (REQUANTISATION)."""
-    run, reference = results[("tp", recipe_name)], single_process(recipe_name)
+    run, reference = results[("tp", recipe_name)], single_process(recipe_name, results)
     for got, want in zip(run["loss"], reference["loss"]):
         assert abs(got.item() - want.item()) <= REORDERING * abs(want.item())
     assert_gradients_close(run, reference, REQUANTISATION)
@@ -129,8 +158,8 @@ def test_tensor_parallel_fast_forward_is_within_fast_accumulation_of_one_process
     """The seed's forward is fast: row-parallel sums K in two halves, each with the fast
     accumulator's error, where one process sums it whole. Same FP8 operands (the scales agree),
     so the two differ by at most both errors."""
-    with torch.no_grad():
-        reference = runs.model("tensorwise")(runs.global_batch(0)[0])
+    with torch.no_grad(), reference_device(results["device"]):
+        reference = runs.model("tensorwise")(runs.global_batch(0)[0]).cpu()
     error = relative_frobenius(local(results[("tp forward", "tensorwise")]), reference)
     assert 0 < error <= 2 * accumulation_tolerance("fp8-fast", runs.HIDDEN)
 
@@ -148,7 +177,9 @@ def test_a_rank_without_rows_joins_the_reductions(results):
     """DDP, delayed scaling, rank 1 without rows in the second step: the run finishes (its
     peers' amax reductions got its zeros), and the gradients and histories are those of one
     process on the rows there are."""
-    run, reference = results[("empty rank", "delayed")], runs.empty_rank_reference("delayed")
+    with reference_device(results["device"]):
+        reference = runs.empty_rank_reference("delayed")
+    run = results[("empty rank", "delayed")]
     # DDP averages the ranks' gradients of their sums: half the one process's of the whole sum.
     halved = {"grads": [[g / runs.WORLD for g in step] for step in reference["grads"]]}
     assert_gradients_close(run, halved, REORDERING)

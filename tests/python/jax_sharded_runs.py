@@ -103,6 +103,38 @@ def tensor_parallel(name, reduce_amax=True):
     return {"dw1": (sharded[0], whole[0]), "dw2": (sharded[1], whole[1])}
 
 
+def flax_data_parallel():
+    """fp8dot.flax.DotGeneral (its default: Flax's delayed recipe) in an nn.Dense, data parallel
+    with the reduction, against the unsharded Dense: every gradient and state entry. None
+    without Flax."""
+    try:
+        import functools
+
+        import flax.linen as nn
+        import fp8dot.flax
+    except ImportError:
+        return None
+    mesh = Mesh(np.array(jax.devices()[:2]), ("data",))
+    x, target, _, _ = inputs()
+
+    def dense(reduction):
+        return nn.Dense(FEATURES, dot_general_cls=functools.partial(
+            fp8dot.flax.DotGeneral, amax_reduction=reduction))
+
+    def loss(variables, x, target, reduction):
+        return jnp.sum((dense(reduction).apply(variables, x) - target) ** 2) / ROWS
+
+    variables = dense(None).init(jax.random.PRNGKey(5), x)
+    reduction = fj.AmaxReduction(input="data", grad_output="data")
+    sharded = jax.jit(shard_map(lambda v, x, t: jax.grad(loss)(v, x, t, reduction), mesh=mesh,
+                                in_specs=(P(), P("data"), P("data")), out_specs=P()))(
+        variables, x, target)
+    whole = jax.grad(loss)(variables, x, target, None)
+    by_path = dict(jax.tree_util.tree_leaves_with_path(sharded))
+    return {jax.tree_util.keystr(path): (by_path[path], value)
+            for path, value in jax.tree_util.tree_leaves_with_path(whole)}
+
+
 def main(path):
     results = {}
     for name in ("tensorwise", "delayed", "blocks"):
@@ -114,6 +146,8 @@ def main(path):
         results[f"tp tensorwise promoted {key}"] = pair
     for key, pair in tensor_parallel("tensorwise promoted", reduce_amax=False).items():
         results[f"tp tensorwise promoted no reduction {key}"] = pair
+    for key, pair in (flax_data_parallel() or {}).items():
+        results[f"flax {key}"] = pair
     arrays = {}
     for key, (sharded, whole) in results.items():
         arrays[f"{key}|sharded"] = np.asarray(sharded, np.float64)

@@ -77,3 +77,19 @@ def test_tensor_parallel_gradients_equal_the_unsharded(runs):
         assert relative(runs[f"tp tensorwise promoted {weight}"]) <= REQUANTISATION, weight
         without = relative(runs[f"tp tensorwise promoted no reduction {weight}"])
         assert without > 10 * REQUANTISATION, weight
+
+
+def test_the_flax_drop_in_data_parallel_equals_the_unsharded(runs):
+    """fp8dot.flax.DotGeneral(amax_reduction=...) in nn.Dense (Flax's delayed recipe): the
+    kernel's and bias's gradients within float32 reordering, and the delayed state in the
+    _overwrite_with_gradient collection bit for bit."""
+    entries = {key: pair for key, pair in runs.items() if key.startswith("flax ")}
+    if not entries:
+        pytest.skip("Flax is not installed")
+    states = [key for key in entries if "_overwrite_with_gradient" in key]
+    assert len(states) == 6
+    for key in states:
+        np.testing.assert_array_equal(*entries[key], err_msg=key)
+    for name in ("kernel", "bias"):
+        key = f"flax ['params']['{name}']"
+        assert relative(entries[key]) <= REORDERING, key

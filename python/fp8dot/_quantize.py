@@ -175,8 +175,8 @@ def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_d
     framework's fused quantisation (fp8dot.torch.quantize, fp8dot.jax.fused_quantize): one pass
     when both share a dtype; a transpose in another dtype is quantised on its own (current
     scaling, or with `transposed_scale`). Returns (operand, transposed operand or None, max
-    |matrix| when `amax`, else None), the amax from the same pass (for a delayed-scaling history). The scales are in
-    gemm_scale_layout's layout."""
+    |matrix| when `amax`, else None), the amax from the same pass (for a delayed-scaling
+    history). The scales are in gemm_scale_layout's layout."""
     scale_layout = gemm_scale_layout(granularity)
     same_dtype = transposed_dtype == dtype
     result = quantize_fn(matrix, dtype, granularity, transposed=same_dtype, scale=scale,

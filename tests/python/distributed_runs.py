@@ -6,11 +6,11 @@ held against: the same model, data and steps, on the CPU backend with torch.dist
 
 runs every scenario on 2 ranks and writes rank 0's results (and what each rank saw, where the
 ranks must agree) to OUT_DIR/results.pt. With FP8DOT_DISTRIBUTED_DEVICE=cuda each rank takes its
-own GPU (LOCAL_RANK) and NCCL; by default the CPU and gloo. A scenario is a wrapper (DDP, FSDP2, tensor parallel)
-with a recipe; each runs STEPS forward and backward passes of a two-layer MLP on fresh data per
-step, with the weights held still (no optimizer), so that every step's gradients compare with
-the single process's on the same global batch, and a delayed-scaling history sees amaxes of
-different steps.
+own GPU (LOCAL_RANK) and NCCL; by default the CPU and gloo. A scenario is a wrapper (DDP,
+FSDP2, tensor parallel) with a recipe; each runs STEPS forward and backward passes of a
+two-layer MLP on fresh data per step, with the weights held still (no optimizer), so that every
+step's gradients compare with the single process's on the same global batch, and a
+delayed-scaling history sees amaxes of different steps.
 """
 
 from __future__ import annotations

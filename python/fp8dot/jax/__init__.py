@@ -27,5 +27,6 @@ from .ops import scaled_dot_general
 from .quantize import delayed_scale_update, quantize
 from .recipe import E4M3, E5M2, GemmConfig, Recipe
 
-__all__ = ["AmaxReduction", "E4M3", "E5M2", "Fp8Gemm", "GemmConfig", "Recipe", "delayed_scale_update", "explain",
-           "fp8_dot_general", "gemms", "init_delayed_state", "quantize", "scaled_dot_general"]
+__all__ = ["AmaxReduction", "E4M3", "E5M2", "Fp8Gemm", "GemmConfig", "Recipe",
+           "delayed_scale_update", "explain", "fp8_dot_general", "gemms", "init_delayed_state",
+           "quantize", "scaled_dot_general"]

@@ -47,7 +47,7 @@ StatusOr<DotResult> BlasDotIn(const DotSpec& spec, const cpu::CanonicalOperands&
   // NOTE: when D = S in the product's own type, the GEMM writes the output directly: at 2048^3
   // an extra epilogue/conversion pass cost ~35% of the sgemm's time (bench/cpu_gemm_bench).
   if (spec.output_type == kProductType && !spec.compute_amax &&
-      cpu::DotEpilogue(spec, operands, arguments).is_identity()) {
+      cpu::DotEpilogue(spec, operands, arguments, cpu::EpilogueArithmetic::kExact).is_identity()) {
     DotResult result;
     result.accumulation = operands.dot.accumulation;
     FP8_ASSIGN_OR_RETURN(result.output, HostTensor::Create(kProductType, operands.dot.output_dims));
@@ -57,7 +57,8 @@ StatusOr<DotResult> BlasDotIn(const DotSpec& spec, const cpu::CanonicalOperands&
   std::vector<T> products(
       static_cast<size_t>(operands.dot.batch * operands.dot.m * operands.dot.n));
   BlasScaledProducts(operands, arguments, products.data());
-  return cpu::MakeResult(spec, operands, arguments, products);
+  return cpu::MakeResult(spec, operands, arguments, products,
+                         cpu::EpilogueArithmetic::kComputeType);
 }
 
 }  // namespace

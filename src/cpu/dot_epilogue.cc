@@ -26,7 +26,7 @@ std::vector<double> RowMajorValues(const HostTensor* tensor) {
 }  // namespace
 
 DotEpilogue::DotEpilogue(const DotSpec& spec, const CanonicalOperands& operands,
-                         const DotArguments& arguments)
+                         const DotArguments& arguments, EpilogueArithmetic arithmetic)
     : alpha_(spec.alpha),
       beta_(spec.beta),
       c_(RowMajorValues(arguments.c)),
@@ -34,21 +34,23 @@ DotEpilogue::DotEpilogue(const DotSpec& spec, const CanonicalOperands& operands,
       n_(static_cast<size_t>(operands.dot.n)),
       relu_(spec.epilogue == Epilogue::kRelu || spec.epilogue == Epilogue::kBiasRelu),
       gelu_(spec.epilogue == Epilogue::kGelu || spec.epilogue == Epilogue::kBiasGelu),
-      identity_(alpha_ == 1.0 && c_.empty() && bias_.empty() && !relu_ && !gelu_) {}
+      identity_(alpha_ == 1.0 && c_.empty() && bias_.empty() && !relu_ && !gelu_),
+      round_to_f32_(arithmetic == EpilogueArithmetic::kComputeType &&
+                    operands.dot.accumulation != AccumulationMode::kF64) {}
 
 double DotEpilogue::operator()(size_t index, double scaled_product) const {
-  double value = alpha_ * scaled_product;
-  if (!c_.empty()) value += beta_ * c_[index];
-  if (!bias_.empty()) value += bias_[index % n_];
+  double value = Round(alpha_ * scaled_product);
+  if (!c_.empty()) value = Round(value + Round(beta_ * c_[index]));
+  if (!bias_.empty()) value = Round(value + bias_[index % n_]);
   if (relu_) value = value > 0.0 ? value : 0.0;
-  if (gelu_) value = GeluTanh(value);
+  if (gelu_) value = Round(GeluTanh(value));
   return value;
 }
 
 template <typename T>
 std::vector<double> ApplyEpilogue(const DotSpec& spec, const CanonicalOperands& operands,
                                   const DotArguments& arguments, const std::vector<T>& products) {
-  const DotEpilogue epilogue(spec, operands, arguments);
+  const DotEpilogue epilogue(spec, operands, arguments, EpilogueArithmetic::kExact);
   std::vector<double> d(products.size());
   for (size_t i = 0; i < d.size(); ++i) d[i] = epilogue(i, products[i]);
   return d;
@@ -56,12 +58,13 @@ std::vector<double> ApplyEpilogue(const DotSpec& spec, const CanonicalOperands& 
 
 template <typename T>
 StatusOr<DotResult> MakeResult(const DotSpec& spec, const CanonicalOperands& operands,
-                               const DotArguments& arguments, const std::vector<T>& products) {
+                               const DotArguments& arguments, const std::vector<T>& products,
+                               EpilogueArithmetic arithmetic) {
   DotResult result;
   result.accumulation = operands.dot.accumulation;
   FP8_ASSIGN_OR_RETURN(result.output,
                        HostTensor::Create(spec.output_type, operands.dot.output_dims));
-  const DotEpilogue epilogue(spec, operands, arguments);
+  const DotEpilogue epilogue(spec, operands, arguments, arithmetic);
   const bool fp8_output = IsFp8(spec.output_type);
   const Overflow overflow = fp8_output ? Overflow::kSaturate : Overflow::kIeee;
   const double scale_d =
@@ -76,7 +79,8 @@ StatusOr<DotResult> MakeResult(const DotSpec& spec, const CanonicalOperands& ope
     } else {
       amax = std::fmax(amax, std::fabs(d));
     }
-    result.output.SetPhysical(static_cast<int64_t>(i), fp8_output ? d * scale_d : d, overflow);
+    result.output.SetPhysical(static_cast<int64_t>(i), fp8_output ? epilogue.Round(d * scale_d) : d,
+                              overflow);
   }
   if (spec.compute_amax) result.amax = amax;
   return result;
@@ -85,8 +89,10 @@ StatusOr<DotResult> MakeResult(const DotSpec& spec, const CanonicalOperands& ope
 template std::vector<double> ApplyEpilogue<double>(const DotSpec&, const CanonicalOperands&,
                                                    const DotArguments&, const std::vector<double>&);
 template StatusOr<DotResult> MakeResult<double>(const DotSpec&, const CanonicalOperands&,
-                                                const DotArguments&, const std::vector<double>&);
+                                                const DotArguments&, const std::vector<double>&,
+                                                EpilogueArithmetic);
 template StatusOr<DotResult> MakeResult<float>(const DotSpec&, const CanonicalOperands&,
-                                               const DotArguments&, const std::vector<float>&);
+                                               const DotArguments&, const std::vector<float>&,
+                                               EpilogueArithmetic);
 
 }  // namespace fp8dot::cpu

@@ -202,7 +202,8 @@ StatusOr<DotResult> EmulatedDot(const DotSpec& spec, const DotArguments& argumen
   FP8_RETURN_IF_ERROR(model.Validate());
   FP8_ASSIGN_OR_RETURN(cpu::CanonicalOperands operands, cpu::Canonicalize(spec, arguments));
   return cpu::MakeResult(spec, operands, arguments,
-                         EmulatedScaledProducts(operands, arguments, model));
+                         EmulatedScaledProducts(operands, arguments, model),
+                         cpu::EpilogueArithmetic::kComputeType);
 }
 
 }  // namespace fp8dot

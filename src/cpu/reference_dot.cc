@@ -37,7 +37,8 @@ StatusOr<HostTensor> ReferenceDotExact(const DotSpec& spec, const DotArguments& 
 
 StatusOr<DotResult> ReferenceDot(const DotSpec& spec, const DotArguments& arguments) {
   FP8_ASSIGN_OR_RETURN(cpu::CanonicalOperands operands, cpu::Canonicalize(spec, arguments));
-  return cpu::MakeResult(spec, operands, arguments, ExactScaledProducts(operands, arguments));
+  return cpu::MakeResult(spec, operands, arguments, ExactScaledProducts(operands, arguments),
+                         cpu::EpilogueArithmetic::kExact);
 }
 
 }  // namespace fp8dot

@@ -178,6 +178,42 @@ TEST(EmulatedDotTest, FusedPromotionRoundsOnceWhereMultiplyThenAddRoundsTwice) {
   EXPECT_EQ(fused.output.GetPhysical(1), 0.0);  // the other columns are zero either way
 }
 
+// The epilogue runs in f32 as on the GPU, so D and amax are f32 values and D reaches an f16
+// output through f32. S = 128 + 2^-4 (exact, promoted), bias = 2^-20: f32 has no room for 2^-20
+// at 128 (its ulp there is 2^-16), so the GPU holds 128.0625, an f16 tie (f16's ulp at 128 is
+// 2^-3) that rounds to even, 128; the exact reference rounds 128.0625 + 2^-20 up to 128.125.
+TEST(EmulatedDotTest, TheEpilogueComputesInF32AsTheGpuDoes) {
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a, HostTensor::Create(DType::kF8E4M3FN, {1, 16}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b, HostTensor::Create(DType::kF8E4M3FN, {16, 1}));
+  a.SetPhysical(0, 128.0);
+  a.SetPhysical(1, 0.0625);
+  b.SetPhysical(0, 1.0);
+  b.SetPhysical(1, 1.0);
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor bias, HostTensor::Create(DType::kF32, {1}));
+  const double tiny = std::ldexp(1.0, -20);
+  bias.SetPhysical(0, tiny);
+  DotArguments args{&a, &b};
+  args.bias = &bias;
+  DotSpec spec = SpecFromArguments(args, DotSpec());
+  spec.precision_config.operand_precision = {Precision::kHighest, Precision::kHighest};
+  spec.epilogue = Epilogue::kBias;
+  spec.compute_amax = true;
+  struct Case {
+    DType out;
+    double emulated, reference;
+  };
+  for (const Case& c : {Case{DType::kF16, 128.0, 128.125}, Case{DType::kF32, 128.0625, 128.0625}}) {
+    spec.output_type = c.out;
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(spec, args));
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult reference, ReferenceDot(spec, args));
+    EXPECT_EQ(emulated.output.GetPhysical(0), c.emulated) << DTypeName(c.out);
+    EXPECT_EQ(reference.output.GetPhysical(0), c.reference) << DTypeName(c.out);
+    ASSERT_TRUE(emulated.amax.has_value() && reference.amax.has_value());
+    EXPECT_EQ(*emulated.amax, 128.0625);
+    EXPECT_EQ(*reference.amax, 128.0625 + tiny);
+  }
+}
+
 TEST(EmulatedDotTest, NonFp8ModesRoundInputsAsTheirTypes) {
   auto error_for = [](Algorithm algorithm, Precision precision) -> StatusOr<double> {
     DotProblemOptions options;

@@ -1,6 +1,8 @@
 """Shared fixtures: random FP8 test data, the fp64 references and the error bounds the tests
 assert (derived from the formats' rounding and the accumulation mode, tolerances.py)."""
 
+import zlib
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -19,3 +21,10 @@ gpu = pytest.mark.skipif(fp8dot.cuda_device() is None or not torch.cuda.is_avail
 # The devices every behaviour is tested on: the CPU always, the GPU where there is one (skipped,
 # visibly, elsewhere).
 DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=gpu)]
+
+
+@pytest.fixture(autouse=True)
+def _seed_global_random_state(request):
+    """Each test starts from its own fixed global torch seed (derived from its name), so data a
+    test draws without a generator does not depend on which tests ran before it."""
+    torch.manual_seed(zlib.crc32(request.node.nodeid.encode()))

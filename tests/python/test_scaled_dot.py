@@ -81,13 +81,18 @@ def test_numpy_arrays_match_the_exact_product(precision):
     assert error > 0 or accumulation == "fp8-promoted"  # fast accumulation loses bits at K=512
 
 
+def _scales(*shape, seed):
+    """Scales in [0.5, 1.5) from their own seed: a test's data never depends on test order."""
+    return torch.rand(*shape, generator=torch.Generator().manual_seed(seed)) + 0.5
+
+
 SCALE_CASES = {
     "tensor": (lambda m, n, k: torch.tensor(0.5), lambda m, n, k: torch.tensor([3.0])),
-    "outer": (lambda m, n, k: torch.rand(m) + 0.5, lambda m, n, k: torch.rand(n) + 0.5),
-    "1x128 x 128x128": (lambda m, n, k: torch.rand(m, k // 128) + 0.5,
-                        lambda m, n, k: torch.rand(k // 128, n // 128) + 0.5),
-    "1x128 x 1x128": (lambda m, n, k: torch.rand(m, k // 128) + 0.5,
-                      lambda m, n, k: torch.rand(k // 128, n) + 0.5),
+    "outer": (lambda m, n, k: _scales(m, seed=31), lambda m, n, k: _scales(n, seed=32)),
+    "1x128 x 128x128": (lambda m, n, k: _scales(m, k // 128, seed=33),
+                        lambda m, n, k: _scales(k // 128, n // 128, seed=34)),
+    "1x128 x 1x128": (lambda m, n, k: _scales(m, k // 128, seed=35),
+                      lambda m, n, k: _scales(k // 128, n, seed=36)),
 }
 
 

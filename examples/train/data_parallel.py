@@ -8,7 +8,8 @@ trains on its rows of it, so a run on P processes sees exactly the batches of a 
 Each block and then the whole model is sharded with fully_shard; FSDP2 averages the gradients,
 which is the gradient of the global batch's mean loss. fp8dot's layers reduce their tensorwise
 and delayed amaxes over the ranks (unless --no-amax-reduction), so they cast with the global
-batch's scales (docs/distributed.md). Only rank 0 prints and writes the log.
+batch's scales (docs/distributed.md); with --fp8-all-gather FSDP2 gathers their weights in FP8
+(fp8dot.torch.fp8_all_gather). Only rank 0 prints and writes the log.
 """
 
 from __future__ import annotations
@@ -46,15 +47,18 @@ class DataParallel:
             raise SystemExit(f"--batch-size {batch_size} does not split over {self.world} "
                              "processes")
 
-    def shard(self, model: nn.Module, amax_reduction: bool) -> None:
-        """fp8dot's layers reduce their amaxes over the ranks; FSDP2 shards every block, then
-        the rest (embeddings, final norm, LM head)."""
+    def shard(self, model: nn.Module, amax_reduction: bool, fp8_all_gather: bool = False) -> None:
+        """fp8dot's layers reduce their amaxes over the ranks (and with fp8_all_gather have
+        their weights gathered in FP8); FSDP2 shards every block, then the rest (embeddings,
+        final norm, LM head)."""
         from torch.distributed.fsdp import fully_shard
 
         import fp8dot.torch as ft
         for module in model.modules():
             if isinstance(module, ft.Linear):
                 module.amax_reduction_group = dist.group.WORLD if amax_reduction else None
+        if fp8_all_gather:
+            ft.fp8_all_gather(model)
         for block in model.blocks:
             fully_shard(block)
         fully_shard(model)

@@ -74,9 +74,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-amax-reduction", action="store_true",
                         help="with --fsdp: fp8dot's layers cast with each rank's own tensorwise "
                              "scales instead of the global batch's")
+    parser.add_argument("--fp8-all-gather", action="store_true",
+                        help="with --fsdp and --linear fp8dot: FSDP2 gathers fp8dot's weights in "
+                             "FP8, each rank casting its shard (fp8dot.torch.fp8_all_gather)")
     args = parser.parse_args(argv)
     if args.no_amax_reduction and not args.fsdp:
         parser.error("--no-amax-reduction applies to --fsdp")
+    if args.fp8_all_gather and not (args.fsdp and args.linear == "fp8dot"):
+        parser.error("--fp8-all-gather applies to --fsdp with --linear fp8dot")
     if args.recipe != "seed" and args.linear == "bf16":
         parser.error("--recipe applies to --linear fp8dot and torchao")
     if args.linear == "torchao" and args.recipe not in TORCHAO_RECIPES:
@@ -155,10 +160,12 @@ def main(argv: list[str] | None = None) -> dict:
             "never written" if args.fused_swiglu else "written in bf16, then quantised"))
     print(linear_description)
     if parallel:  # before the optimizer: it holds the sharded parameters
-        parallel.shard(model, amax_reduction=not args.no_amax_reduction)
+        parallel.shard(model, amax_reduction=not args.no_amax_reduction,
+                       fp8_all_gather=args.fp8_all_gather)
         print(f"FSDP2 over {parallel.world} processes, "
               f"{args.batch_size // parallel.world} sequences each; fp8dot amaxes "
-              + ("per rank" if args.no_amax_reduction else "reduced over the ranks"))
+              + ("per rank" if args.no_amax_reduction else "reduced over the ranks")
+              + ("; fp8dot's weights gathered in FP8" if args.fp8_all_gather else ""))
     # After the swap: the optimizer must hold the parameters the swapped layers train.
     optimizer = make_adamw(model, args.lr, args.weight_decay, fused=device.type == "cuda")
     step_model = torch.compile(model, mode=args.compile_mode) if args.compile else model
@@ -180,6 +187,7 @@ def main(argv: list[str] | None = None) -> dict:
         compile_mode=args.compile_mode if args.compile else None, seed=args.seed, device=str(device),
         processes=parallel.world if parallel else 1,
         amax_reduction=None if parallel is None else not args.no_amax_reduction,
+        fp8_all_gather=args.fp8_all_gather,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         torch_version=torch.__version__, python_version=corpus.python_version,
         corpus_sha256=corpus.sha256, corpus_train_bytes=len(corpus.train),

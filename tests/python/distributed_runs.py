@@ -253,6 +253,72 @@ def checkpoint_resume(directory: str) -> dict:
             "histories": (histories(first), histories(resumed_model))}
 
 
+def _all_gather_spy(sent: list) -> None:
+    """Records (dtype, bytes) of this rank's input to every all-gather FSDP2 makes (torch 2.15
+    calls all_gather_single, earlier versions all_gather_into_tensor)."""
+    import torch.distributed as dist
+    for name in ("all_gather_single", "all_gather_into_tensor"):
+        original = getattr(dist, name, None)
+        if original is not None and not hasattr(original, "spied"):
+            def spy(output, input, *args, _original=original, **kwargs):
+                sent.append((input.dtype, input.numel() * input.element_size()))
+                return _original(output, input, *args, **kwargs)
+            spy.spied = True
+            setattr(dist, name, spy)
+
+
+ALL_GATHERS: list = []  # what _all_gather_spy records
+
+
+def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None) -> dict:
+    """FSDP2, the seed recipe (tensorwise), 3 AdamW steps that change the weights (so every
+    gather casts with a new scale); with or without fp8dot.torch.fp8_all_gather, with or
+    without a MixedPrecisionPolicy's param_dtype. The losses, the final weights and every
+    all-gather's (dtype, bytes); for the FP8 run in float32 also a checkpoint of the final
+    weights loaded into a fresh model gathered in FP8 and into one without."""
+    import torch.distributed as dist
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    rank = dist.get_rank()
+    _all_gather_spy(ALL_GATHERS)
+
+    def sharded(fp8: bool):
+        mlp = model("tensorwise")
+        ft.convert(mlp, recipe("tensorwise"), amax_reduction_group=dist.group.WORLD)
+        if fp8:
+            ft.fp8_all_gather(mlp)
+        policy = MixedPrecisionPolicy(param_dtype=param_dtype)
+        for layer in (mlp[0], mlp[2]):
+            fully_shard(layer, mp_policy=policy)
+        return fully_shard(mlp, mp_policy=policy)
+
+    mlp = sharded(gathered_in_fp8)
+    optimizer = torch.optim.AdamW(mlp.parameters(), lr=1e-2)
+    ALL_GATHERS.clear()
+    losses = []
+    for step in range(STEPS):
+        x, target = batch(step, rank)
+        loss = ((mlp(x).float() - target) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(_mean_over_ranks(loss))
+    out = {"loss": losses, "weights": [full(p.detach()).clone() for p in mlp.parameters()],
+           "all_gathers": list(ALL_GATHERS),
+           "local_type": type(mlp[0].weight.to_local()).__name__}
+    if gathered_in_fp8 and param_dtype is None:
+        directory = os.path.join(os.environ["FP8DOT_RUNS_OUT"], "fp8-all-gather-checkpoint")
+        dcp.save(get_model_state_dict(mlp), checkpoint_id=directory)
+        for fp8 in (True, False):
+            fresh = sharded(fp8)
+            state = get_model_state_dict(fresh)
+            dcp.load(state, checkpoint_id=directory)
+            set_model_state_dict(fresh, state)
+            out[f"loaded, fp8 {fp8}"] = [full(p.detach()).clone() for p in fresh.parameters()]
+    return out
+
+
 def compiled_against_eager() -> dict:
     """One layer with the amax reduction, eager and under torch.compile(fullgraph=True) (the
     reductions are functional collectives, which compile into the graph): outputs and weight
@@ -304,6 +370,10 @@ def main(out_dir: str) -> None:
                            "blocks 512": tensor_parallel_refusal("blocks", HIDDEN)}
     results["checkpoint"] = checkpoint_resume(os.path.join(out_dir, "checkpoint"))
     results["compiled"] = compiled_against_eager()
+    os.environ["FP8DOT_RUNS_OUT"] = out_dir
+    for param_dtype in (None, torch.bfloat16):
+        for fp8 in (False, True):
+            results[("fp8 all-gather", fp8, param_dtype)] = fp8_all_gather(fp8, param_dtype)
     if dist.get_rank() == 0:
         torch.save(_on_cpu(results), os.path.join(out_dir, "results.pt"))
     dist.destroy_process_group()

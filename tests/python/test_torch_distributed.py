@@ -204,6 +204,51 @@ def test_the_amax_reduction_compiles_into_the_graph(results):
     assert torch.equal(eager[0], compiled[0]) and torch.equal(eager[1], compiled[1])
 
 
+@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16], ids=["float32", "bf16 params"])
+def test_fp8_all_gather_trains_bit_identically_to_the_plain_all_gather(results, param_dtype):
+    """Each shard cast with the whole weight's scale is the whole weight's cast: the same FP8
+    bytes reach the GEMMs, so 3 AdamW steps give the same losses and weights, bit for bit."""
+    plain = results[("fp8 all-gather", False, param_dtype)]
+    fp8 = results[("fp8 all-gather", True, param_dtype)]
+    assert fp8["local_type"] == "Fp8AllGatherWeight" and plain["local_type"] == "Tensor"
+    assert [loss.item() for loss in fp8["loss"]] == [loss.item() for loss in plain["loss"]]
+    assert all(torch.equal(a, b) for a, b in zip(fp8["weights"], plain["weights"]))
+    assert len(fp8["weights"]) == 4
+
+
+def _expected_all_gathers(weight_bytes: int, bias_bytes: int) -> list:
+    """Every all-gather of 3 steps, one rank's input: each layer's shard of the weight (half its
+    rows) and of the bias, gathered before its forward and again before its backward (FSDP2
+    frees a non-root module's weights after the forward)."""
+    first = (runs.HIDDEN // runs.WORLD) * runs.FEATURES  # Linear(256 -> 512): 256 rows a rank
+    second = (runs.FEATURES // runs.WORLD) * runs.HIDDEN  # Linear(512 -> 256): 128 rows
+    gathers = [first * weight_bytes + runs.HIDDEN // runs.WORLD * bias_bytes,
+               second * weight_bytes + runs.FEATURES // runs.WORLD * bias_bytes]
+    return (gathers + gathers[::-1]) * runs.STEPS
+
+
+@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16], ids=["float32", "bf16 params"])
+def test_fp8_all_gather_sends_one_byte_a_weight_element(results, param_dtype):
+    plain = results[("fp8 all-gather", False, param_dtype)]
+    fp8 = results[("fp8 all-gather", True, param_dtype)]
+    element = 4 if param_dtype is None else 2
+    assert [b for _, b in plain["all_gathers"]] == _expected_all_gathers(element, element)
+    assert {dtype for dtype, _ in plain["all_gathers"]} == {param_dtype or torch.float32}
+    # The bias is gathered as FSDP2 gathers it; the weight in FP8, as bytes.
+    assert [b for _, b in fp8["all_gathers"]] == _expected_all_gathers(1, element)
+    assert {dtype for dtype, _ in fp8["all_gathers"]} == {torch.uint8}
+    ratio = sum(b for _, b in plain["all_gathers"]) / sum(b for _, b in fp8["all_gathers"])
+    assert ratio == pytest.approx(3.97 if param_dtype is None else 1.99, abs=0.01)
+
+
+def test_an_fp8_all_gather_checkpoint_loads_into_either_kind_of_model(results):
+    """torch.distributed.checkpoint saves the weights' own values: a model gathered in FP8 and
+    one gathered in float32 load the same weights from it."""
+    run = results[("fp8 all-gather", True, None)]
+    for fp8 in (True, False):
+        assert all(torch.equal(a, b) for a, b in zip(run[f"loaded, fp8 {fp8}"], run["weights"]))
+
+
 def test_an_amax_reduction_group_that_is_not_a_process_group_is_refused():
     import fp8dot.torch as ft
     layer = ft.Linear(8, 8, amax_reduction_group="world")

@@ -26,6 +26,7 @@ from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
 from .._quantize import both_orientations, gemm_scale_layout
 from .amax_reduction import AmaxReduction, cast_scales
+from .fp8_all_gather import GatheredFp8Weight
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
 
@@ -197,7 +198,12 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     (fp8dot.torch.cached_weights), the FP8 copies made from this very weight (same version,
     storage, recipe, and for delayed scaling the same version of the history its scale comes
     from) are reused instead of quantising it again. `groups`: the weight is a shard, whose
-    amax is reduced over them (never cached: every rank must join every reduction)."""
+    amax is reduced over them (never cached: every rank must join every reduction). A weight
+    FSDP2 gathered in FP8 (fp8dot.torch.fp8_all_gather) is that quantisation already."""
+    if isinstance(weight, GatheredFp8Weight):
+        w_q, w_t = weight.operands(recipe.forward.rhs_dtype, transposed_dtype is not None)
+        return _as_rhs(w_q), None if w_t is None else _as_rhs(w_t), None
+
     def fresh():
         cast = cast_scales(weight, groups, recipe.forward.rhs_dtype, transposed_dtype, scale)
         w_q, w_t, w_amax = _both_orientations(weight, _granularity(recipe, "weight"),
@@ -505,7 +511,9 @@ class Linear(nn.Linear):
             return output.reshape(*x.shape[:-1], out_features)
         output = self._fp8_linear(x2d, weight, bias, out_dtype, up2d, activation, reduction,
                                   compiling)
-        return output.reshape(*x.shape[:-1], out_features)
+        # A matrix input gets the GEMM's output itself, not a view of it (FSDP2 warns about
+        # modules that return views: an in-place op on one would skip its backward hook).
+        return output if x.dim() == 2 else output.reshape(*x.shape[:-1], out_features)
 
     def _fp8_linear(self, x2d: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                     out_dtype: torch.dtype, up2d: Optional[torch.Tensor],

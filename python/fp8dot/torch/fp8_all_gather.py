@@ -1,0 +1,220 @@
+"""fp8dot.torch.fp8_all_gather: FSDP2 gathers each FP8 layer's weight in FP8 — one byte an
+element instead of bf16's two or float32's four.
+
+    model = ft.convert(model, ft.Recipe.seed(), amax_reduction_group=dist.group.WORLD)
+    ft.fp8_all_gather(model)          # before fully_shard
+    for block in model.blocks:
+        fully_shard(block)
+    fully_shard(model)
+
+Without it FSDP2 all-gathers a weight in its dtype (or the MixedPrecisionPolicy's param_dtype)
+and every rank then quantises the whole weight. With it each rank quantises only its shard,
+before the all-gather, and the layer multiplies the gathered FP8 bytes directly. The shard is
+cast with the scale of the whole weight — the shards' amaxes are reduced (max) over the FSDP
+group first — so the gathered bytes are exactly those one process casts from the whole weight,
+and results equal FSDP2's plain all-gather bit for bit. What is cast is what FSDP2 would have
+gathered: the param_dtype copy when a MixedPrecisionPolicy sets one, else the weight itself.
+
+It needs one scale for the whole weight and one FP8 type for the forward GEMM and dgrad (dgrad
+multiplies the transpose of the same bytes): tensorwise scaling, as in the seed recipe and
+`promoted_everywhere()`. Other recipes are refused with the reason. The FSDP2 hooks are
+`fsdp_pre_all_gather` / `fsdp_post_all_gather` on the tensor each rank's shard is held in
+(FSDP2's extension point for tensor subclasses); the optimizer, state_dict() and
+torch.distributed.checkpoint see the weight's own values.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+from torch.utils import _pytree as pytree
+
+from .amax_reduction import cast_scales
+from .quantize import quantize
+
+aten = torch.ops.aten
+
+# Ops that make another view or copy of the same weight, which keeps being one: how FSDP2 cuts a
+# weight into shards and wraps them (and how nn.Parameter and the optimizer's state copy them).
+_SAME_WEIGHT = {aten.detach.default, aten.alias.default, aten.view.default,
+                aten._unsafe_view.default, aten.as_strided.default, aten.slice.Tensor,
+                aten.split.Tensor, aten.split_with_sizes.default, aten.clone.default,
+                aten.empty_like.default, aten.new_zeros.default, aten.new_empty.default,
+                aten._to_copy.default, aten._pin_memory.default}
+# The views FSDP2 takes of a gathered weight (the parameter's shape out of the padded buffer).
+_GATHERED_VIEWS = {aten.detach.default, aten.alias.default, aten.view.default,
+                   aten._unsafe_view.default, aten.as_strided.default, aten.slice.Tensor}
+
+
+class Fp8AllGatherWeight(torch.Tensor):
+    """A weight (in FSDP2, each rank's shard of it) that FSDP2 all-gathers in FP8. It holds the
+    weight's values in their own dtype, and every op but FSDP2's all-gather sees those: the
+    optimizer updates them, state_dict() saves them."""
+
+    @staticmethod
+    def __new__(cls, data: torch.Tensor, fp8_dtype: torch.dtype):
+        return torch.Tensor._make_wrapper_subclass(
+            cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(),
+            dtype=data.dtype, device=data.device, requires_grad=data.requires_grad)
+
+    def __init__(self, data: torch.Tensor, fp8_dtype: torch.dtype):
+        self._data = data
+        self._fp8_dtype = fp8_dtype
+
+    def __repr__(self) -> str:
+        return f"Fp8AllGatherWeight({self._data!r}, all-gathered as {self._fp8_dtype})"
+
+    def __tensor_flatten__(self):
+        return ["_data"], (self._fp8_dtype,)
+
+    @staticmethod
+    def __tensor_unflatten__(inner, metadata, outer_size, outer_stride):
+        return Fp8AllGatherWeight(inner["_data"], *metadata)
+
+    def __reduce_ex__(self, protocol):
+        # torch.save and pickling store the values: a checkpoint loads into any model.
+        return self._data.__reduce_ex__(protocol)
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        fp8_dtype = next(t._fp8_dtype for t in pytree.tree_leaves((args, kwargs))
+                         if isinstance(t, cls))
+        plain_args, plain_kwargs = pytree.tree_map_only(cls, lambda t: t._data, (args, kwargs))
+        out = func(*plain_args, **plain_kwargs)
+        if func in _SAME_WEIGHT:
+            return pytree.tree_map_only(torch.Tensor, lambda t: cls(t, fp8_dtype), out)
+        if func._schema.is_mutable and isinstance(args[0], cls):
+            return args[0]  # updated in place (the optimizer's step, copy_, load_state_dict)
+        return out
+
+    def fsdp_pre_all_gather(self, mesh, outer_size, outer_stride, module, mp_policy):
+        """This rank's shard in FP8 with the whole weight's scale, padded to FSDP2's shard size
+        (bytes, which every backend gathers), and the scale."""
+        weight = self._data
+        if mp_policy.param_dtype is not None and mp_policy.param_dtype != weight.dtype:
+            weight = weight.to(mp_policy.param_dtype)  # what FSDP2 would gather
+        scale = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None, None).scale
+        padded_rows = -(-outer_size[0] // mesh.size())
+        q = torch.zeros(padded_rows, *weight.shape[1:], dtype=torch.uint8, device=weight.device)
+        if weight.numel() > 0:
+            q[:weight.shape[0]] = quantize(weight, self._fp8_dtype, "tensor", scale=scale).q.view(
+                torch.uint8)
+        return (q,), (scale,)
+
+    def fsdp_post_all_gather(self, all_gather_outputs, metadata, param_dtype, *, out=None):
+        """The whole weight in FP8 from the gathered shards; into `out` after the first gather
+        (FSDP2 gathers into the same buffer every time: only the scale is new)."""
+        (data,), (scale,) = all_gather_outputs, metadata
+        if out is not None:
+            out._scale = scale
+            return None
+        data = data.view(self._fp8_dtype)
+        return GatheredFp8Weight(data, scale, param_dtype), (data,)
+
+
+class GatheredFp8Weight(torch.Tensor):
+    """A whole weight as FSDP2 gathered it: FP8 values and their dequantisation scale (tensorwise),
+    with the weight's shape and dtype. fp8dot.torch.Linear multiplies the FP8 values directly; any
+    other op sees the dequantised weight (FP8 value · scale)."""
+
+    @staticmethod
+    def __new__(cls, data: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype):
+        return torch.Tensor._make_wrapper_subclass(
+            cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(),
+            dtype=dtype, device=data.device, requires_grad=data.requires_grad)
+
+    def __init__(self, data: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype):
+        self._data = data
+        self._scale = scale
+
+    def __repr__(self) -> str:
+        return (f"GatheredFp8Weight({tuple(self.shape)}, {self._data.dtype} with scale "
+                f"{self._scale.item():g}, dequantised to {self.dtype})")
+
+    def __tensor_flatten__(self):
+        return ["_data", "_scale"], (self.dtype,)
+
+    @staticmethod
+    def __tensor_unflatten__(inner, metadata, outer_size, outer_stride):
+        return GatheredFp8Weight(inner["_data"], inner["_scale"], *metadata)
+
+    def dequantised(self) -> torch.Tensor:
+        return (self._data.float() * self._scale).to(self.dtype)
+
+    def operands(self, fp8_dtype: torch.dtype, with_transpose: bool
+                 ) -> tuple[tuple[torch.Tensor, torch.Tensor], Optional[tuple[torch.Tensor,
+                                                                              torch.Tensor]]]:
+        """(q, scale) for the GEMM that contracts the weight's columns (the forward) and, with
+        `with_transpose`, (qᵀ, scale) for the one that contracts its rows (dgrad): what
+        fp8dot.torch.quantize gives for the whole weight, tensorwise, in `fp8_dtype`."""
+        if fp8_dtype != self._data.dtype:
+            raise TypeError(f"fp8dot.torch.fp8_all_gather: the layer's recipe multiplies its weight "
+                            f"in {fp8_dtype}, but it was gathered in {self._data.dtype}; "
+                            "call fp8_all_gather again after changing the recipe")
+        q = self._data.contiguous()
+        return (q, self._scale), ((q.t().contiguous(), self._scale) if with_transpose else None)
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _GATHERED_VIEWS and isinstance(args[0], cls):
+            weight = args[0]
+            view = func(weight._data, *args[1:], **kwargs)
+            return cls(view, weight._scale, weight.dtype)
+        if func._schema.is_mutable and any(isinstance(t, cls) for t in
+                                           pytree.tree_leaves((args, kwargs))):
+            raise RuntimeError(f"fp8dot.torch.fp8_all_gather: {func} would write into a weight "
+                               "that FSDP2 gathered in FP8; update the sharded parameter instead")
+        plain_args, plain_kwargs = pytree.tree_map_only(cls, cls.dequantised, (args, kwargs))
+        return func(*plain_args, **plain_kwargs)
+
+
+def _why_not(layer) -> Optional[str]:
+    from .linear import is_dtensor
+
+    recipe = layer.recipe
+    if recipe.scaling != "tensorwise":
+        return (f"its recipe scales {recipe.scaling!r}; gathering in FP8 needs one scale for "
+                "the whole weight (tensorwise scaling)")
+    if recipe.forward.rhs_dtype != recipe.dgrad.rhs_dtype:
+        return (f"its recipe multiplies the weight in {recipe.forward.rhs_dtype} forward and "
+                f"{recipe.dgrad.rhs_dtype} in dgrad; the gathered bytes serve both only in one type")
+    if is_dtensor(layer.weight):
+        return ("its weight is already sharded (a DTensor): call fp8_all_gather before "
+                "fully_shard, and without tensor parallelism")
+    return None
+
+
+def fp8_all_gather(model: nn.Module) -> nn.Module:
+    """Makes FSDP2 gather every fp8dot.torch.Linear's weight in FP8 (the module docstring says
+    how and when). Call it after fp8dot.torch.convert and before fully_shard; returns `model`."""
+    from .linear import Linear
+
+    layers = [(name, module) for name, module in model.named_modules()
+              if isinstance(module, Linear)]
+    if not layers:
+        raise ValueError("fp8dot.torch.fp8_all_gather: the model has no fp8dot.torch.Linear "
+                         "(call fp8dot.torch.convert first)")
+    refused = [f"{name or 'the model'}: {why}" for name, layer in layers
+               if not isinstance(layer.weight, Fp8AllGatherWeight)
+               and (why := _why_not(layer)) is not None]
+    if refused:
+        raise ValueError("fp8dot.torch.fp8_all_gather cannot gather these layers' weights in "
+                         "FP8:\n  " + "\n  ".join(refused))
+    wrapped: dict[int, nn.Parameter] = {}  # a weight shared by layers stays shared
+    for _, layer in layers:
+        weight = layer.weight
+        if not isinstance(weight, Fp8AllGatherWeight):
+            if id(weight) not in wrapped:
+                wrapped[id(weight)] = nn.Parameter(
+                    Fp8AllGatherWeight(weight.data, layer.recipe.forward.rhs_dtype),
+                    requires_grad=weight.requires_grad)
+            layer.weight = wrapped[id(weight)]
+    return model

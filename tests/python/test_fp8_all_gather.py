@@ -1,0 +1,142 @@
+"""fp8dot.torch.fp8_all_gather in one process: the weight wrapper FSDP2 gathers in FP8 is the
+weight everywhere else, and the gathered FP8 weight is what the layer would have cast. The
+FSDP2 runs themselves (2 processes, gloo) are in test_torch_distributed.py."""
+
+import io
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import fp8dot.torch as ft  # noqa: E402
+from fp8dot.torch.fp8_all_gather import Fp8AllGatherWeight, GatheredFp8Weight  # noqa: E402
+
+
+def mlp(recipe=None) -> nn.Sequential:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(128, 256), nn.GELU(), nn.Linear(256, 128))
+    return ft.convert(model, recipe or ft.Recipe.seed())
+
+
+def run(model: nn.Module, steps: int = 2) -> tuple[list[float], list[torch.Tensor]]:
+    """`steps` SGD steps on fixed data: the losses and the final parameters."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for step in range(steps):
+        x = torch.randn(64, 128, generator=torch.Generator().manual_seed(step))
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses, [p.detach().clone() for p in model.parameters()]
+
+
+def test_without_fsdp_the_wrapped_weights_train_as_the_plain_ones():
+    wrapped = ft.fp8_all_gather(mlp())
+    assert all(isinstance(wrapped[i].weight, Fp8AllGatherWeight) for i in (0, 2))
+    assert isinstance(wrapped[0].weight, nn.Parameter) and wrapped[0].weight.requires_grad
+    losses, params = run(wrapped)
+    plain_losses, plain_params = run(mlp())
+    assert losses == plain_losses
+    assert all(torch.equal(p, q) for p, q in zip(params, plain_params))
+    # The optimizer's in-place updates kept the wrapper.
+    assert isinstance(wrapped[0].weight, Fp8AllGatherWeight)
+
+
+def test_a_state_dict_of_wrapped_weights_loads_into_a_plain_model():
+    wrapped = ft.fp8_all_gather(mlp())
+    buffer = io.BytesIO()
+    torch.save(wrapped.state_dict(), buffer)
+    buffer.seek(0)
+    state = torch.load(buffer, weights_only=True)
+    assert type(state["0.weight"]) is torch.Tensor
+    plain = nn.Sequential(nn.Linear(128, 256), nn.GELU(), nn.Linear(256, 128))
+    plain.load_state_dict(state)
+    assert torch.equal(plain[0].weight, mlp()[0].weight)
+    wrapped.load_state_dict(plain.state_dict())  # and back, in place
+    assert isinstance(wrapped[0].weight, Fp8AllGatherWeight)
+
+
+def test_a_shared_weight_stays_shared():
+    model = mlp()
+    model.append(ft.Linear(128, 256))
+    model[3].weight = model[0].weight
+    ft.fp8_all_gather(model)
+    assert model[3].weight is model[0].weight
+    assert isinstance(model[0].weight, Fp8AllGatherWeight)
+    ft.fp8_all_gather(model)  # again: nothing changes
+    assert model[3].weight is model[0].weight
+
+
+@pytest.mark.parametrize("recipe, reason", [
+    (ft.Recipe.seed(scaling="rowwise"), "scales 'rowwise'"),
+    (ft.Recipe.deepseek_blocks(), "scales 'blocks'"),
+    (ft.Recipe.seed(scaling="delayed"), "scales 'delayed'"),
+])
+def test_recipes_without_one_weight_scale_are_refused_by_layer(recipe, reason):
+    model = mlp(recipe)
+    with pytest.raises(ValueError, match=r"0: its recipe " + reason + r"[\s\S]*2: its recipe"):
+        ft.fp8_all_gather(model)
+    assert type(model[0].weight) is nn.Parameter  # nothing was wrapped
+
+
+def test_a_model_without_fp8_layers_is_refused():
+    with pytest.raises(ValueError, match="no fp8dot.torch.Linear"):
+        ft.fp8_all_gather(nn.Sequential(nn.Linear(4, 4)))
+
+
+def gathered(weight: torch.Tensor, dtype=ft.E4M3) -> GatheredFp8Weight:
+    """What fsdp_post_all_gather builds: the whole weight cast tensorwise."""
+    cast = ft.quantize(weight, dtype, "tensor")
+    return GatheredFp8Weight(cast.q, cast.scale, weight.dtype)
+
+
+def test_the_layer_multiplies_a_gathered_weight_as_the_weight_it_dequantises_to(monkeypatch):
+    """Casting the dequantised weight again gives the same bytes (its amax is 448 · scale), so
+    the layer on the gathered FP8 weight equals the layer on its dequantised values, outputs and
+    gradients, bit for bit; forward and dgrad both read the gathered bytes (nothing
+    dequantises the gathered weight on the way)."""
+    dequantisations = []
+    original = GatheredFp8Weight.dequantised
+    monkeypatch.setattr(GatheredFp8Weight, "dequantised",
+                        lambda self: dequantisations.append(1) or original(self))
+    torch.manual_seed(1)
+    layer = ft.Linear(128, 256)
+    weight = gathered(layer.weight.detach())
+    dequantised = weight.dequantised()
+    assert dequantised.dtype == torch.float32
+    x = torch.randn(64, 128, requires_grad=True)
+    results = []
+    dequantisations.clear()
+    for w in (weight, dequantised):
+        layer.weight = nn.Parameter(w)
+        output = layer(x)
+        output.square().sum().backward()
+        results.append((output.detach(), x.grad.clone(), layer.weight.grad.clone()))
+        x.grad = None
+        assert not dequantisations
+    for got, want in zip(*results):
+        assert torch.equal(got, want)
+
+
+def test_a_gathered_weight_is_its_dequantised_values_to_other_ops_and_refuses_writes():
+    torch.manual_seed(2)
+    weight = gathered(torch.randn(32, 64))
+    expected = weight._data.float() * weight._scale
+    assert torch.equal(weight + 0, expected)
+    assert torch.equal(weight.to(torch.float32), expected)
+    view = weight.view(64, 32)  # views keep the FP8 bytes
+    assert isinstance(view, GatheredFp8Weight) and view._data.dtype == ft.E4M3
+    assert "GatheredFp8Weight((32, 64), torch.float8_e4m3fn" in repr(weight)
+    with pytest.raises(RuntimeError, match="gathered in FP8"):
+        weight.add_(1)
+
+
+def test_a_recipe_changed_after_wrapping_is_named_when_the_types_disagree():
+    torch.manual_seed(3)
+    layer = ft.Linear(64, 32, recipe=ft.Recipe.seed())
+    layer.weight = nn.Parameter(gathered(layer.weight.detach(), ft.E5M2))
+    with pytest.raises(TypeError, match="gathered in torch.float8_e5m2"):
+        layer(torch.randn(4, 64))

@@ -270,10 +270,26 @@ def _all_gather_spy(sent: list) -> None:
 ALL_GATHERS: list = []  # what _all_gather_spy records
 
 
-def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None) -> dict:
+def _amax_reduction_spy(calls: list) -> None:
+    """Counts fp8dot's amax reductions (functional all-reduces) on this rank."""
+    from torch.distributed import _functional_collectives as collectives
+    original = collectives.all_reduce
+    if not hasattr(original, "spied"):
+        def spy(*args, **kwargs):
+            calls.append(1)
+            return original(*args, **kwargs)
+        spy.spied = True
+        collectives.all_reduce = spy
+
+
+AMAX_REDUCTIONS: list = []  # what _amax_reduction_spy records
+
+
+def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = False) -> dict:
     """FSDP2, the seed recipe (tensorwise), 3 AdamW steps that change the weights (so every
     gather casts with a new scale); with or without fp8dot.torch.fp8_all_gather, with or
-    without a MixedPrecisionPolicy's param_dtype. The losses, the final weights and every
+    without a MixedPrecisionPolicy's param_dtype, eager or under torch.compile (as
+    examples/train runs it). The losses, the final weights and every
     all-gather's (dtype, bytes); for the FP8 run in float32 also a checkpoint of the final
     weights loaded into a fresh model gathered in FP8 and into one without."""
     import torch.distributed as dist
@@ -282,6 +298,7 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None) -> dict:
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     rank = dist.get_rank()
     _all_gather_spy(ALL_GATHERS)
+    _amax_reduction_spy(AMAX_REDUCTIONS)
 
     def sharded(fp8: bool):
         mlp = model("tensorwise")
@@ -295,19 +312,21 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None) -> dict:
 
     mlp = sharded(gathered_in_fp8)
     optimizer = torch.optim.AdamW(mlp.parameters(), lr=1e-2)
+    forward = torch.compile(mlp) if compiled else mlp
     ALL_GATHERS.clear()
+    AMAX_REDUCTIONS.clear()
     losses = []
     for step in range(STEPS):
         x, target = batch(step, rank)
-        loss = ((mlp(x).float() - target) ** 2).mean()
+        loss = ((forward(x).float() - target) ** 2).mean()
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
         losses.append(_mean_over_ranks(loss))
     out = {"loss": losses, "weights": [full(p.detach()).clone() for p in mlp.parameters()],
-           "all_gathers": list(ALL_GATHERS),
+           "all_gathers": list(ALL_GATHERS), "amax_reductions": len(AMAX_REDUCTIONS),
            "local_type": type(mlp[0].weight.to_local()).__name__}
-    if gathered_in_fp8 and param_dtype is None:
+    if gathered_in_fp8 and param_dtype is None and not compiled:
         directory = os.path.join(os.environ["FP8DOT_RUNS_OUT"], "fp8-all-gather-checkpoint")
         dcp.save(get_model_state_dict(mlp), checkpoint_id=directory)
         for fp8 in (True, False):
@@ -374,6 +393,7 @@ def main(out_dir: str) -> None:
     for param_dtype in (None, torch.bfloat16):
         for fp8 in (False, True):
             results[("fp8 all-gather", fp8, param_dtype)] = fp8_all_gather(fp8, param_dtype)
+    results[("fp8 all-gather", True, "compiled")] = fp8_all_gather(True, compiled=True)
     if dist.get_rank() == 0:
         torch.save(_on_cpu(results), os.path.join(out_dir, "results.pt"))
     dist.destroy_process_group()

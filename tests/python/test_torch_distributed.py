@@ -216,6 +216,16 @@ def test_fp8_all_gather_trains_bit_identically_to_the_plain_all_gather(results, 
     assert len(fp8["weights"]) == 4
 
 
+def test_fp8_all_gather_compiles(results):
+    """Under torch.compile (as examples/train runs FSDP2): the same losses and weights as the
+    eager plain all-gather, and the weights still gathered in FP8."""
+    eager = results[("fp8 all-gather", False, None)]
+    compiled = results[("fp8 all-gather", True, "compiled")]
+    assert [loss.item() for loss in compiled["loss"]] == [loss.item() for loss in eager["loss"]]
+    assert all(torch.equal(a, b) for a, b in zip(compiled["weights"], eager["weights"]))
+    assert [b for _, b in compiled["all_gathers"]] == _expected_all_gathers(1, 4)
+
+
 def _expected_all_gathers(weight_bytes: int, bias_bytes: int) -> list:
     """Every all-gather of 3 steps, one rank's input: each layer's shard of the weight (half its
     rows) and of the bias, gathered before its forward and again before its backward (FSDP2
@@ -239,6 +249,9 @@ def test_fp8_all_gather_sends_one_byte_a_weight_element(results, param_dtype):
     assert {dtype for dtype, _ in fp8["all_gathers"]} == {torch.uint8}
     ratio = sum(b for _, b in plain["all_gathers"]) / sum(b for _, b in fp8["all_gathers"])
     assert ratio == pytest.approx(3.97 if param_dtype is None else 1.99, abs=0.01)
+    # The weight's amax is reduced at each of its gathers (forward and backward).
+    assert fp8["amax_reductions"] - plain["amax_reductions"] == len(fp8["all_gathers"])
+    assert plain["amax_reductions"] == 2 * 2 * runs.STEPS  # X and dY of each layer
 
 
 def test_an_fp8_all_gather_checkpoint_loads_into_either_kind_of_model(results):

@@ -94,7 +94,10 @@ class Fp8AllGatherWeight(torch.Tensor):
 
     def fsdp_pre_all_gather(self, mesh, outer_size, outer_stride, module, mp_policy):
         """This rank's shard in FP8 with the whole weight's scale, padded to FSDP2's shard size
-        (bytes, which every backend gathers), and the scale."""
+        (bytes, which every backend gathers), and the scale. Every gather casts afresh, the
+        backward's too (one small amax all-reduce a weight each time): whether a shard changed
+        since the last gather is not visible here (the optimizer writes below autograd, without
+        a version bump), and all ranks must agree on whether to reduce."""
         weight = self._data
         if mp_policy.param_dtype is not None and mp_policy.param_dtype != weight.dtype:
             weight = weight.to(mp_policy.param_dtype)  # what FSDP2 would gather

@@ -338,6 +338,19 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     return out
 
 
+def cached_weights_refusal() -> str:
+    """The message cached_weights gives for an FSDP2 model (whose re-gathered weights it could
+    not tell from the last step's)."""
+    from torch.distributed.fsdp import fully_shard
+    mlp = model("tensorwise")
+    fully_shard(mlp)
+    try:
+        with ft.cached_weights(mlp):
+            return "not refused"
+    except ValueError as error:
+        return str(error)
+
+
 def compiled_against_eager() -> dict:
     """One layer with the amax reduction, eager and under torch.compile(fullgraph=True) (the
     reductions are functional collectives, which compile into the graph): outputs and weight
@@ -389,6 +402,7 @@ def main(out_dir: str) -> None:
                            "blocks 512": tensor_parallel_refusal("blocks", HIDDEN)}
     results["checkpoint"] = checkpoint_resume(os.path.join(out_dir, "checkpoint"))
     results["compiled"] = compiled_against_eager()
+    results["cached_weights refusal"] = cached_weights_refusal()
     os.environ["FP8DOT_RUNS_OUT"] = out_dir
     for param_dtype in (None, torch.bfloat16):
         for fp8 in (False, True):

@@ -262,6 +262,14 @@ def test_an_fp8_all_gather_checkpoint_loads_into_either_kind_of_model(results):
         assert all(torch.equal(a, b) for a, b in zip(run[f"loaded, fp8 {fp8}"], run["weights"]))
 
 
+def test_cached_weights_refuses_an_fsdp2_model(results):
+    """FSDP2 gathers each weight into the same memory every forward and the optimizer updates
+    the shards invisibly to the cache: cached copies would go stale after a step (checked by
+    hand: the third step's loss differed), so the context refuses sharded weights."""
+    message = results["cached_weights refusal"]
+    assert "layer '0' has a sharded weight" in message and "FSDP2" in message
+
+
 def test_an_amax_reduction_group_that_is_not_a_process_group_is_refused():
     import fp8dot.torch as ft
     layer = ft.Linear(8, 8, amax_reduction_group="world")

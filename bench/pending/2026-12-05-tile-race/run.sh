@@ -15,7 +15,7 @@ timeout 200 build/tests/cuda/cuda_test \
   --gtest_filter='CudaOwnGemmTest.Autotuning*:CudaOwnGemmTest.ExplainNamesTheEngineAndTheTile' \
   > $O/race-tests.log 2>&1
 echo "rc $? ($((SECONDS - t0)) s)"; grep -E "^\[ +(OK|FAILED|PASSED) |autotune:" $O/race-tests.log
-for round in 1 2; do
+for round in $(seq 1 "${ROUNDS:-2}"); do
   t0=$SECONDS
   timeout 150 build/gpu_bench bench/shapes.txt \
     --configs "fp8 promoted own vs fast,fp8 promoted tuned vs fast" \

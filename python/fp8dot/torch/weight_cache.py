@@ -22,7 +22,9 @@ amax in its history every forward, which a reused copy would skip, so a model wi
 layer in training mode is refused; in eval mode (inference from a delayed-scaling checkpoint)
 the history does not change and its copies are reused like any other (a layer switched to
 training inside the context quantises every call again). torch.compile'd regions quantise
-every call (the cache is Python state that a compiled graph does not read).
+every call (the cache is Python state that a compiled graph does not read). Sharded weights
+(FSDP2, tensor parallelism) are refused: FSDP2 re-gathers a weight into the same memory without
+a version the cache could compare (fp8dot.torch.fp8_all_gather makes that gather FP8 instead).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Iterator
 
 from torch import nn
 
-from .linear import Linear
+from .linear import Linear, is_dtensor
 
 
 @contextlib.contextmanager
@@ -43,6 +45,13 @@ def cached_weights(model: nn.Module) -> Iterator[nn.Module]:
     layers = {name: module for name, module in model.named_modules()
               if isinstance(module, Linear)}
     for name, layer in layers.items():
+        if is_dtensor(layer.weight):
+            raise ValueError(f"cached_weights: layer {name!r} has a sharded weight (a DTensor, "
+                             "from FSDP2's fully_shard or tensor parallelism). FSDP2 gathers "
+                             "the weight into the same memory at every forward and the "
+                             "optimizer's update of the shards is not visible to the cache, so "
+                             "it would keep stale copies; tensor-parallel shards are never "
+                             "cached. Leave cached_weights out for sharded models")
         if layer.recipe.scaling == "delayed" and layer.training:
             raise ValueError(f"cached_weights: layer {name!r} uses delayed scaling in training "
                              f"mode, which records its weight's amax every forward; cached "

@@ -285,11 +285,16 @@ def _amax_reduction_spy(calls: list) -> None:
 AMAX_REDUCTIONS: list = []  # what _amax_reduction_spy records
 
 
-def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = False) -> dict:
+UNEVEN_HIDDEN = 129  # 65 and 64 rows a rank: FSDP2 pads the second shard
+
+
+def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = False,
+                   uneven: bool = False) -> dict:
     """FSDP2, the seed recipe (tensorwise), 3 AdamW steps that change the weights (so every
     gather casts with a new scale); with or without fp8dot.torch.fp8_all_gather, with or
     without a MixedPrecisionPolicy's param_dtype, eager or under torch.compile (as
-    examples/train runs it). The losses, the final weights and every
+    examples/train runs it); `uneven`: Linear(256 -> 129) and Linear(129 -> 1), whose shards
+    FSDP2 pads (the second's second rank holds no row). The losses, the final weights and every
     all-gather's (dtype, bytes); for the FP8 run in float32 also a checkpoint of the final
     weights loaded into a fresh model gathered in FP8 and into one without."""
     import torch.distributed as dist
@@ -301,7 +306,12 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     _amax_reduction_spy(AMAX_REDUCTIONS)
 
     def sharded(fp8: bool):
-        mlp = model("tensorwise")
+        if uneven:
+            torch.manual_seed(0)
+            mlp = nn.Sequential(nn.Linear(FEATURES, UNEVEN_HIDDEN), nn.GELU(),
+                                nn.Linear(UNEVEN_HIDDEN, 1)).to(device())
+        else:
+            mlp = model("tensorwise")
         ft.convert(mlp, recipe("tensorwise"), amax_reduction_group=dist.group.WORLD)
         if fp8:
             ft.fp8_all_gather(mlp)
@@ -318,7 +328,7 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     losses = []
     for step in range(STEPS):
         x, target = batch(step, rank)
-        loss = ((forward(x).float() - target) ** 2).mean()
+        loss = ((forward(x).float() - target[:, :1 if uneven else None]) ** 2).mean()
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -326,7 +336,7 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     out = {"loss": losses, "weights": [full(p.detach()).clone() for p in mlp.parameters()],
            "all_gathers": list(ALL_GATHERS), "amax_reductions": len(AMAX_REDUCTIONS),
            "local_type": type(mlp[0].weight.to_local()).__name__}
-    if gathered_in_fp8 and param_dtype is None and not compiled:
+    if gathered_in_fp8 and param_dtype is None and not compiled and not uneven:
         directory = os.path.join(os.environ["FP8DOT_RUNS_OUT"], "fp8-all-gather-checkpoint")
         dcp.save(get_model_state_dict(mlp), checkpoint_id=directory)
         for fp8 in (True, False):
@@ -408,6 +418,8 @@ def main(out_dir: str) -> None:
         for fp8 in (False, True):
             results[("fp8 all-gather", fp8, param_dtype)] = fp8_all_gather(fp8, param_dtype)
     results[("fp8 all-gather", True, "compiled")] = fp8_all_gather(True, compiled=True)
+    for fp8 in (False, True):
+        results[("fp8 all-gather", fp8, "uneven")] = fp8_all_gather(fp8, uneven=True)
     if dist.get_rank() == 0:
         torch.save(_on_cpu(results), os.path.join(out_dir, "results.pt"))
     dist.destroy_process_group()

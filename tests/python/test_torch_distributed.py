@@ -204,10 +204,12 @@ def test_the_amax_reduction_compiles_into_the_graph(results):
     assert torch.equal(eager[0], compiled[0]) and torch.equal(eager[1], compiled[1])
 
 
-@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16], ids=["float32", "bf16 params"])
+@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16, "uneven"],
+                         ids=["float32", "bf16 params", "padded shards"])
 def test_fp8_all_gather_trains_bit_identically_to_the_plain_all_gather(results, param_dtype):
     """Each shard cast with the whole weight's scale is the whole weight's cast: the same FP8
-    bytes reach the GEMMs, so 3 AdamW steps give the same losses and weights, bit for bit."""
+    bytes reach the GEMMs, so 3 AdamW steps give the same losses and weights, bit for bit; also
+    where FSDP2 pads a shard, and where a rank holds no row of a weight."""
     plain = results[("fp8 all-gather", False, param_dtype)]
     fp8 = results[("fp8 all-gather", True, param_dtype)]
     assert fp8["local_type"] == "Fp8AllGatherWeight" and plain["local_type"] == "Tensor"

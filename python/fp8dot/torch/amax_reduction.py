@@ -37,7 +37,10 @@ def global_amax(tensor: torch.Tensor, groups: tuple) -> torch.Tensor:
     NaN anywhere gives scale 1 where it lands (scale_from_amax), as the kernel's own rule does."""
     from torch.distributed import _functional_collectives as collectives
 
-    amax = torch.linalg.vector_norm(tensor.detach(), float("inf")).float()
+    if tensor.numel() == 0:  # a rank with no part of it (an empty FSDP2 shard) joins with 0
+        amax = torch.zeros((), dtype=torch.float32, device=tensor.device)
+    else:
+        amax = torch.linalg.vector_norm(tensor.detach(), float("inf")).float()
     for group in groups:
         # Functional collectives, so that torch.compile traces them into the graph.
         amax = collectives.wait_tensor(collectives.all_reduce(amax, "max", group))

@@ -99,14 +99,23 @@ class Fp8AllGatherWeight(torch.Tensor):
         since the last gather is not visible here (the optimizer writes below autograd, without
         a version bump), and all ranks must agree on whether to reduce."""
         weight = self._data
+        if tuple(weight.shape[1:]) != tuple(outer_size[1:]):
+            raise NotImplementedError(
+                f"fp8dot.torch.fp8_all_gather: FSDP2 shards this weight {tuple(outer_size)} along "
+                f"another dim than its rows (this rank holds {tuple(weight.shape)}); gathering "
+                "in FP8 takes the default row sharding (no shard_placement_fn)")
         if mp_policy.param_dtype is not None and mp_policy.param_dtype != weight.dtype:
             weight = weight.to(mp_policy.param_dtype)  # what FSDP2 would gather
         scale = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None, None).scale
         padded_rows = -(-outer_size[0] // mesh.size())
-        q = torch.zeros(padded_rows, *weight.shape[1:], dtype=torch.uint8, device=weight.device)
-        if weight.numel() > 0:
-            q[:weight.shape[0]] = quantize(weight, self._fp8_dtype, "tensor", scale=scale).q.view(
-                torch.uint8)
+        if weight.shape[0] == padded_rows:
+            q = quantize(weight, self._fp8_dtype, "tensor", scale=scale).q.view(torch.uint8)
+        else:  # the last ranks' shards are short or empty: zero rows up to FSDP2's shard size
+            q = torch.zeros(padded_rows, *weight.shape[1:], dtype=torch.uint8,
+                            device=weight.device)
+            if weight.numel() > 0:
+                q[:weight.shape[0]] = quantize(weight, self._fp8_dtype, "tensor",
+                                               scale=scale).q.view(torch.uint8)
         return (q,), (scale,)
 
     def fsdp_post_all_gather(self, all_gather_outputs, metadata, param_dtype, *, out=None):

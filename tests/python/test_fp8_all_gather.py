@@ -140,3 +140,17 @@ def test_a_recipe_changed_after_wrapping_is_named_when_the_types_disagree():
     layer.weight = nn.Parameter(gathered(layer.weight.detach(), ft.E5M2))
     with pytest.raises(TypeError, match="gathered in torch.float8_e5m2"):
         layer(torch.randn(4, 64))
+
+
+def test_deepcopy_and_dtype_conversion_keep_the_wrapper():
+    import copy
+
+    model = ft.fp8_all_gather(mlp())
+    x = torch.randn(8, 128)
+    twin = copy.deepcopy(model)
+    assert isinstance(twin[0].weight, Fp8AllGatherWeight)
+    assert twin[0].weight is not model[0].weight
+    assert torch.equal(twin(x), model(x))
+    model.to(torch.bfloat16)
+    assert isinstance(model[0].weight, Fp8AllGatherWeight)
+    assert model[0].weight.dtype == torch.bfloat16 and model(x.bfloat16()).dtype == torch.bfloat16

@@ -335,7 +335,7 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
         losses.append(_mean_over_ranks(loss))
     out = {"loss": losses, "weights": [full(p.detach()).clone() for p in mlp.parameters()],
            "all_gathers": list(ALL_GATHERS), "amax_reductions": len(AMAX_REDUCTIONS),
-           "local_type": type(mlp[0].weight.to_local()).__name__}
+           "local_type": type(mlp[0].weight.to_local()).__name__, "explain": ft.explain(mlp)}
     if gathered_in_fp8 and param_dtype is None and not compiled and not uneven:
         directory = os.path.join(os.environ["FP8DOT_RUNS_OUT"], "fp8-all-gather-checkpoint")
         dcp.save(get_model_state_dict(mlp), checkpoint_id=directory)

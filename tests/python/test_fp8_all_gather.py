@@ -43,6 +43,9 @@ def test_without_fsdp_the_wrapped_weights_train_as_the_plain_ones():
     assert all(torch.equal(p, q) for p, q in zip(params, plain_params))
     # The optimizer's in-place updates kept the wrapper.
     assert isinstance(wrapped[0].weight, Fp8AllGatherWeight)
+    table = ft.explain(wrapped)
+    assert table.count("0 (W gathered in FP8)") == 3 and table.count("2 (W gathered in FP8)") == 3
+    assert "gathered" not in ft.explain(mlp())
 
 
 def test_a_state_dict_of_wrapped_weights_loads_into_a_plain_model():

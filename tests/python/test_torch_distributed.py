@@ -213,6 +213,7 @@ def test_fp8_all_gather_trains_bit_identically_to_the_plain_all_gather(results, 
     plain = results[("fp8 all-gather", False, param_dtype)]
     fp8 = results[("fp8 all-gather", True, param_dtype)]
     assert fp8["local_type"] == "Fp8AllGatherWeight" and plain["local_type"] == "Tensor"
+    assert fp8["explain"].count("(W gathered in FP8)") == 6 and "gathered" not in plain["explain"]
     assert [loss.item() for loss in fp8["loss"]] == [loss.item() for loss in plain["loss"]]
     assert all(torch.equal(a, b) for a, b in zip(fp8["weights"], plain["weights"]))
     assert len(fp8["weights"]) == 4

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from .._dot import make_dot
+from .fp8_all_gather import gathers_in_fp8
 from .linear import Linear, gemm_call
 from .recipe import GEMMS, Recipe, check_recipe, short_dtype_name
 
@@ -87,6 +88,8 @@ def explain(model: nn.Module) -> str:
         n, k = module.last_weight_shape or (module.out_features, module.in_features)
         if module.last_tensor_parallel is not None:
             name += " ({} over {})".format(*module.last_tensor_parallel)
+        if gathers_in_fp8(module.weight):
+            name += " (W gathered in FP8)"  # forward and dgrad read the gathered bytes
         shapes = {"forward": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (n, k, tokens)}
         scales = _scale_names(recipe)
         for gemm in GEMMS:

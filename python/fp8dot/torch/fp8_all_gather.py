@@ -188,6 +188,14 @@ class GatheredFp8Weight(torch.Tensor):
         return func(*plain_args, **plain_kwargs)
 
 
+def gathers_in_fp8(weight: torch.Tensor) -> bool:
+    """Whether `weight` (a layer's parameter; under FSDP2 a DTensor of its shard) is gathered in
+    FP8."""
+    from .linear import is_dtensor
+
+    return isinstance(weight.to_local() if is_dtensor(weight) else weight, Fp8AllGatherWeight)
+
+
 def _why_not(layer) -> Optional[str]:
     from .linear import is_dtensor
 

@@ -15,6 +15,7 @@ delayed-scaling history sees amaxes of different steps.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -326,16 +327,26 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     ALL_GATHERS.clear()
     AMAX_REDUCTIONS.clear()
     losses = []
+    saved: dict = {}  # storage address -> the tensor autograd saved (the first step's forward)
     for step in range(STEPS):
         x, target = batch(step, rank)
-        loss = ((forward(x).float() - target[:, :1 if uneven else None]) ** 2).mean()
+        hooks = (torch.autograd.graph.saved_tensors_hooks(
+            lambda t: saved.setdefault(t.untyped_storage().data_ptr(), t), lambda t: t)
+            if step == 0 and not compiled else contextlib.nullcontext())
+        with hooks:
+            loss = ((forward(x).float() - target[:, :1 if uneven else None]) ** 2).mean()
+        if step == 0:
+            # What the forward keeps for the backward, in memory between the two (FSDP2 frees
+            # the gathered weights after the forward, so tensors that alias them hold none).
+            held = sum(t.untyped_storage().nbytes() for t in saved.values())
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
         losses.append(_mean_over_ranks(loss))
     out = {"loss": losses, "weights": [full(p.detach()).clone() for p in mlp.parameters()],
            "all_gathers": list(ALL_GATHERS), "amax_reductions": len(AMAX_REDUCTIONS),
-           "local_type": type(mlp[0].weight.to_local()).__name__, "explain": ft.explain(mlp)}
+           "local_type": type(mlp[0].weight.to_local()).__name__, "explain": ft.explain(mlp),
+           "saved_bytes_held": held}
     if gathered_in_fp8 and param_dtype is None and not compiled and not uneven:
         directory = os.path.join(os.environ["FP8DOT_RUNS_OUT"], "fp8-all-gather-checkpoint")
         dcp.save(get_model_state_dict(mlp), checkpoint_id=directory)

@@ -257,6 +257,17 @@ def test_fp8_all_gather_sends_one_byte_a_weight_element(results, param_dtype):
     assert plain["amax_reductions"] == 2 * 2 * runs.STEPS  # X and dY of each layer
 
 
+@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16], ids=["float32", "bf16 params"])
+def test_fp8_all_gather_keeps_no_weight_copy_between_forward_and_backward(results, param_dtype):
+    """With the plain all-gather a layer keeps its weight's FP8 transpose from the forward for
+    dgrad (one byte an element, whatever FSDP2 frees); gathered in FP8 it keeps a view of the
+    gathered bytes, which FSDP2 frees after the forward and gathers again for the backward. The
+    second layer is the one with dgrad (the first one's input needs no gradient)."""
+    plain = results[("fp8 all-gather", False, param_dtype)]
+    fp8 = results[("fp8 all-gather", True, param_dtype)]
+    assert plain["saved_bytes_held"] - fp8["saved_bytes_held"] == runs.HIDDEN * runs.FEATURES
+
+
 def test_an_fp8_all_gather_checkpoint_loads_into_either_kind_of_model(results):
     """torch.distributed.checkpoint saves the weights' own values: a model gathered in FP8 and
     one gathered in float32 load the same weights from it."""

@@ -158,18 +158,15 @@ class GatheredFp8Weight(torch.Tensor):
     def dequantised(self) -> torch.Tensor:
         return (self._data.float() * self._scale).to(self.dtype)
 
-    def operands(self, fp8_dtype: torch.dtype, with_transpose: bool
-                 ) -> tuple[tuple[torch.Tensor, torch.Tensor], Optional[tuple[torch.Tensor,
-                                                                              torch.Tensor]]]:
-        """(q, scale) for the GEMM that contracts the weight's columns (the forward) and, with
-        `with_transpose`, (qᵀ, scale) for the one that contracts its rows (dgrad): what
-        fp8dot.torch.quantize gives for the whole weight, tensorwise, in `fp8_dtype`."""
+    def operand(self, fp8_dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """(q, scale): the gathered bytes [out, in] — FSDP2's own memory, no copy — and their
+        scale; what fp8dot.torch.quantize gives for the whole weight, tensorwise, in
+        `fp8_dtype`. The forward GEMM contracts its columns; dgrad takes its transpose."""
         if fp8_dtype != self._data.dtype:
             raise TypeError(f"fp8dot.torch.fp8_all_gather: the layer's recipe multiplies its weight "
                             f"in {fp8_dtype}, but it was gathered in {self._data.dtype}; "
                             "call fp8_all_gather again after changing the recipe")
-        q = self._data.contiguous()
-        return (q, self._scale), ((q.t().contiguous(), self._scale) if with_transpose else None)
+        return self._data, self._scale
 
     __torch_function__ = torch._C._disabled_torch_function_impl
 

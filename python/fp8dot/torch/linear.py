@@ -199,10 +199,12 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     storage, recipe, and for delayed scaling the same version of the history its scale comes
     from) are reused instead of quantising it again. `groups`: the weight is a shard, whose
     amax is reduced over them (never cached: every rank must join every reduction). A weight
-    FSDP2 gathered in FP8 (fp8dot.torch.fp8_all_gather) is that quantisation already."""
+    FSDP2 gathered in FP8 (fp8dot.torch.fp8_all_gather) is that quantisation already; its
+    "transpose" is then the gathered rows themselves, which the backward pass transposes (FSDP2 frees them after the forward and gathers them again before the
+    backward, so nothing the size of the weight is kept in between)."""
     if isinstance(weight, GatheredFp8Weight):
-        w_q, w_t = weight.operands(recipe.forward.rhs_dtype, transposed_dtype is not None)
-        return _as_rhs(w_q), None if w_t is None else _as_rhs(w_t), None
+        w_q = weight.operand(recipe.forward.rhs_dtype)
+        return _as_rhs(w_q), w_q if transposed_dtype is not None else None, None
 
     def fresh():
         cast = cast_scales(weight, groups, recipe.forward.rhs_dtype, transposed_dtype, scale)
@@ -278,6 +280,7 @@ class _Fp8Linear(torch.autograd.Function):
                                                      ctx.needs_input_grad[1], record, up,
                                                      activation, reduction)
         ctx.recipe, ctx.dy_groups = recipe, reduction.grad_output
+        ctx.gathered_weight = isinstance(weight, GatheredFp8Weight)
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
@@ -315,8 +318,10 @@ class _Fp8Linear(torch.autograd.Function):
                     dy, granularity, recipe.dgrad.lhs_dtype, dy_t_dtype, dy_cast.scale,
                     recording and dy_cast.amax is None,
                     transposed_scale=dy_cast.transposed_scale)
-                grad_x = _gemm(dy_q, (w_t_rhs_q, w_t_rhs_scale), recipe.dgrad, ctx.x_dtype,
-                               recipe.backend)
+                w_t_rhs = (w_t_rhs_q, w_t_rhs_scale)
+                if ctx.gathered_weight:  # the rows FSDP2 gathered again for this pass
+                    w_t_rhs = _as_rhs((w_t_rhs_q.t().contiguous(), w_t_rhs_scale))
+                grad_x = _gemm(dy_q, w_t_rhs, recipe.dgrad, ctx.x_dtype, recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
                 dy_cast = cast_scales(dy, ctx.dy_groups, recipe.wgrad.lhs_dtype, None,

@@ -82,11 +82,11 @@ class Fp8AllGatherWeight(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        fp8_dtype = next(t._fp8_dtype for t in pytree.tree_leaves((args, kwargs))
-                         if isinstance(t, cls))
         plain_args, plain_kwargs = pytree.tree_map_only(cls, lambda t: t._data, (args, kwargs))
         out = func(*plain_args, **plain_kwargs)
         if func in _SAME_WEIGHT:
+            fp8_dtype = next(t._fp8_dtype for t in pytree.tree_leaves((args, kwargs))
+                             if isinstance(t, cls))
             return pytree.tree_map_only(torch.Tensor, lambda t: cls(t, fp8_dtype), out)
         if func._schema.is_mutable and isinstance(args[0], cls):
             return args[0]  # updated in place (the optimizer's step, copy_, load_state_dict)
@@ -107,15 +107,11 @@ class Fp8AllGatherWeight(torch.Tensor):
         if mp_policy.param_dtype is not None and mp_policy.param_dtype != weight.dtype:
             weight = weight.to(mp_policy.param_dtype)  # what FSDP2 would gather
         scale = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None, None).scale
-        padded_rows = -(-outer_size[0] // mesh.size())
-        if weight.shape[0] == padded_rows:
-            q = quantize(weight, self._fp8_dtype, "tensor", scale=scale).q.view(torch.uint8)
-        else:  # the last ranks' shards are short or empty: zero rows up to FSDP2's shard size
-            q = torch.zeros(padded_rows, *weight.shape[1:], dtype=torch.uint8,
-                            device=weight.device)
-            if weight.numel() > 0:
-                q[:weight.shape[0]] = quantize(weight, self._fp8_dtype, "tensor",
-                                               scale=scale).q.view(torch.uint8)
+        q = (quantize(weight, self._fp8_dtype, "tensor", scale=scale).q.view(torch.uint8)
+             if weight.numel() > 0 else weight.new_empty(weight.shape, dtype=torch.uint8))
+        missing_rows = -(-outer_size[0] // mesh.size()) - q.shape[0]
+        if missing_rows > 0:  # the last ranks' shards are short or empty: FSDP2's shard size
+            q = torch.cat([q, q.new_zeros(missing_rows, *q.shape[1:])])
         return (q,), (scale,)
 
     def fsdp_post_all_gather(self, all_gather_outputs, metadata, param_dtype, *, out=None):
@@ -163,8 +159,8 @@ class GatheredFp8Weight(torch.Tensor):
         scale; what fp8dot.torch.quantize gives for the whole weight, tensorwise, in
         `fp8_dtype`. The forward GEMM contracts its columns; dgrad takes its transpose."""
         if fp8_dtype != self._data.dtype:
-            raise TypeError(f"fp8dot.torch.fp8_all_gather: the layer's recipe multiplies its weight "
-                            f"in {fp8_dtype}, but it was gathered in {self._data.dtype}; "
+            raise TypeError(f"fp8dot.torch.fp8_all_gather: the layer's recipe multiplies its "
+                            f"weight in {fp8_dtype}, but it was gathered in {self._data.dtype}; "
                             "call fp8_all_gather again after changing the recipe")
         return self._data, self._scale
 
@@ -202,7 +198,8 @@ def _why_not(layer) -> Optional[str]:
                 "the whole weight (tensorwise scaling)")
     if recipe.forward.rhs_dtype != recipe.dgrad.rhs_dtype:
         return (f"its recipe multiplies the weight in {recipe.forward.rhs_dtype} forward and "
-                f"{recipe.dgrad.rhs_dtype} in dgrad; the gathered bytes serve both only in one type")
+                f"{recipe.dgrad.rhs_dtype} in dgrad; the gathered bytes serve both only in one "
+                "type")
     if is_dtensor(layer.weight):
         return ("its weight is already sharded (a DTensor): call fp8_all_gather before "
                 "fully_shard, and without tensor parallelism")

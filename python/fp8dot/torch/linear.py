@@ -31,7 +31,6 @@ from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
 
 
-
 def is_dtensor(tensor) -> bool:
     """Whether tensor is torch.distributed's DTensor (a tensor-parallel shard's global view).
     Looked up, not imported: no tensor is a DTensor before torch.distributed.tensor is loaded,
@@ -200,8 +199,9 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     from) are reused instead of quantising it again. `groups`: the weight is a shard, whose
     amax is reduced over them (never cached: every rank must join every reduction). A weight
     FSDP2 gathered in FP8 (fp8dot.torch.fp8_all_gather) is that quantisation already; its
-    "transpose" is then the gathered rows themselves, which the backward pass transposes (FSDP2 frees them after the forward and gathers them again before the
-    backward, so nothing the size of the weight is kept in between)."""
+    "transpose" is then the gathered rows themselves, which the backward pass transposes
+    (FSDP2 frees them after the forward and gathers them again before the backward, so nothing
+    the size of the weight is kept in between)."""
     if isinstance(weight, GatheredFp8Weight):
         w_q = weight.operand(recipe.forward.rhs_dtype)
         return _as_rhs(w_q), w_q if transposed_dtype is not None else None, None

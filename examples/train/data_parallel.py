@@ -77,6 +77,10 @@ class DataParallel:
     def close(self) -> None:
         if self._quiet is not None:
             self._quiet.__exit__(None, None, None)
+        # The barrier first: gloo's waits for every collective still queued (FSDP2's are
+        # asynchronous), so none is left to finish in a gloo thread while Python shuts down,
+        # which aborts the process.
+        dist.barrier()
         dist.destroy_process_group()
 
 

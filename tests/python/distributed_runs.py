@@ -327,18 +327,25 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     ALL_GATHERS.clear()
     AMAX_REDUCTIONS.clear()
     losses = []
-    saved: dict = {}  # storage address -> the tensor autograd saved (the first step's forward)
+    saved: list = []  # the tensors autograd saved in the first step's forward
     for step in range(STEPS):
         x, target = batch(step, rank)
+        # The pack hook hands autograd back the tensor it was given. (Keying the tensors by
+        # their storage's address and handing back the first one stored under it, as this
+        # once did, gave the backward a wrong tensor where the allocator reused the address of
+        # a gathered weight FSDP2 had freed: a segmentation fault in about half the runs.)
         hooks = (torch.autograd.graph.saved_tensors_hooks(
-            lambda t: saved.setdefault(t.untyped_storage().data_ptr(), t), lambda t: t)
+            lambda t: saved.append(t) or t, lambda t: t)
             if step == 0 and not compiled else contextlib.nullcontext())
         with hooks:
             loss = ((forward(x).float() - target[:, :1 if uneven else None]) ** 2).mean()
         if step == 0:
-            # What the forward keeps for the backward, in memory between the two (FSDP2 frees
-            # the gathered weights after the forward, so tensors that alias them hold none).
-            held = sum(t.untyped_storage().nbytes() for t in saved.values())
+            # What the forward keeps for the backward, in memory between the two: each storage
+            # once (FSDP2 frees the gathered weights after the forward, so tensors that alias
+            # them hold none; a freed storage has size 0).
+            storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+                        for t in saved}
+            held = sum(storages.values())
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -433,6 +440,10 @@ def main(out_dir: str) -> None:
         results[("fp8 all-gather", fp8, "uneven")] = fp8_all_gather(fp8, uneven=True)
     if dist.get_rank() == 0:
         torch.save(_on_cpu(results), os.path.join(out_dir, "results.pt"))
+    # gloo's barrier waits for every collective still queued: one left to finish in a gloo
+    # thread while Python shuts down aborted a run ("terminate called without an active
+    # exception", in the thread's destructor of an all-gather).
+    dist.barrier()
     dist.destroy_process_group()
 
 

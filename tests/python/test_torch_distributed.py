@@ -12,8 +12,6 @@ row-parallel's partial outputs) and in what order.
 import contextlib
 import functools
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -21,6 +19,7 @@ torch = pytest.importorskip("torch")
 import torch.distributed  # noqa: E402
 
 import distributed_runs as runs  # noqa: E402
+import torchrun  # noqa: E402
 from tolerances import (accumulation_tolerance, relative_frobenius,  # noqa: E402
                         requantisation_tolerance)
 
@@ -48,12 +47,8 @@ def results(request, tmp_path_factory):
     or one GPU each with NCCL. Its "device" is the one the references run on."""
     device = request.param
     out = tmp_path_factory.mktemp(f"distributed-{device}")
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc-per-node={runs.WORLD}", runs.__file__, str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "OMP_NUM_THREADS": "1",
-                               "FP8DOT_DISTRIBUTED_DEVICE": device})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    torchrun.run([runs.__file__, str(out)], runs.WORLD, out / "logs", timeout=900,
+                 env={**os.environ, "OMP_NUM_THREADS": "1", "FP8DOT_DISTRIBUTED_DEVICE": device})
     loaded = torch.load(out / "results.pt", weights_only=False)
     loaded["device"] = device
     return loaded

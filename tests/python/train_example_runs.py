@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import fp8dot
+import torchrun
 
 TRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "train"
 
@@ -30,12 +31,8 @@ def run_script(script: str, tmp_path: Path, name: str, *extra: str,
     intra-op threads, in `processes` processes started by torchrun (rank 0 logs); its
     records."""
     log = tmp_path / f"{name}.jsonl"
-    launcher = [sys.executable]
-    if processes > 1:  # "--": torchrun's own parser would take --log for its --log-dir
-        launcher += ["-m", "torch.distributed.run", "--standalone",
-                     f"--nproc-per-node={processes}", "--"]
-    command = [*launcher, str(TRAIN_DIR / script), "--config", "tiny", "--device", "cpu",
-               "--seed", "0", "--log", str(log), *extra]
+    arguments = [str(TRAIN_DIR / script), "--config", "tiny", "--device", "cpu", "--seed", "0",
+                 "--log", str(log), *extra]
     # A fixed thread count. Bit-identical repeats hold for one thread: on the 16-core GPU
     # machine two bf16 runs differed at step 2 (in the 6th digit) with two threads, and with
     # torch's default thread count.
@@ -44,9 +41,14 @@ def run_script(script: str, tmp_path: Path, name: str, *extra: str,
     package_root = str(Path(fp8dot.__file__).resolve().parents[1])
     python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": python_path}
-    result = subprocess.run(command, cwd=TRAIN_DIR, capture_output=True, text=True, timeout=300,
-                            env=env)
-    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    if processes > 1:
+        torchrun.run(arguments, processes, tmp_path / f"{name}-logs", env=env, cwd=TRAIN_DIR,
+                     timeout=300)
+    else:
+        command = [sys.executable, *arguments]
+        result = subprocess.run(command, cwd=TRAIN_DIR, capture_output=True, text=True,
+                                timeout=300, env=env)
+        assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 

@@ -44,6 +44,20 @@ def _is_torch_tensor(array: Any) -> bool:
     return torch is not None and isinstance(array, torch.Tensor)
 
 
+def _check_storage_holds_elements(tensor: Any, what: str) -> None:
+    """torch lets a storage shrink under the tensors that view it (FSDP2 resizes a gathered
+    parameter's storage to 0 bytes between its passes): the kernels would read past its end."""
+    if tensor.numel() == 0:
+        return
+    last = tensor.storage_offset() + sum((size - 1) * stride
+                                         for size, stride in zip(tensor.shape, tensor.stride()))
+    needed, held = (last + 1) * tensor.element_size(), tensor.untyped_storage().nbytes()
+    if needed > held:
+        raise ValueError(f"{what}: its storage holds {held} bytes but its shape, strides and "
+                         f"offset reach {needed} bytes (a storage resized after this tensor was "
+                         "made, such as a sharded model's gathered parameter freed between passes)")
+
+
 def describe(array: Any, what: str) -> ArrayInfo:
     """The description, data pointer and device of a numpy array or torch tensor."""
     if _is_torch_tensor(array):
@@ -51,6 +65,7 @@ def describe(array: Any, what: str) -> ArrayInfo:
         device_name = "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
         if device.type not in ("cpu", "cuda"):
             raise ValueError(f"{what}: fp8dot runs on cpu and cuda tensors, got {device}")
+        _check_storage_holds_elements(array, what)
         return ArrayInfo((str(array.dtype), tuple(array.shape), tuple(array.stride())), array.data_ptr(), device_name)
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(array, numpy.ndarray):

@@ -43,6 +43,8 @@ PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::strin
            TorchName(scale->scalar_type()) + " with " + std::to_string(scale->numel()) +
            " elements");
     }
+    const Status storage = CheckStorageHoldsElements(*scale, sizeof(float), "scale");
+    if (!storage.ok()) Fail(storage.message());
     request.given_scale = true;
   }
   request.margin = static_cast<int>(margin);

@@ -41,6 +41,8 @@ std::string TorchName(ScalarType type);
 StatusOr<DType> DTypeOf(ScalarType type, const char* what);
 // The tensor's type, shape and layout; a layout that is not dense is INVALID_ARGUMENT.
 StatusOr<TensorSpec> SpecOf(const Tensor& tensor, const char* what);
+// INVALID_ARGUMENT naming `what` where the tensor's elements reach past the end of its storage.
+Status CheckStorageHoldsElements(const Tensor& tensor, int64_t element_bytes, const char* what);
 
 // Where a call runs: the device of all its tensors.
 struct Placement {

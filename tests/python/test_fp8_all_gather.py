@@ -124,6 +124,21 @@ def test_the_layer_multiplies_a_gathered_weight_as_the_weight_it_dequantises_to(
         assert torch.equal(got, want)
 
 
+def test_a_backward_whose_gathered_weight_was_freed_and_not_gathered_again_is_refused():
+    """FSDP2 frees the gathered bytes after the forward (their storage shrinks to 0 bytes) and
+    gathers them again before the layer's backward; a backward without that gather would read
+    freed memory. Freed by hand here, as FSDP2 frees them: refused, naming what happened."""
+    torch.manual_seed(3)
+    layer = ft.Linear(128, 256)
+    weight = gathered(layer.weight.detach())
+    layer.weight = nn.Parameter(weight)
+    x = torch.randn(64, 128, requires_grad=True)
+    output = layer(x)
+    weight._data.untyped_storage().resize_(0)
+    with pytest.raises(RuntimeError, match="holds 0 of 32768 bytes: FSDP2 freed it"):
+        output.sum().backward()
+
+
 def test_a_gathered_weight_is_its_dequantised_values_to_other_ops_and_refuses_writes():
     torch.manual_seed(2)
     weight = gathered(torch.randn(32, 64))

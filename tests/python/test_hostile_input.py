@@ -16,6 +16,13 @@ E4M3 = ml_dtypes.float8_e4m3fn
 A, B = np.ones((4, 32), E4M3), np.ones((32, 8), E4M3)
 T4M3 = torch.float8_e4m3fn
 
+def _freed(tensor):
+    """`tensor` after its storage shrank to 0 bytes (as FSDP2 frees a gathered parameter between
+    its passes): it keeps its shape."""
+    tensor.untyped_storage().resize_(0)
+    return tensor
+
+
 BAD_CALLS = {
     # Views a dense kernel cannot read in place are refused, not copied behind the user's back.
     "reversed view": (lambda: fp8dot.scaled_dot(A[::-1], B), ValueError, "not a dense layout"),
@@ -26,6 +33,9 @@ BAD_CALLS = {
     "torch strided view": (lambda: fp8dot.scaled_dot(torch.ones(8, 64).to(T4M3)[::2, ::2],
                                                      torch.ones(32, 8).to(T4M3)), ValueError,
                            "not a dense layout"),
+    "torch freed storage": (lambda: fp8dot.scaled_dot(_freed(torch.ones(4, 32).to(T4M3)),
+                                                      torch.ones(32, 8).to(T4M3)), ValueError,
+                            "lhs: its storage holds 0 bytes but .* reach 128 bytes"),
     "empty array": (lambda: fp8dot.scaled_dot(np.ones((0, 32), E4M3), B), ValueError,
                     "every dim must be positive"),
     "0-d array": (lambda: fp8dot.scaled_dot(np.ones((), E4M3), B), ValueError, "rank 0"),

@@ -196,7 +196,20 @@ BAD_OP_CALLS = [
                                False), "one float32"),
     ("nothing asked", lambda x: (x, torch.float8_e4m3fn, "tensor", False, False, None, 0,
                                  False), "neither"),
+    ("freed input", lambda x: (_freed(x), torch.float8_e4m3fn, "tensor", True, False, None, 0,
+                               False), "input: its storage holds 0 bytes but its shape, strides "
+     "and offset reach 2048 bytes"),
+    ("freed scale", lambda x: (x, torch.float8_e4m3fn, "tensor", True, False,
+                               _freed(torch.ones(1)), 0, False), "scale: its storage holds 0"),
 ]
+
+
+def _freed(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of `tensor` whose storage then shrank to 0 bytes (as FSDP2 frees a gathered
+    parameter between its passes); the tensor keeps its shape."""
+    tensor = tensor.clone()
+    tensor.untyped_storage().resize_(0)
+    return tensor
 
 
 @pytest.mark.parametrize("name,args,match", BAD_OP_CALLS, ids=[c[0] for c in BAD_OP_CALLS])

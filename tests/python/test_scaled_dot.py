@@ -296,7 +296,19 @@ BAD_OP_CALLS = [
     ("out scale", lambda a, b: _op(a, b, out_scale=torch.ones(2)), "out_scale"),
     ("scale dtype", lambda a, b: _op(a, b, lhs_scale=torch.ones((), dtype=torch.float16)),
      "lhs_scale"),
+    ("freed storage", lambda a, b: _op(a, _freed(b)), "rhs: its storage holds 0 bytes but its "
+     "shape, strides and offset reach 16384 bytes"),
+    ("freed scale", lambda a, b: _op(a, b, lhs_scale=_freed(torch.ones(()))),
+     "lhs_scale: its storage holds 0 bytes"),
 ]
+
+
+def _freed(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of `tensor` whose storage then shrank to 0 bytes, as FSDP2 frees a gathered
+    parameter between its passes: the tensor keeps its shape."""
+    tensor = tensor.clone()
+    tensor.untyped_storage().resize_(0)
+    return tensor
 
 
 @pytest.mark.parametrize("name,call,message", BAD_OP_CALLS, ids=[c[0] for c in BAD_OP_CALLS])

@@ -181,6 +181,21 @@ class GatheredFp8Weight(torch.Tensor):
         return func(*plain_args, **plain_kwargs)
 
 
+def regathered_rows(rows: torch.Tensor) -> torch.Tensor:
+    """`rows`, a GatheredFp8Weight's bytes that a layer's forward kept for its backward, once
+    FSDP2 has gathered them again: it frees them after the forward (their storage shrinks to 0
+    bytes) and gathers them back into the same storage before the layer's backward. A backward
+    run without that gather would read freed memory: refused here."""
+    needed = (rows.storage_offset() + rows.numel()) * rows.element_size()
+    if rows.numel() and rows.untyped_storage().nbytes() < needed:
+        raise RuntimeError(
+            "fp8dot.torch.fp8_all_gather: the backward needs the FP8 weight FSDP2 gathered for the "
+            f"forward, but its storage holds {rows.untyped_storage().nbytes()} of {needed} bytes: "
+            "FSDP2 freed it and did not gather it again before this backward (was the backward "
+            "run outside FSDP2's hooks?)")
+    return rows
+
+
 def gathers_in_fp8(weight: torch.Tensor) -> bool:
     """Whether `weight` (a layer's parameter; under FSDP2 a DTensor of its shard) is gathered in
     FP8."""

@@ -26,7 +26,7 @@ from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
 from .._quantize import both_orientations, gemm_scale_layout
 from .amax_reduction import AmaxReduction, cast_scales
-from .fp8_all_gather import GatheredFp8Weight
+from .fp8_all_gather import GatheredFp8Weight, regathered_rows
 from .quantize import quantize, scale_from_amax
 from .recipe import GemmConfig, Recipe, check_recipe
 
@@ -320,7 +320,8 @@ class _Fp8Linear(torch.autograd.Function):
                     transposed_scale=dy_cast.transposed_scale)
                 w_t_rhs = (w_t_rhs_q, w_t_rhs_scale)
                 if ctx.gathered_weight:  # the rows FSDP2 gathered again for this pass
-                    w_t_rhs = _as_rhs((w_t_rhs_q.t().contiguous(), w_t_rhs_scale))
+                    w_t_rhs = _as_rhs((regathered_rows(w_t_rhs_q).t().contiguous(),
+                                       w_t_rhs_scale))
                 grad_x = _gemm(dy_q, w_t_rhs, recipe.dgrad, ctx.x_dtype, recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype

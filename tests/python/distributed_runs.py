@@ -290,14 +290,15 @@ UNEVEN_HIDDEN = 129  # 65 and 64 rows a rank: FSDP2 pads the second shard
 
 
 def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = False,
-                   uneven: bool = False) -> dict:
-    """FSDP2, the seed recipe (tensorwise), 3 AdamW steps that change the weights (so every
-    gather casts with a new scale); with or without fp8dot.torch.fp8_all_gather, with or
-    without a MixedPrecisionPolicy's param_dtype, eager or under torch.compile (as
-    examples/train runs it); `uneven`: Linear(256 -> 129) and Linear(129 -> 1), whose shards
-    FSDP2 pads (the second's second rank holds no row). The losses, the final weights and every
-    all-gather's (dtype, bytes); for the FP8 run in float32 also a checkpoint of the final
-    weights loaded into a fresh model gathered in FP8 and into one without."""
+                   uneven: bool = False, recipe_name: str = "tensorwise") -> dict:
+    """FSDP2, the seed recipe (tensorwise, or with recipe_name "delayed" delayed scaling), 3
+    AdamW steps that change the weights (so every gather casts with a new scale); with or
+    without fp8dot.torch.fp8_all_gather, with or without a MixedPrecisionPolicy's param_dtype,
+    eager or under torch.compile (as examples/train runs it); `uneven`: Linear(256 -> 129) and
+    Linear(129 -> 1), whose shards FSDP2 pads (the second's second rank holds no row). The
+    losses, the final weights and amax histories, and every all-gather's (dtype, bytes); for
+    the tensorwise FP8 run in float32 also a checkpoint of the final weights loaded into a
+    fresh model gathered in FP8 and into one without."""
     import torch.distributed as dist
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
@@ -312,8 +313,8 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
             mlp = nn.Sequential(nn.Linear(FEATURES, UNEVEN_HIDDEN), nn.GELU(),
                                 nn.Linear(UNEVEN_HIDDEN, 1)).to(device())
         else:
-            mlp = model("tensorwise")
-        ft.convert(mlp, recipe("tensorwise"), amax_reduction_group=dist.group.WORLD)
+            mlp = model(recipe_name)
+        ft.convert(mlp, recipe(recipe_name), amax_reduction_group=dist.group.WORLD)
         if fp8:
             ft.fp8_all_gather(mlp)
         policy = MixedPrecisionPolicy(param_dtype=param_dtype)
@@ -353,8 +354,9 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     out = {"loss": losses, "weights": [full(p.detach()).clone() for p in mlp.parameters()],
            "all_gathers": list(ALL_GATHERS), "amax_reductions": len(AMAX_REDUCTIONS),
            "local_type": type(mlp[0].weight.to_local()).__name__, "explain": ft.explain(mlp),
-           "saved_bytes_held": held}
-    if gathered_in_fp8 and param_dtype is None and not compiled and not uneven:
+           "saved_bytes_held": held, "histories": histories(mlp)}
+    if (gathered_in_fp8 and param_dtype is None and not compiled and not uneven
+            and recipe_name == "tensorwise"):
         directory = os.path.join(os.environ["FP8DOT_RUNS_OUT"], "fp8-all-gather-checkpoint")
         dcp.save(get_model_state_dict(mlp), checkpoint_id=directory)
         for fp8 in (True, False):
@@ -438,6 +440,7 @@ def main(out_dir: str) -> None:
     results[("fp8 all-gather", True, "compiled")] = fp8_all_gather(True, compiled=True)
     for fp8 in (False, True):
         results[("fp8 all-gather", fp8, "uneven")] = fp8_all_gather(fp8, uneven=True)
+        results[("fp8 all-gather", fp8, "delayed")] = fp8_all_gather(fp8, recipe_name="delayed")
     if dist.get_rank() == 0:
         torch.save(_on_cpu(results), os.path.join(out_dir, "results.pt"))
     # gloo's barrier waits for every collective still queued: one left to finish in a gloo

@@ -76,13 +76,76 @@ def test_a_shared_weight_stays_shared():
 @pytest.mark.parametrize("recipe, reason", [
     (ft.Recipe.seed(scaling="rowwise"), "scales 'rowwise'"),
     (ft.Recipe.deepseek_blocks(), "scales 'blocks'"),
-    (ft.Recipe.seed(scaling="delayed"), "scales 'delayed'"),
 ])
 def test_recipes_without_one_weight_scale_are_refused_by_layer(recipe, reason):
     model = mlp(recipe)
     with pytest.raises(ValueError, match=r"0: its recipe " + reason + r"[\s\S]*2: its recipe"):
         ft.fp8_all_gather(model)
     assert type(model[0].weight) is nn.Parameter  # nothing was wrapped
+
+
+def test_a_weight_delayed_scaling_layers_share_is_refused():
+    """Each layer keeps its own amax history, so a shared weight has no one delayed scale."""
+    model = mlp(ft.Recipe.seed(scaling="delayed"))
+    model.append(ft.convert(nn.Sequential(nn.Linear(128, 256)), model[0].recipe)[0])
+    model[3].weight = model[0].weight
+    with pytest.raises(ValueError, match="0 and 3: its weight is shared by layers that keep an "
+                                         "amax history each"):
+        ft.fp8_all_gather(model)
+    assert type(model[0].weight) is nn.Parameter
+
+
+def test_each_gather_checks_the_recipe_again():
+    """FSDP2 names the weight's layer at each gather (fsdp_pre_all_gather's `module`): a recipe
+    changed since the weight was wrapped is refused there when it cannot be gathered in FP8; a
+    shared weight, once its layers scale with delayed scaling. Tensorwise layers gather with
+    the weight's own scale (None here), delayed ones with their history's."""
+    model = ft.fp8_all_gather(mlp())
+    weight = model[0].weight
+    assert weight._delayed_scale(model[0]) is None
+    ft.convert(model, ft.Recipe.seed(scaling="delayed"))
+    assert isinstance(model[0].weight, Fp8AllGatherWeight)
+    model[0].amax_history[1, 0] = 448.0 * 2.0  # a weight amax of 2 * 448: scale 2
+    assert weight._delayed_scale(model[0]).item() == 2.0
+    ft.convert(model, ft.Recipe.seed(scaling="rowwise"))
+    with pytest.raises(ValueError, match="recipe changed since its weight was wrapped, and its "
+                                         "recipe scales 'rowwise'"):
+        weight._delayed_scale(model[0])
+    shared = mlp()
+    shared.append(ft.Linear(128, 256))
+    shared[3].weight = shared[0].weight
+    ft.fp8_all_gather(shared)
+    ft.convert(shared, ft.Recipe.seed(scaling="delayed"))
+    with pytest.raises(ValueError, match="its weight is shared by layers"):
+        shared[0].weight._delayed_scale(shared[0])
+
+
+def test_under_delayed_scaling_a_gathered_weights_amax_is_recorded_in_the_backward():
+    """FSDP2 gathers the weight again before the backward, with the scale of the history as it
+    stands, so the forward leaves the history's weight row alone and the backward records it
+    (with dY's); the history then equals the one a plain weight's layer keeps. A forward that
+    no backward follows records it at once."""
+    recipe = ft.Recipe.seed(scaling="delayed", amax_history_length=4)
+    torch.manual_seed(4)
+    plain = ft.Linear(128, 256, recipe=recipe)
+    layer = ft.Linear(128, 256, recipe=recipe)
+    layer.weight = nn.Parameter(gathered(plain.weight.detach()))
+    layer.bias = nn.Parameter(plain.bias.detach().clone())
+    x = torch.randn(64, 128, requires_grad=True)
+    outputs = [plain(x), layer(x)]
+    assert plain.amax_history[1, 0] > 0 and layer.amax_history[1, 0] == 0
+    assert torch.equal(plain.amax_history[0], layer.amax_history[0])  # X's row: both at once
+    for output in outputs:
+        output.square().sum().backward()
+    assert torch.equal(plain.amax_history, layer.amax_history)
+    assert layer.amax_history[1, 0] == plain.weight.abs().max()
+    with torch.no_grad():
+        layer(x)
+    assert layer.amax_history[1, 1] == layer.amax_history[1, 0] > 0
+    layer.weight.requires_grad_(False)
+    layer(x.detach()).sum().backward()  # only the bias's gradient: no GEMM, W's amax recorded
+    assert (layer.amax_history[1, :3] == plain.weight.abs().max()).all()
+    assert layer.amax_history[1, 3] == 0
 
 
 def test_a_model_without_fp8_layers_is_refused():
@@ -92,8 +155,8 @@ def test_a_model_without_fp8_layers_is_refused():
 
 def gathered(weight: torch.Tensor, dtype=ft.E4M3) -> GatheredFp8Weight:
     """What fsdp_post_all_gather builds: the whole weight cast tensorwise."""
-    cast = ft.quantize(weight, dtype, "tensor")
-    return GatheredFp8Weight(cast.q, cast.scale, weight.dtype)
+    cast = ft.quantize(weight, dtype, "tensor", amax=True)
+    return GatheredFp8Weight(cast.q, cast.scale, weight.dtype, cast.amax)
 
 
 def test_the_layer_multiplies_a_gathered_weight_as_the_weight_it_dequantises_to(monkeypatch):

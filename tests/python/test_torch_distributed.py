@@ -199,12 +199,14 @@ def test_the_amax_reduction_compiles_into_the_graph(results):
     assert torch.equal(eager[0], compiled[0]) and torch.equal(eager[1], compiled[1])
 
 
-@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16, "uneven"],
-                         ids=["float32", "bf16 params", "padded shards"])
+@pytest.mark.parametrize("param_dtype", [None, torch.bfloat16, "uneven", "delayed"],
+                         ids=["float32", "bf16 params", "padded shards", "delayed scaling"])
 def test_fp8_all_gather_trains_bit_identically_to_the_plain_all_gather(results, param_dtype):
     """Each shard cast with the whole weight's scale is the whole weight's cast: the same FP8
     bytes reach the GEMMs, so 3 AdamW steps give the same losses and weights, bit for bit; also
-    where FSDP2 pads a shard, and where a rank holds no row of a weight."""
+    where FSDP2 pads a shard, where a rank holds no row of a weight, and under delayed scaling,
+    whose histories (the weight's amax recorded in the backward instead of the forward) end
+    equal too."""
     plain = results[("fp8 all-gather", False, param_dtype)]
     fp8 = results[("fp8 all-gather", True, param_dtype)]
     assert fp8["local_type"] == "Fp8AllGatherWeight" and plain["local_type"] == "Tensor"
@@ -212,6 +214,22 @@ def test_fp8_all_gather_trains_bit_identically_to_the_plain_all_gather(results, 
     assert [loss.item() for loss in fp8["loss"]] == [loss.item() for loss in plain["loss"]]
     assert all(torch.equal(a, b) for a, b in zip(fp8["weights"], plain["weights"]))
     assert len(fp8["weights"]) == 4
+    assert len(fp8["histories"]) == (2 if param_dtype == "delayed" else 0)
+    assert all(torch.equal(a, b) for a, b in zip(fp8["histories"], plain["histories"]))
+
+
+def test_delayed_scaling_gathers_with_the_histories_scales(results):
+    """The delayed FP8 gather casts with the history's scale from the second step on (3 AdamW
+    steps at lr 1e-2 move the weights' amaxes, so the history's scale is not the current one):
+    its losses differ from the tensorwise FP8 gather's after the first step, and its histories
+    hold every step's weight amax (nonzero in the last 3 of 4 slots)."""
+    delayed = results[("fp8 all-gather", True, "delayed")]
+    tensorwise = results[("fp8 all-gather", True, None)]
+    assert delayed["loss"][0].item() == tensorwise["loss"][0].item()
+    assert delayed["loss"][2].item() != tensorwise["loss"][2].item()
+    for history in delayed["histories"]:
+        assert (history[1, :3] > 0).all() and history[1, 3] == 0
+        assert len(set(history[1, :3].tolist())) == 3  # the weights changed every step
 
 
 def test_fp8_all_gather_compiles(results):

@@ -17,7 +17,13 @@ gathered: the param_dtype copy when a MixedPrecisionPolicy sets one, else the we
 
 It needs one scale for the whole weight and one FP8 type for the forward GEMM and dgrad (dgrad
 multiplies the transpose of the same bytes): tensorwise scaling, as in the seed recipe and
-`promoted_everywhere()`. Other recipes are refused with the reason. The FSDP2 hooks are
+`promoted_everywhere()`, or delayed scaling. Under delayed scaling the shard is cast with the
+scale of the layer's amax history (on its first step, whose history is empty, the whole
+weight's own), and the gathered weight's amax goes into the history in the layer's backward
+rather than its forward: FSDP2 gathers the weight again before the backward, and that gather
+must cast with the scale the forward's did (in a forward that no backward follows, it goes in
+at once). Rowwise and block scaling, and a weight two delayed-scaling layers share, are refused
+with the reason; so is a gather after a layer's recipe changed to one of those. The FSDP2 hooks are
 `fsdp_pre_all_gather` / `fsdp_post_all_gather` on the tensor each rank's shard is held in
 (FSDP2's extension point for tensor subclasses); the optimizer, state_dict() and
 torch.distributed.checkpoint see the weight's own values.
@@ -54,20 +60,21 @@ class Fp8AllGatherWeight(torch.Tensor):
     optimizer updates them, state_dict() saves them."""
 
     @staticmethod
-    def __new__(cls, data: torch.Tensor, fp8_dtype: torch.dtype):
+    def __new__(cls, data: torch.Tensor, fp8_dtype: torch.dtype, shared: bool):
         return torch.Tensor._make_wrapper_subclass(
             cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(),
             dtype=data.dtype, device=data.device, requires_grad=data.requires_grad)
 
-    def __init__(self, data: torch.Tensor, fp8_dtype: torch.dtype):
+    def __init__(self, data: torch.Tensor, fp8_dtype: torch.dtype, shared: bool):
         self._data = data
         self._fp8_dtype = fp8_dtype
+        self._shared = shared  # by several layers
 
     def __repr__(self) -> str:
         return f"Fp8AllGatherWeight({self._data!r}, all-gathered as {self._fp8_dtype})"
 
     def __tensor_flatten__(self):
-        return ["_data"], (self._fp8_dtype,)
+        return ["_data"], (self._fp8_dtype, self._shared)
 
     @staticmethod
     def __tensor_unflatten__(inner, metadata, outer_size, outer_stride):
@@ -85,19 +92,21 @@ class Fp8AllGatherWeight(torch.Tensor):
         plain_args, plain_kwargs = pytree.tree_map_only(cls, lambda t: t._data, (args, kwargs))
         out = func(*plain_args, **plain_kwargs)
         if func in _SAME_WEIGHT:
-            fp8_dtype = next(t._fp8_dtype for t in pytree.tree_leaves((args, kwargs))
-                             if isinstance(t, cls))
-            return pytree.tree_map_only(torch.Tensor, lambda t: cls(t, fp8_dtype), out)
+            source = next(t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, cls))
+            return pytree.tree_map_only(
+                torch.Tensor, lambda t: cls(t, source._fp8_dtype, source._shared), out)
         if func._schema.is_mutable and isinstance(args[0], cls):
             return args[0]  # updated in place (the optimizer's step, copy_, load_state_dict)
         return out
 
     def fsdp_pre_all_gather(self, mesh, outer_size, outer_stride, module, mp_policy):
         """This rank's shard in FP8 with the whole weight's scale, padded to FSDP2's shard size
-        (bytes, which every backend gathers), and the scale. Every gather casts afresh, the
-        backward's too (one small amax all-reduce a weight each time): whether a shard changed
-        since the last gather is not visible here (the optimizer writes below autograd, without
-        a version bump), and all ranks must agree on whether to reduce."""
+        (bytes, which every backend gathers); the scale and the whole weight's amax. Every
+        gather casts afresh, the backward's too (one small amax all-reduce a weight each time):
+        whether a shard changed since the last gather is not visible here (the optimizer writes
+        below autograd, without a version bump), and all ranks must agree on whether to reduce.
+        Under delayed scaling the reduction also gives the amax the history records, and the
+        first step's scale."""
         weight = self._data
         if tuple(weight.shape[1:]) != tuple(outer_size[1:]):
             raise NotImplementedError(
@@ -106,50 +115,73 @@ class Fp8AllGatherWeight(torch.Tensor):
                 "in FP8 takes the default row sharding (no shard_placement_fn)")
         if mp_policy.param_dtype is not None and mp_policy.param_dtype != weight.dtype:
             weight = weight.to(mp_policy.param_dtype)  # what FSDP2 would gather
-        scale = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None, None).scale
-        q = (quantize(weight, self._fp8_dtype, "tensor", scale=scale).q.view(torch.uint8)
+        cast = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None,
+                           self._delayed_scale(module))
+        q = (quantize(weight, self._fp8_dtype, "tensor", scale=cast.scale).q.view(torch.uint8)
              if weight.numel() > 0 else weight.new_empty(weight.shape, dtype=torch.uint8))
         missing_rows = -(-outer_size[0] // mesh.size()) - q.shape[0]
         if missing_rows > 0:  # the last ranks' shards are short or empty: FSDP2's shard size
             q = torch.cat([q, q.new_zeros(missing_rows, *q.shape[1:])])
-        return (q,), (scale,)
+        return (q,), (cast.scale, cast.amax)
+
+    def _delayed_scale(self, layer: nn.Module) -> Optional[torch.Tensor]:
+        """The weight's scale from its layer's amax history under delayed scaling (0 while the
+        history holds none), else None. FSDP2 gathers again before the backward: the history's
+        weight row is unchanged until the layer's backward records this step's amax, so both
+        gathers cast with one scale. `layer` is the module FSDP2 names as the weight's owner; a
+        recipe changed since fp8_all_gather wrapped the weight is checked again here."""
+        from .linear import _WEIGHT, _delayed_scales
+
+        why = _why_not_recipe(layer.recipe)
+        if why is None and self._shared and layer.recipe.scaling == "delayed":
+            why = _SHARED_UNDER_DELAYED
+        if why is not None:
+            raise ValueError("fp8dot.torch.fp8_all_gather: a layer's recipe changed since its "
+                             f"weight was wrapped, and {why}")
+        if layer.recipe.scaling != "delayed":
+            return None
+        return _delayed_scales(layer.amax_history, layer.recipe)[_WEIGHT]
 
     def fsdp_post_all_gather(self, all_gather_outputs, metadata, param_dtype, *, out=None):
         """The whole weight in FP8 from the gathered shards; into `out` after the first gather
-        (FSDP2 gathers into the same buffer every time: only the scale is new)."""
-        (data,), (scale,) = all_gather_outputs, metadata
+        (FSDP2 gathers into the same buffer every time: only the scale and amax are new)."""
+        (data,), (scale, amax) = all_gather_outputs, metadata
         if out is not None:
-            out._scale = scale
+            out._scale, out._amax = scale, amax
             return None
         data = data.view(self._fp8_dtype)
-        return GatheredFp8Weight(data, scale, param_dtype), (data,)
+        return GatheredFp8Weight(data, scale, param_dtype, amax), (data,)
 
 
 class GatheredFp8Weight(torch.Tensor):
     """A whole weight as FSDP2 gathered it: FP8 values and their dequantisation scale (tensorwise),
-    with the weight's shape and dtype. fp8dot.torch.Linear multiplies the FP8 values directly; any
-    other op sees the dequantised weight (FP8 value · scale)."""
+    with the weight's shape and dtype, and max |weight| (what a delayed-scaling history
+    records). fp8dot.torch.Linear multiplies the FP8 values directly; any other op sees the
+    dequantised weight (FP8 value · scale)."""
 
     @staticmethod
-    def __new__(cls, data: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype):
+    def __new__(cls, data: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype,
+                amax: torch.Tensor):
         return torch.Tensor._make_wrapper_subclass(
             cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(),
             dtype=dtype, device=data.device, requires_grad=data.requires_grad)
 
-    def __init__(self, data: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype):
+    def __init__(self, data: torch.Tensor, scale: torch.Tensor, dtype: torch.dtype,
+                 amax: torch.Tensor):
         self._data = data
         self._scale = scale
+        self._amax = amax
 
     def __repr__(self) -> str:
         return (f"GatheredFp8Weight({tuple(self.shape)}, {self._data.dtype} with scale "
                 f"{self._scale.item():g}, dequantised to {self.dtype})")
 
     def __tensor_flatten__(self):
-        return ["_data", "_scale"], (self.dtype,)
+        return ["_data", "_scale", "_amax"], (self.dtype,)
 
     @staticmethod
     def __tensor_unflatten__(inner, metadata, outer_size, outer_stride):
-        return GatheredFp8Weight(inner["_data"], inner["_scale"], *metadata)
+        return GatheredFp8Weight(inner["_data"], inner["_scale"], *metadata, inner["_amax"])
 
     def dequantised(self) -> torch.Tensor:
         return (self._data.float() * self._scale).to(self.dtype)
@@ -172,7 +204,7 @@ class GatheredFp8Weight(torch.Tensor):
         if func in _GATHERED_VIEWS and isinstance(args[0], cls):
             weight = args[0]
             view = func(weight._data, *args[1:], **kwargs)
-            return cls(view, weight._scale, weight.dtype)
+            return cls(view, weight._scale, weight.dtype, weight._amax)
         if func._schema.is_mutable and any(isinstance(t, cls) for t in
                                            pytree.tree_leaves((args, kwargs))):
             raise RuntimeError(f"fp8dot.torch.fp8_all_gather: {func} would write into a weight "
@@ -204,17 +236,26 @@ def gathers_in_fp8(weight: torch.Tensor) -> bool:
     return isinstance(weight.to_local() if is_dtensor(weight) else weight, Fp8AllGatherWeight)
 
 
-def _why_not(layer) -> Optional[str]:
-    from .linear import is_dtensor
+_SHARED_UNDER_DELAYED = ("its weight is shared by layers that keep an amax history each under "
+                         "delayed scaling: no one scale to gather it with")
 
-    recipe = layer.recipe
-    if recipe.scaling != "tensorwise":
+
+def _why_not_recipe(recipe) -> Optional[str]:
+    if recipe.scaling not in ("tensorwise", "delayed"):
         return (f"its recipe scales {recipe.scaling!r}; gathering in FP8 needs one scale for "
-                "the whole weight (tensorwise scaling)")
+                "the whole weight (tensorwise or delayed scaling)")
     if recipe.forward.rhs_dtype != recipe.dgrad.rhs_dtype:
         return (f"its recipe multiplies the weight in {recipe.forward.rhs_dtype} forward and "
                 f"{recipe.dgrad.rhs_dtype} in dgrad; the gathered bytes serve both only in one "
                 "type")
+    return None
+
+
+def _why_not(layer) -> Optional[str]:
+    from .linear import is_dtensor
+
+    if (why := _why_not_recipe(layer.recipe)) is not None:
+        return why
     if is_dtensor(layer.weight):
         return ("its weight is already sharded (a DTensor): call fp8_all_gather before "
                 "fully_shard, and without tensor parallelism")
@@ -231,19 +272,24 @@ def fp8_all_gather(model: nn.Module) -> nn.Module:
     if not layers:
         raise ValueError("fp8dot.torch.fp8_all_gather: the model has no fp8dot.torch.Linear "
                          "(call fp8dot.torch.convert first)")
-    refused = [f"{name or 'the model'}: {why}" for name, layer in layers
-               if not isinstance(layer.weight, Fp8AllGatherWeight)
-               and (why := _why_not(layer)) is not None]
+    sharing: dict[int, list] = {}  # a weight's layers, by the weight (a shared one stays shared)
+    for name, layer in layers:
+        if not isinstance(layer.weight, Fp8AllGatherWeight):
+            sharing.setdefault(id(layer.weight), []).append((name or "the model", layer))
+    refused = [f"{name}: {why}" for named in sharing.values() for name, layer in named
+               if (why := _why_not(layer)) is not None]
+    refused += [f"{' and '.join(name for name, _ in named)}: {_SHARED_UNDER_DELAYED}"
+                for named in sharing.values()
+                if len(named) > 1 and any(layer.recipe.scaling == "delayed" for _, layer in named)]
     if refused:
         raise ValueError("fp8dot.torch.fp8_all_gather cannot gather these layers' weights in "
                          "FP8:\n  " + "\n  ".join(refused))
-    wrapped: dict[int, nn.Parameter] = {}  # a weight shared by layers stays shared
-    for _, layer in layers:
-        weight = layer.weight
-        if not isinstance(weight, Fp8AllGatherWeight):
-            if id(weight) not in wrapped:
-                wrapped[id(weight)] = nn.Parameter(
-                    Fp8AllGatherWeight(weight.data, layer.recipe.forward.rhs_dtype),
-                    requires_grad=weight.requires_grad)
-            layer.weight = wrapped[id(weight)]
+    for named in sharing.values():
+        first = named[0][1]
+        weight = nn.Parameter(
+            Fp8AllGatherWeight(first.weight.data, first.recipe.forward.rhs_dtype,
+                               shared=len(named) > 1),
+            requires_grad=first.weight.requires_grad)
+        for _, layer in named:
+            layer.weight = weight
     return model

@@ -204,7 +204,8 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
     the size of the weight is kept in between)."""
     if isinstance(weight, GatheredFp8Weight):
         w_q = weight.operand(recipe.forward.rhs_dtype)
-        return _as_rhs(w_q), w_q if transposed_dtype is not None else None, None
+        return (_as_rhs(w_q), w_q if transposed_dtype is not None else None,
+                weight._amax if amax else None)
 
     def fresh():
         cast = cast_scales(weight, groups, recipe.forward.rhs_dtype, transposed_dtype, scale)
@@ -231,13 +232,15 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
                     weight_cache: Optional[dict], need_dgrad: bool, need_wgrad: bool,
                     record: bool, up: Optional[torch.Tensor] = None,
                     activation: Optional[str] = None,
-                    reduction: AmaxReduction = AmaxReduction()
+                    reduction: AmaxReduction = AmaxReduction(),
+                    record_weight_amax: bool = True
                     ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
-                               Optional[torch.Tensor]]:
+                               Optional[torch.Tensor], Optional[torch.Tensor]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
     operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
-    a delayed-scaling history takes this call's amaxes (in training, not in eval mode). With
+    a delayed-scaling history takes this call's amaxes (in training, not in eval mode); without
+    `record_weight_amax` the weight's is returned last instead, for the backward to record. With
     `up`, X is SiLU(x) · up (x the gate), with activation="gelu" GELU(x), quantised without
     being written. `reduction`: tensors of which this rank holds a part, whose tensorwise
     scales come from their amax over all ranks (fp8dot.torch.amax_reduction)."""
@@ -256,12 +259,15 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         recording, amax_history, reduction.weight)
-    if recording:
+    if recording and record_weight_amax:
         _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
+    elif recording:
+        _record_amaxes(amax_history, _INPUT, [x_amax])
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
     output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
     scale_dy = None if scales is None else scales[_GRAD_OUTPUT]
-    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scale_dy
+    return (output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scale_dy,
+            None if record_weight_amax else w_amax)
 
 
 class _Fp8Linear(torch.autograd.Function):
@@ -275,12 +281,15 @@ class _Fp8Linear(torch.autograd.Function):
                 weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None,
                 activation: Optional[str] = None, reduction: AmaxReduction = AmaxReduction()):
         need_dgrad = ctx.needs_input_grad[0] or (up is not None and ctx.needs_input_grad[8])
-        output, x_t, w_t, scale_dy = _linear_forward(x, weight, bias, amax_history, recipe,
-                                                     out_dtype, weight_cache, need_dgrad,
-                                                     ctx.needs_input_grad[1], record, up,
-                                                     activation, reduction)
+        # A weight FSDP2 gathered in FP8 is gathered again before this backward, with the scale
+        # of the history as it stands: its amax goes in there, not here (fp8_all_gather.py).
+        gathered_weight = isinstance(weight, GatheredFp8Weight)
+        output, x_t, w_t, scale_dy, ctx.weight_amax = _linear_forward(
+            x, weight, bias, amax_history, recipe, out_dtype, weight_cache, need_dgrad,
+            ctx.needs_input_grad[1], record, up, activation, reduction,
+            record_weight_amax=not gathered_weight)
         ctx.recipe, ctx.dy_groups = recipe, reduction.grad_output
-        ctx.gathered_weight = isinstance(weight, GatheredFp8Weight)
+        ctx.gathered_weight = gathered_weight
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
@@ -333,10 +342,15 @@ class _Fp8Linear(torch.autograd.Function):
                                   scale_layout=gemm_scale_layout(granularity))
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             dy_amax = dy_amax if dy_cast.amax is None else dy_cast.amax
-            _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
+            if ctx.weight_amax is None:
+                _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
+            else:  # rows _WEIGHT and _GRAD_OUTPUT
+                _record_amaxes(amax_history, _WEIGHT, [ctx.weight_amax, dy_amax])
             if need_wgrad:
                 grad_w = _gemm(dy_t, (x_t_rhs_q, x_t_rhs_scale), recipe.wgrad,
                                ctx.weight_dtype, recipe.backend)
+        elif ctx.weight_amax is not None:
+            _record_amaxes(amax_history, _WEIGHT, [ctx.weight_amax])
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
         if gate is not None and grad_x is not None:  # grad_x is the activation's gradient

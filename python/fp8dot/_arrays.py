@@ -44,7 +44,7 @@ def _is_torch_tensor(array: Any) -> bool:
     return torch is not None and isinstance(array, torch.Tensor)
 
 
-def _check_storage_holds_elements(tensor: Any, what: str) -> None:
+def check_storage_holds_elements(tensor: Any, what: str) -> None:
     """torch lets a storage shrink under the tensors that view it (FSDP2 resizes a gathered
     parameter's storage to 0 bytes between its passes): the kernels would read past its end."""
     if tensor.numel() == 0:
@@ -65,10 +65,13 @@ def describe(array: Any, what: str) -> ArrayInfo:
         device_name = "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
         if device.type not in ("cpu", "cuda"):
             raise ValueError(f"{what}: fp8dot runs on cpu and cuda tensors, got {device}")
-        _check_storage_holds_elements(array, what)
+        check_storage_holds_elements(array, what)
         return ArrayInfo((str(array.dtype), tuple(array.shape), tuple(array.stride())), array.data_ptr(), device_name)
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(array, numpy.ndarray):
+        if not array.dtype.isnative:  # its name would not say so, and the kernels read native
+            raise ValueError(f"{what}: dtype {array.dtype.str!r} is not in this machine's byte "
+                             "order; convert it with array.astype(array.dtype.newbyteorder('='))")
         itemsize = array.dtype.itemsize
         if any(stride % itemsize for stride in array.strides):
             raise ValueError(f"{what}: strides {array.strides} are not whole elements of {array.dtype}")

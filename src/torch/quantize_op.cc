@@ -43,8 +43,6 @@ PreparedQuantize Prepare(const Tensor& x, ScalarType out_dtype, const std::strin
            TorchName(scale->scalar_type()) + " with " + std::to_string(scale->numel()) +
            " elements");
     }
-    const Status storage = CheckStorageHoldsElements(*scale, sizeof(float), "scale");
-    if (!storage.ok()) Fail(storage.message());
     request.given_scale = true;
   }
   request.margin = static_cast<int>(margin);
@@ -69,6 +67,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> Quantize(
   const Tensor* given_scale = PointerOf(scale);
   const Tensor* up_input = PointerOf(up);
   const Placement placement = PlacementOf(kOp, x, {{"scale", given_scale}, {"up", up_input}});
+  CheckStorages(kOp, {{"input", &x}, {"scale", given_scale}, {"up", up_input}});
   const CudaStream stream = placement.cuda ? CurrentCudaStream(kOp, placement) : nullptr;
   SignatureWriter signature;
   signature.AddTensor(&x);

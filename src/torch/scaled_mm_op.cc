@@ -127,6 +127,12 @@ std::tuple<Tensor, Tensor> ScaledMm(Tensor lhs, Tensor rhs, std::optional<Tensor
                                            {"rhs_scale", call.rhs_scale},
                                            {"bias", call.bias},
                                            {"out_scale", call.out_scale}});
+  CheckStorages(kOp, {{"lhs", &lhs},
+                      {"rhs", &rhs},
+                      {"lhs_scale", call.lhs_scale},
+                      {"rhs_scale", call.rhs_scale},
+                      {"bias", call.bias},
+                      {"out_scale", call.out_scale}});
   const Backend backend = BackendFor(backend_name, placement);
   // Before a plan is made: plans are made for, and cached by, the current device.
   const CudaStream stream = placement.cuda ? CurrentCudaStream(kOp, placement) : nullptr;

@@ -82,7 +82,6 @@ StatusOr<DType> DTypeOf(ScalarType type, const char* what) {
 
 StatusOr<TensorSpec> SpecOf(const Tensor& tensor, const char* what) {
   FP8_ASSIGN_OR_RETURN(DType dtype, DTypeOf(tensor.scalar_type(), what));
-  FP8_RETURN_IF_ERROR(CheckStorageHoldsElements(tensor, DTypeSizeInBytes(dtype), what));
   std::vector<int64_t> dims = ToVector(tensor.sizes());
   StatusOr<std::vector<int64_t>> layout = LayoutFromStrides(dims, ToVector(tensor.strides()));
   if (!layout.ok()) {
@@ -91,27 +90,32 @@ StatusOr<TensorSpec> SpecOf(const Tensor& tensor, const char* what) {
   return TensorSpec{dtype, std::move(dims), std::move(layout).value()};
 }
 
-Status CheckStorageHoldsElements(const Tensor& tensor, int64_t element_bytes, const char* what) {
-  if (tensor.numel() == 0) return OkStatus();
+void CheckStorages(const char* op,
+                   std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
   // torch lets a storage shrink under the tensors that view it (FSDP2 resizes a gathered
   // parameter's storage to 0 bytes between its passes): the kernels would read past its end.
-  int64_t offset = 0;
-  int64_t storage_bytes = 0;
-  TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_offset(tensor.get(), &offset));
-  TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_size(tensor.get(), &storage_bytes));
-  int64_t last = offset;
-  const auto sizes = tensor.sizes();
-  const auto strides = tensor.strides();
-  for (size_t i = 0; i < sizes.size(); ++i) last += (sizes[i] - 1) * strides[i];
-  const int64_t needed = (last + 1) * element_bytes;
-  if (needed > storage_bytes) {
-    return InvalidArgument(
-        "%s: its storage holds %lld bytes but its shape, strides and offset reach %lld bytes "
-        "(a storage resized after this tensor was made, such as a sharded model's gathered "
-        "parameter freed between passes)",
-        what, static_cast<long long>(storage_bytes), static_cast<long long>(needed));
+  // Checked on every call, not only where a call's spec is first made: a cached spec says
+  // nothing of the next tensors' storage.
+  for (const auto& [what, tensor] : tensors) {
+    if (tensor == nullptr || tensor->numel() == 0) continue;
+    const StatusOr<DType> dtype = DTypeOf(tensor->scalar_type(), what);
+    if (!dtype.ok()) continue;  // refused with its type when the spec is made
+    int64_t offset = 0;
+    int64_t storage_bytes = 0;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_offset(tensor->get(), &offset));
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_size(tensor->get(), &storage_bytes));
+    int64_t last = offset;
+    const auto sizes = tensor->sizes();
+    const auto strides = tensor->strides();
+    for (size_t i = 0; i < sizes.size(); ++i) last += (sizes[i] - 1) * strides[i];
+    const int64_t needed = (last + 1) * DTypeSizeInBytes(*dtype);
+    if (needed > storage_bytes) {
+      Fail(std::string(op) + ": " + what + ": its storage holds " + std::to_string(storage_bytes) +
+           " bytes but its shape, strides and offset reach " + std::to_string(needed) +
+           " bytes (a storage resized after this tensor was made, such as a sharded model's "
+           "gathered parameter freed between passes)");
+    }
   }
-  return OkStatus();
 }
 
 Placement PlacementOf(const char* op, const Tensor& first,

@@ -41,8 +41,10 @@ std::string TorchName(ScalarType type);
 StatusOr<DType> DTypeOf(ScalarType type, const char* what);
 // The tensor's type, shape and layout; a layout that is not dense is INVALID_ARGUMENT.
 StatusOr<TensorSpec> SpecOf(const Tensor& tensor, const char* what);
-// INVALID_ARGUMENT naming `what` where the tensor's elements reach past the end of its storage.
-Status CheckStorageHoldsElements(const Tensor& tensor, int64_t element_bytes, const char* what);
+// Fails naming the op and the tensor where a tensor's elements reach past the end of its
+// storage; null tensors (absent optional ones) are skipped. Every call, before its cache lookup.
+void CheckStorages(const char* op,
+                   std::initializer_list<std::pair<const char*, const Tensor*>> tensors);
 
 // Where a call runs: the device of all its tensors.
 struct Placement {

@@ -220,6 +220,20 @@ def test_torch_op_bad_input_is_a_clear_exception(name, args, match):
         torch.ops.fp8dot.quantize(*args(torch.randn(16, 32)))
 
 
+def test_torch_op_checks_the_storage_on_every_call():
+    """A call whose signature was seen before reuses its checked spec, not its storage check."""
+    x = torch.randn(24, 40)
+    torch.ops.fp8dot.quantize(x, torch.float8_e4m3fn, "tensor", True, False, None, 0, False)
+    flat = torch.cat([x.reshape(-1), x.reshape(-1)])
+    view = flat[x.numel():].view(x.shape)  # as FSDP2's parameters view one flat buffer
+    flat.untyped_storage().resize_(0)
+    with pytest.raises((ValueError, RuntimeError), match="input: its storage holds 0 bytes but "
+                                                         "its shape, strides and offset reach "
+                                                         "7680 bytes"):
+        torch.ops.fp8dot.quantize(view, torch.float8_e4m3fn, "tensor", True, False, None, 0,
+                                  False)
+
+
 def test_torch_quantize_equals_numpy_and_compiles_without_graph_breaks():
     x = torch.randn(256, 384, generator=torch.Generator().manual_seed(3))
     expected = fp8dot.quantize(x.numpy(), "float8_e4m3fn", "1x128", transposed=True)

@@ -296,10 +296,18 @@ BAD_OP_CALLS = [
     ("out scale", lambda a, b: _op(a, b, out_scale=torch.ones(2)), "out_scale"),
     ("scale dtype", lambda a, b: _op(a, b, lhs_scale=torch.ones((), dtype=torch.float16)),
      "lhs_scale"),
-    ("freed storage", lambda a, b: _op(a, _freed(b)), "rhs: its storage holds 0 bytes but its "
-     "shape, strides and offset reach 16384 bytes"),
-    ("freed scale", lambda a, b: _op(a, b, lhs_scale=_freed(torch.ones(()))),
+    # Each after a good call of the same signature, whose cached spec must not skip the check.
+    ("freed storage", lambda a, b: (_op(a, b), _op(a, _freed(b))), "rhs: its storage holds 0 "
+     "bytes but its shape, strides and offset reach 16384 bytes"),
+    ("freed view", lambda a, b: (_op(a, b), _op(a, _freed_view(b))), "rhs: its storage holds 0 "
+     "bytes but its shape, strides and offset reach 32768 bytes"),
+    ("freed scale", lambda a, b: (_op(a, b, lhs_scale=torch.ones(())),
+                                  _op(a, b, lhs_scale=_freed(torch.ones(())))),
      "lhs_scale: its storage holds 0 bytes"),
+    ("freed out_scale", lambda a, b: (_op(a, b, out_scale=torch.ones(()), out_dtype=E4M3),
+                                      _op(a, b, out_scale=_freed(torch.ones(())),
+                                          out_dtype=E4M3)),
+     "out_scale: its storage holds 0 bytes"),
 ]
 
 
@@ -309,6 +317,15 @@ def _freed(tensor: torch.Tensor) -> torch.Tensor:
     tensor = tensor.clone()
     tensor.untyped_storage().resize_(0)
     return tensor
+
+
+def _freed_view(tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor`'s values as a view at an offset into a larger buffer (as FSDP2's parameters are
+    views into one flat buffer), whose storage then shrank to 0 bytes."""
+    flat = torch.cat([tensor.reshape(-1), tensor.reshape(-1)])
+    view = flat[tensor.numel():].view(tensor.shape)
+    flat.untyped_storage().resize_(0)
+    return view
 
 
 @pytest.mark.parametrize("name,call,message", BAD_OP_CALLS, ids=[c[0] for c in BAD_OP_CALLS])

@@ -167,3 +167,28 @@ def test_compiled_model_inside_the_context_quantises_every_call():
     with torch.no_grad(), ft.cached_weights(model):
         assert torch.equal(compiled(x), model(x))
         assert model[0].weight_cache  # the eager call filled it
+
+
+def test_a_new_weight_at_a_freed_weights_address_is_quantised_again():
+    """The copies belong to the weight tensor itself, not to its address: a weight replaced
+    inside the context by a new tensor at the same version (0) that the allocator placed where
+    the old one was (it frees a block and hands it out again) is quantised again. Tried 20
+    times (the test prints how often the address came back: 3 times on the development
+    machine, where the cache keyed by address alone served a stale copy at the first)."""
+    layer = ft.Linear(64, 32)
+    x = torch.randn(16, 64, generator=torch.Generator().manual_seed(3))
+    reused = 0
+    with torch.no_grad(), ft.cached_weights(layer):
+        for attempt in range(20):
+            layer.weight = torch.nn.Parameter(torch.randn(32, 64))
+            layer(x)
+            address = layer.weight.data_ptr()
+            del layer.weight
+            layer.weight = torch.nn.Parameter(torch.randn(32, 64) * 3)
+            reused += layer.weight.data_ptr() == address
+            assert layer.weight._version == 0
+            cached = layer(x)
+            fresh = copy.deepcopy(layer)
+            fresh.weight_cache = None  # quantises every call
+            assert torch.equal(cached, fresh(x)), f"attempt {attempt}: a stale copy"
+    print(f"the freed address came back in {reused} of 20 attempts")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import weakref
 from typing import NamedTuple, Optional
 
 import torch
@@ -217,14 +218,20 @@ def _quantized_weight(weight: torch.Tensor, recipe: Recipe, transposed_dtype: Op
         return _as_rhs(w_q), None if w_t is None else _as_rhs(w_t), w_amax
     if cache is None or groups:
         return fresh()
+    # The tensors themselves too (held weakly), not only their addresses: a new weight can be
+    # given a freed one's address at the same version.
     key = (weight._version, weight.data_ptr(), weight.device, weight.dtype, tuple(weight.shape),
            recipe, None if amax_history is None else amax_history._version)
     entry = cache.get("entry")
-    if entry is None or entry[0] != key or (transposed_dtype is not None and entry[2] is None):
+    if (entry is None or entry[0] != key or entry[1]() is not weight
+            or (amax_history is not None and entry[2]() is not amax_history)
+            or (transposed_dtype is not None and entry[4] is None)):
         w_q, w_t, w_amax = fresh()
-        cache["entry"] = (key, w_q, w_t, w_amax)
+        cache["entry"] = (key, weakref.ref(weight),
+                          None if amax_history is None else weakref.ref(amax_history),
+                          w_q, w_t, w_amax)
         return w_q, w_t, w_amax
-    return entry[1], entry[2] if transposed_dtype is not None else None, entry[3]
+    return entry[3], entry[4] if transposed_dtype is not None else None, entry[5]
 
 
 def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],

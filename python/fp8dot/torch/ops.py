@@ -25,7 +25,7 @@ from typing import Optional
 import torch
 
 from .._dot import PreparedCall, check_current_device, scaled_dot
-from .._arrays import describe
+from .._arrays import check_storage_holds_elements, describe
 from .._quantize import allocate_outputs, check_given_scale, make_quantizer
 from .._quantize import quantize as _quantize_any
 
@@ -57,17 +57,27 @@ def _metadata(tensor: Optional[torch.Tensor]):
     return None if tensor is None else (tensor.dtype, tensor.shape, tensor.stride(), tensor.device)
 
 
+def _check_every_call(device: torch.device, **tensors: Optional[torch.Tensor]) -> None:
+    """What a cached call's metadata cannot vouch for, checked on every call: the current CUDA
+    device, and that each tensor's storage still holds its elements."""
+    check_current_device(device)
+    for name, tensor in tensors.items():
+        if tensor is not None:
+            check_storage_holds_elements(tensor, name)
+
+
 def _enqueue_on_gpu(lhs, rhs, lhs_scale, rhs_scale, bias, out_scale, out_dtype, lhs_precision,
                     rhs_precision, compute_amax):
     key = (_metadata(lhs), _metadata(rhs), _metadata(lhs_scale), _metadata(rhs_scale),
            _metadata(bias), _metadata(out_scale), out_dtype, lhs_precision, rhs_precision,
            compute_amax)
+    _check_every_call(lhs.device, lhs=lhs, rhs=rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale,
+                      bias=bias, out_scale=out_scale)
     dot = _cuda_dots.get(key)
     if dot is None:
         dot = PreparedCall(lhs, rhs, lhs_scale=lhs_scale, rhs_scale=rhs_scale, out_dtype=out_dtype,
                         precision=(lhs_precision, rhs_precision), bias=bias, out_scale=out_scale,
                         amax=compute_amax).dot
-        check_current_device(lhs.device)
         _cuda_dots[key] = dot
     device = lhs.device
     output = torch.empty(dot.output_shape, dtype=out_dtype, device=device)
@@ -134,11 +144,11 @@ def _quantize_in_python(x: torch.Tensor, out_dtype: torch.dtype, granularity: st
     if x.is_cuda:
         key = (_metadata(x), out_dtype, granularity, row_major, transposed, _metadata(scale),
                margin, compute_amax, scale_layout, _metadata(up), activation)
+        _check_every_call(x.device, input=x, scale=scale, up=up)
         quantizer = _cuda_quantizers.get(key)
         if quantizer is None:  # the first call of a signature: every check
             if scale is not None:
                 check_given_scale(scale, f"cuda:{x.device.index}")
-            check_current_device(x.device)
             if up is not None and up.device != x.device:
                 raise ValueError(f"up is on {up.device} but x is on {x.device}")
             quantizer = make_quantizer(describe(x, "x").description, str(out_dtype), granularity,

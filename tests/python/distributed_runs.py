@@ -16,6 +16,7 @@ delayed-scaling history sees amaxes of different steps.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import sys
 
@@ -416,7 +417,10 @@ def main(out_dir: str) -> None:
     import torch.distributed as dist
     if DEVICE == "cuda":
         torch.cuda.set_device(device())
-    dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo")
+    # A collective that waits longer than this fails the run with its name, well before the
+    # test's 900 s limit (the default waits 30 minutes).
+    dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo",
+                            timeout=datetime.timedelta(seconds=300))
     results = {}
     for recipe_name in DATA_PARALLEL_RECIPES:
         for wrapper in ("ddp", "fsdp2"):

@@ -10,6 +10,7 @@ stack of every thread) and the failure message gives each rank's own last lines.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +25,24 @@ def run(script: list[str], processes: int, log_dir: Path, *, env: dict | None = 
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                f"--nproc-per-node={processes}", "--redirects=3", f"--log-dir={log_dir}",
                "--", *script]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**(env or os.environ), "PYTHONFAULTHANDLER": "1"})
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=cwd, env={**(env or os.environ), "PYTHONFAULTHANDLER": "1"}) as agent:
+        try:
+            stdout, stderr = agent.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # torchrun starts each rank in a session of its own: killing torchrun alone would
+            # leave them running (or waiting in a collective) beside the tests that follow.
+            # SIGTERM has torchrun stop its ranks first.
+            agent.send_signal(signal.SIGTERM)
+            try:
+                stdout, stderr = agent.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+                stdout, stderr = agent.communicate()
+            done = subprocess.CompletedProcess(command, agent.returncode, stdout, stderr)
+            raise AssertionError(f"timed out after {timeout} s\n" +
+                                 failure_report(command, done, log_dir)) from None
+    done = subprocess.CompletedProcess(command, agent.returncode, stdout, stderr)
     assert done.returncode == 0, failure_report(command, done, log_dir)
     return done
 

@@ -139,10 +139,10 @@ class CudaDotPlan {
   CudaDotPlan(const CudaDotPlan&) = delete;
   CudaDotPlan& operator=(const CudaDotPlan&) = delete;
 
-  // Enqueues the dot on `stream`. Checks that every buffer the spec needs is given (and no
-  // other) and 16-byte aligned, and that the output and amax overlap no other buffer (C may be
-  // the output itself, for an in-place update: same type, row-major); returns errors from
-  // CUDA/cuBLASLt with the call and the shape.
+  // Enqueues the dot on `stream` (after the last run's work where that was another stream). Checks
+  // that every buffer the spec needs is given (and no other) and 16-byte aligned, and that the
+  // output and amax overlap no other buffer (C may be the output itself, for an in-place update:
+  // same type, row-major); returns errors from CUDA/cuBLASLt with the call and the shape.
   Status Run(const CudaDotBuffers& buffers, CudaStream stream);
 
   // Several lines: types, layouts, transposes, padding, scale modes, FAST_ACCUM, algorithm.
@@ -157,8 +157,10 @@ class CudaDotPlan {
   std::unique_ptr<Impl> impl_;
 };
 
-// A plan for `spec` from the process-wide cache (made on first use; thread-safe lookup). The
-// plan lives until the process ends. Runs of one cached plan must not overlap.
+// A plan for `spec` from the process-wide cache (made on first use; thread-safe lookup), for the
+// current device. The plan lives until the process ends. Runs of one plan on several streams
+// or threads are ordered (a run waits for the last run's stream: the plan's buffers are shared);
+// replays of a CUDA graph that captured a run are the caller's to order against other runs.
 StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec,
                                             const CudaDotOptions& options = {});
 

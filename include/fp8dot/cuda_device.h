@@ -20,5 +20,7 @@ bool CudaBackendBuilt();
 // Device 0. UNAVAILABLE with the reason when the backend is not built, no driver or GPU is
 // present, or the GPU is older than Hopper (sm_90).
 StatusOr<CudaDeviceInfo> QueryCudaDevice();
+// The calling thread's current CUDA device (cudaGetDevice): the device plans are made for.
+StatusOr<int> CurrentCudaDevice();
 
 }  // namespace fp8dot

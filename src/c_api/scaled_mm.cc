@@ -1,4 +1,5 @@
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <string>
@@ -6,6 +7,7 @@
 
 #include "fp8dot/c_api.h"
 #include "fp8dot/cuda_backend.h"
+#include "fp8dot/cuda_device.h"
 #include "fp8dot/precision.h"
 
 namespace fp8dot {
@@ -33,17 +35,19 @@ StatusOr<DotSpec> ScaledMmSpec(int64_t m, int64_t n, int64_t k, const char* a_ty
 
 // The plan for a call, found without building a DotSpec: a call from Python is launch-bound at
 // small M, and GetCachedCudaDotPlan's string key costs microseconds (the plans are the same
-// cached CudaDotPlans either way).
+// cached CudaDotPlans either way). Per device, as GetCachedCudaDotPlan's are: a plan's memory
+// belongs to the device it was made on.
 StatusOr<CudaDotPlan*> PlanFor(int64_t m, int64_t n, int64_t k, const char* a_type,
                                const char* b_type, const char* out_type, const char* precision) {
-  using Key =
-      std::tuple<int64_t, int64_t, int64_t, std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<int, int64_t, int64_t, int64_t, std::string, std::string, std::string,
+                         std::string>;
   static std::mutex mutex;
   static auto* plans = new std::map<Key, CudaDotPlan*>();
   if (a_type == nullptr || b_type == nullptr || out_type == nullptr || precision == nullptr) {
     return InvalidArgument("fp8dot_scaled_mm: a type, b type, out type and precision are required");
   }
-  Key key{m, n, k, a_type, b_type, out_type, precision};
+  FP8_ASSIGN_OR_RETURN(const int device, CurrentCudaDevice());
+  Key key{device, m, n, k, a_type, b_type, out_type, precision};
   {
     std::lock_guard<std::mutex> lock(mutex);
     const auto it = plans->find(key);
@@ -66,14 +70,21 @@ extern "C" int fp8dot_scaled_mm(const void* a, const void* b, const float* scale
                                 size_t error_capacity) {
   using namespace fp8dot;
   Status status = [&]() -> Status {
-    FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan, PlanFor(m, n, k, a_type, b_type, out_type, precision));
-    CudaDotBuffers buffers;
-    buffers.lhs = a;
-    buffers.rhs = b;
-    buffers.lhs_scale = scale_a;
-    buffers.rhs_scale = scale_b;
-    buffers.output = d;
-    return plan->Run(buffers, static_cast<CudaStream>(cuda_stream));
+    // A C caller cannot catch C++ exceptions (std::bad_alloc from the key's strings or a new
+    // plan): they come back as the error text too.
+    try {
+      FP8_ASSIGN_OR_RETURN(CudaDotPlan * plan,
+                           PlanFor(m, n, k, a_type, b_type, out_type, precision));
+      CudaDotBuffers buffers;
+      buffers.lhs = a;
+      buffers.rhs = b;
+      buffers.lhs_scale = scale_a;
+      buffers.rhs_scale = scale_b;
+      buffers.output = d;
+      return plan->Run(buffers, static_cast<CudaStream>(cuda_stream));
+    } catch (const std::exception& exception) {
+      return Internal("fp8dot_scaled_mm: %s", exception.what());
+    }
   }();
   if (status.ok()) return 0;
   if (error != nullptr && error_capacity > 0) {

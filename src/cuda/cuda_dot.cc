@@ -24,7 +24,7 @@ StatusOr<DeviceBuffer> CopyToDevice(const HostTensor* tensor, cudaStream_t strea
   return buffer;
 }
 
-// Runs of one cached plan must not overlap, and CudaDot may be called from several threads.
+// CudaDot may be called from several threads: one call at a time (each waits for its results).
 std::mutex& RunMutex() {
   static std::mutex mutex;
   return mutex;

@@ -6,6 +6,16 @@ namespace fp8dot {
 
 bool CudaBackendBuilt() { return true; }
 
+StatusOr<int> CurrentCudaDevice() {
+  int device = 0;
+  const cudaError_t error = cudaGetDevice(&device);
+  if (error != cudaSuccess) {
+    return Unavailable("no usable CUDA device: cudaGetDevice: %s (%s)", cudaGetErrorName(error),
+                       cudaGetErrorString(error));
+  }
+  return device;
+}
+
 StatusOr<CudaDeviceInfo> QueryCudaDevice() {
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);

@@ -5,9 +5,16 @@ namespace fp8dot {
 
 bool CudaBackendBuilt() { return false; }
 
-StatusOr<CudaDeviceInfo> QueryCudaDevice() {
+namespace {
+
+Status NotBuilt() {
   return Unavailable(
       "this fp8dot build has no CUDA backend (nvcc was not found at configure time)");
 }
+
+}  // namespace
+
+StatusOr<CudaDeviceInfo> QueryCudaDevice() { return NotBuilt(); }
+StatusOr<int> CurrentCudaDevice() { return NotBuilt(); }
 
 }  // namespace fp8dot

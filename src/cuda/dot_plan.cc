@@ -812,6 +812,8 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
 Status CudaDotPlan::Run(const CudaDotBuffers& buffers, CudaStream stream) {
   Impl& plan = *impl_;
   FP8_RETURN_IF_ERROR(cuda::CheckBuffers(plan, buffers));
+  std::lock_guard<std::mutex> lock(plan.run_mutex);
+  FP8_RETURN_IF_ERROR(plan.stream_handoff.Enter(stream, plan.context));
   // amax is a running max in both cuBLASLt and our epilogue: start from 0.
   if (buffers.amax != nullptr) {
     FP8_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buffers.amax, 0, sizeof(float), stream), plan.context);

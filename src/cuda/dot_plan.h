@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "cuda/lt_matmul.h"
 #include "cuda/operand_preparation.h"
 #include "cuda/own_gemm.h"
+#include "cuda/stream_handoff.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
 
@@ -49,6 +51,11 @@ struct fp8dot::CudaDotPlan::Impl {
   cuda::LtShape lt;          // the GEMM as cuBLASLt sees it
   int64_t n_padded = 0;      // D's leading dim (>= lt.m)
   std::string compute_note;  // when the compute type is not an exact match for the mode
+
+  // Runs may come from several threads and streams: one enqueues at a time, each after the
+  // last run's stream (the buffers above are shared by every run).
+  std::mutex run_mutex;
+  cuda::StreamHandoff stream_handoff;
 };
 
 namespace fp8dot::cuda {

@@ -1,12 +1,11 @@
 // The process-wide plan cache: one CudaDotPlan per (DotSpec, options, device), made on first use.
 // A plan's descriptors and buffers belong to the device that was current when it was made, so
 // the current device is part of the key.
-#include <cuda_runtime.h>
-
 #include <map>
 #include <mutex>
 
 #include "cuda/dot_plan.h"
+#include "fp8dot/cuda_device.h"
 
 namespace fp8dot {
 
@@ -16,10 +15,7 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec, const CudaDotOp
   if (spec.precision_config.operand_precision.size() != 2) {
     FP8_RETURN_IF_ERROR(ValidateDotSpec(spec).status());
   }
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    return Unavailable("cudaGetDevice failed: no usable CUDA device");
-  }
+  FP8_ASSIGN_OR_RETURN(const int device, CurrentCudaDevice());
   const std::string key =
       DotSpecKey(spec) + StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%s|interval=%d|device=%d",
                                    options.workspace_bytes, options.autotune_candidates,

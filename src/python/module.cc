@@ -223,8 +223,14 @@ class Dot {
     return backend;
   }
 
+  // The plan for the current device: one Dot may run on several GPUs, and a plan's memory and
+  // descriptors belong to the device it was made on.
   CudaDotPlan* Plan() {
-    if (plan_ == nullptr) plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, cuda_options_));
+    const int device = ValueOrThrow(CurrentCudaDevice());
+    if (plan_ == nullptr || plan_device_ != device) {
+      plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, cuda_options_));
+      plan_device_ = device;
+    }
     return plan_;
   }
 
@@ -232,6 +238,7 @@ class Dot {
   CanonicalDot dot_;
   CudaDotOptions cuda_options_;  // the engine asked for
   CudaDotPlan* plan_ = nullptr;  // owned by the process-wide cache
+  int plan_device_ = -1;         // the device plan_ was made for
 };
 
 // One validated quantisation (quantize.h) of a dense row-major matrix: its outputs' shapes, and

@@ -85,8 +85,7 @@ class SignatureWriter {
 
 // Validated calls by signature: made on a signature's first call, then found by one hash
 // lookup. Never freed, as the plans they point to. An entry is immutable once made; the CUDA plan
-// it points to is not: one plan serves one stream at a time (cuda_backend.h), so two streams
-// running the same signature at once would share its scratch.
+// it points to orders its own runs across streams (cuda_backend.h).
 template <typename Prepared>
 class CallCache {
  public:

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "cuda/cuda_test_util.h"
 #include "status_matchers.h"
@@ -281,6 +282,58 @@ TEST(CudaPlanTest, RunsInsideCudaGraphCapture) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+// The bytes of a run's output, after the device finished.
+std::vector<uint8_t> OutputBytes(const testing::GpuBuffers& buffers) {
+  std::vector<uint8_t> bytes(buffers.output.size());
+  EXPECT_EQ(cudaMemcpy(bytes.data(), buffers.output.data(), bytes.size(), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  return bytes;
+}
+
+TEST(CudaPlanTest, RunsOfOnePlanOnTwoStreamsDoNotShareItsBuffersAtOnce) {
+  FP8_SKIP_WITHOUT_GPU();
+  // e5m2 x e5m2 converts both operands into the plan's own buffers before the GEMM, and the
+  // unaligned N pads D there: two streams running the plan at once would overwrite each other's
+  // operands. Each problem's output must be the one it gives alone, whatever ran beside it.
+  std::vector<DotProblem> problems;
+  for (uint64_t seed : {71, 72}) {
+    DotProblemOptions o;
+    o.m = 384;
+    o.n = 1000;
+    o.k = 2048;
+    o.lhs_type = o.rhs_type = DType::kF8E5M2;
+    o.output_type = DType::kBF16;
+    o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+    o.seed = seed;
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+    problems.push_back(std::move(p));
+  }
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(problems[0].spec));
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
+                           CudaDotPlan::Create(problems[0].spec));
+  std::vector<std::vector<uint8_t>> alone;
+  std::vector<testing::GpuBuffers> buffers;
+  for (const DotProblem& p : problems) {
+    FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(p, dot));
+    FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    alone.push_back(OutputBytes(g));
+    ASSERT_EQ(cudaMemset(g.output.data(), 0xFF, g.output.size()), cudaSuccess);  // poison again
+    buffers.push_back(std::move(g));
+  }
+  ASSERT_NE(alone[0], alone[1]);
+  cudaStream_t streams[2] = {nullptr, nullptr};
+  for (cudaStream_t& stream : streams) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  }
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 2; ++i) FP8_ASSERT_OK(plan->Run(buffers[i].pointers, streams[i]));
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(OutputBytes(buffers[i]), alone[i]) << "stream " << i;
+  for (cudaStream_t stream : streams) cudaStreamDestroy(stream);
 }
 
 TEST(CudaPlanTest, AutotuningPicksACandidateAndRemembersIt) {

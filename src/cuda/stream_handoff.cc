@@ -1,0 +1,40 @@
+#include "cuda/stream_handoff.h"
+
+#include "cuda/cuda_status.h"
+
+namespace fp8dot::cuda {
+namespace {
+
+// Whether `stream` is capturing a graph; an unanswerable query (the legacy stream while another
+// stream captures globally, or a stream destroyed since) reads as capturing, so nothing is
+// ordered against it. The failed query's error is cleared: later launch checks read the last
+// error and must not see it.
+bool Capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+}  // namespace
+
+StreamHandoff::~StreamHandoff() {
+  if (event_ != nullptr) cudaEventDestroy(event_);
+}
+
+Status StreamHandoff::Enter(cudaStream_t stream, const std::string& context) {
+  if (has_run_ && stream != last_ && !Capturing(stream) && !Capturing(last_)) {
+    if (event_ == nullptr) {
+      FP8_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), context);
+    }
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(event_, last_), context);
+    FP8_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, event_, 0), context);
+  }
+  has_run_ = true;
+  last_ = stream;
+  return OkStatus();
+}
+
+}  // namespace fp8dot::cuda

@@ -46,8 +46,12 @@ StatusOr<CudaDotPlan*> PlanFor(int64_t m, int64_t n, int64_t k, const char* a_ty
   if (a_type == nullptr || b_type == nullptr || out_type == nullptr || precision == nullptr) {
     return InvalidArgument("fp8dot_scaled_mm: a type, b type, out type and precision are required");
   }
-  FP8_ASSIGN_OR_RETURN(const int device, CurrentCudaDevice());
-  Key key{device, m, n, k, a_type, b_type, out_type, precision};
+  const StatusOr<int> device = CurrentCudaDevice();
+  if (!device.ok()) {  // the arguments' own errors first, as on a machine with a GPU
+    FP8_RETURN_IF_ERROR(ScaledMmSpec(m, n, k, a_type, b_type, out_type, precision).status());
+    return device.status();
+  }
+  Key key{*device, m, n, k, a_type, b_type, out_type, precision};
   {
     std::lock_guard<std::mutex> lock(mutex);
     const auto it = plans->find(key);

@@ -192,3 +192,25 @@ def test_a_new_weight_at_a_freed_weights_address_is_quantised_again():
             fresh.weight_cache = None  # quantises every call
             assert torch.equal(cached, fresh(x)), f"attempt {attempt}: a stale copy"
     print(f"the freed address came back in {reused} of 20 attempts")
+
+
+def test_an_optimizer_step_that_bumps_no_version_drops_the_copies():
+    """torch's fused AdamW writes the weights without bumping their version (checked: the
+    foreach and for-loop ones do bump it); every torch.optim step drops the copies, so the next
+    forward casts the stepped weights, as a model that never cached does."""
+    torch.manual_seed(5)
+    cached = ft.Linear(64, 32)
+    reference = copy.deepcopy(cached)
+    x = torch.randn(16, 64, generator=torch.Generator().manual_seed(6))
+    optimizers = [torch.optim.AdamW(layer.parameters(), lr=0.1, fused=True)
+                  for layer in (cached, reference)]
+    with ft.cached_weights(cached):
+        for step in range(3):
+            for layer, optimizer in zip((cached, reference), optimizers):
+                version = layer.weight._version
+                output = layer(x)
+                output.square().mean().backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                assert layer.weight._version == version  # the fused step bumped nothing
+            assert torch.equal(cached(x), reference(x)), f"step {step}: a stale copy"

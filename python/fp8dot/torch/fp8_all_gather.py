@@ -19,11 +19,11 @@ It needs one scale for the whole weight and one FP8 type for the forward GEMM an
 multiplies the transpose of the same bytes): tensorwise scaling, as in the seed recipe and
 `promoted_everywhere()`, or delayed scaling. Under delayed scaling the shard is cast with the
 scale of the layer's amax history (on its first step, whose history is empty, the whole
-weight's own), and the gathered weight's amax goes into the history in the layer's backward
-rather than its forward: FSDP2 gathers the weight again before the backward, and that gather
-must cast with the scale the forward's did (in a forward that no backward follows, it goes in
-at once). Rowwise and block scaling, and a weight two delayed-scaling layers share, are refused
-with the reason; so is a gather after a layer's recipe changed to one of those. The FSDP2 hooks are
+weight's own), and the gathered weight's amax goes into the history as a plain weight's does,
+in the layer's backward: FSDP2 gathers the weight again before the backward, and that gather
+casts with the scale the forward's did. Rowwise and block scaling, and a weight two
+delayed-scaling layers share, are refused with the reason; so is a gather after a layer's
+recipe changed to one of those. The FSDP2 hooks are
 `fsdp_pre_all_gather` / `fsdp_post_all_gather` on the tensor each rank's shard is held in
 (FSDP2's extension point for tensor subclasses); the optimizer, state_dict() and
 torch.distributed.checkpoint see the weight's own values.

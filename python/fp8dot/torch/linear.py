@@ -240,14 +240,14 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
                     record: bool, up: Optional[torch.Tensor] = None,
                     activation: Optional[str] = None,
                     reduction: AmaxReduction = AmaxReduction(),
-                    record_weight_amax: bool = True
+                    defer_recording: bool = False
                     ) -> tuple[torch.Tensor, Optional[Operand], Optional[Operand],
-                               Optional[torch.Tensor], Optional[torch.Tensor]]:
+                               Optional[torch.Tensor], Optional[list]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
     operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
-    a delayed-scaling history takes this call's amaxes (in training, not in eval mode); without
-    `record_weight_amax` the weight's is returned last instead, for the backward to record. With
+    a delayed-scaling history takes this call's amaxes (in training, not in eval mode); with
+    `defer_recording` X's and W's are returned last instead, for the backward to record. With
     `up`, X is SiLU(x) · up (x the gate), with activation="gelu" GELU(x), quantised without
     being written. `reduction`: tensors of which this rank holds a part, whose tensorwise
     scales come from their amax over all ranks (fp8dot.torch.amax_reduction)."""
@@ -266,15 +266,13 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     w_rhs, w_t_rhs, w_amax = _quantized_weight(
         weight, recipe, recipe.dgrad.rhs_dtype if need_dgrad else None, scale_w, weight_cache,
         recording, amax_history, reduction.weight)
-    if recording and record_weight_amax:
+    pending = [x_amax, w_amax] if recording and defer_recording else None
+    if recording and not defer_recording:
         _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
-    elif recording:
-        _record_amaxes(amax_history, _INPUT, [x_amax])
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
     output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
     scale_dy = None if scales is None else scales[_GRAD_OUTPUT]
-    return (output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scale_dy,
-            None if record_weight_amax else w_amax)
+    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scale_dy, pending
 
 
 class _Fp8Linear(torch.autograd.Function):
@@ -288,19 +286,22 @@ class _Fp8Linear(torch.autograd.Function):
                 weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None,
                 activation: Optional[str] = None, reduction: AmaxReduction = AmaxReduction()):
         need_dgrad = ctx.needs_input_grad[0] or (up is not None and ctx.needs_input_grad[8])
-        # A weight FSDP2 gathered in FP8 is gathered again before this backward, with the scale
-        # of the history as it stands: its amax goes in there, not here (fp8_all_gather.py).
-        gathered_weight = isinstance(weight, GatheredFp8Weight)
-        output, x_t, w_t, scale_dy, ctx.weight_amax = _linear_forward(
+        # Delayed scaling: X's and W's amaxes go into the history in the backward, with dY's, so
+        # that until then the history is the one this forward cast with. Whatever runs between
+        # this forward and its backward sees the same scales: activation checkpointing's
+        # recomputed forward, and FSDP2's gather before the backward of a weight gathered in
+        # FP8 (fp8_all_gather.py). A forward no backward follows records at once (Linear._run).
+        output, x_t, w_t, scale_dy, ctx.pending_amaxes = _linear_forward(
             x, weight, bias, amax_history, recipe, out_dtype, weight_cache, need_dgrad,
-            ctx.needs_input_grad[1], record, up, activation, reduction,
-            record_weight_amax=not gathered_weight)
+            ctx.needs_input_grad[1], record, up, activation, reduction, defer_recording=True)
         ctx.recipe, ctx.dy_groups = recipe, reduction.grad_output
-        ctx.gathered_weight = gathered_weight
+        # FSDP2 gathers such a weight again for the backward (into the same memory, with the
+        # scale of that gather): dgrad reads the bytes and scale it holds then.
+        ctx.gathered_weight = weight if isinstance(weight, GatheredFp8Weight) else None
         ctx.x_dtype, ctx.weight_dtype, ctx.has_bias = x.dtype, weight.dtype, bias is not None
         ctx.bias_dtype = None if bias is None else bias.dtype
         x_t = x_t or (None, None)
-        w_t = w_t or (None, None)
+        w_t = (None, None) if w_t is None or ctx.gathered_weight is not None else w_t
         # The activation's gradients need its inputs (which an unfused activation keeps too):
         # SwiGLU's gate and up, GELU's x.
         ctx.activation = activation
@@ -314,6 +315,7 @@ class _Fp8Linear(torch.autograd.Function):
         return output
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # the FP8 ops have no derivatives of their own
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
         (x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, scale_dy, gate,
@@ -335,9 +337,10 @@ class _Fp8Linear(torch.autograd.Function):
                     recording and dy_cast.amax is None,
                     transposed_scale=dy_cast.transposed_scale)
                 w_t_rhs = (w_t_rhs_q, w_t_rhs_scale)
-                if ctx.gathered_weight:  # the rows FSDP2 gathered again for this pass
-                    w_t_rhs = _as_rhs((regathered_rows(w_t_rhs_q).t().contiguous(),
-                                       w_t_rhs_scale))
+                gathered = ctx.gathered_weight
+                if gathered is not None:  # the rows FSDP2 gathered again for this pass
+                    w_t_rhs = _as_rhs((regathered_rows(gathered._data).t().contiguous(),
+                                       gathered._scale))
                 grad_x = _gemm(dy_q, w_t_rhs, recipe.dgrad, ctx.x_dtype, recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
@@ -349,15 +352,13 @@ class _Fp8Linear(torch.autograd.Function):
                                   scale_layout=gemm_scale_layout(granularity))
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             dy_amax = dy_amax if dy_cast.amax is None else dy_cast.amax
-            if ctx.weight_amax is None:
-                _record_amaxes(amax_history, _GRAD_OUTPUT, [dy_amax])
-            else:  # rows _WEIGHT and _GRAD_OUTPUT
-                _record_amaxes(amax_history, _WEIGHT, [ctx.weight_amax, dy_amax])
+            if ctx.pending_amaxes is not None:  # rows _INPUT, _WEIGHT and _GRAD_OUTPUT
+                _record_amaxes(amax_history, _INPUT, [*ctx.pending_amaxes, dy_amax])
             if need_wgrad:
                 grad_w = _gemm(dy_t, (x_t_rhs_q, x_t_rhs_scale), recipe.wgrad,
                                ctx.weight_dtype, recipe.backend)
-        elif ctx.weight_amax is not None:
-            _record_amaxes(amax_history, _WEIGHT, [ctx.weight_amax])
+        elif ctx.pending_amaxes is not None:  # only the bias's gradient: no dY cast
+            _record_amaxes(amax_history, _INPUT, ctx.pending_amaxes)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = dy.sum(0).to(ctx.bias_dtype)
         if gate is not None and grad_x is not None:  # grad_x is the activation's gradient
@@ -379,7 +380,13 @@ class Linear(nn.Linear):
 
     Delayed scaling's amax history is updated in training mode only: in eval mode (model.eval())
     the layer casts with the history's scales and records nothing, as BatchNorm keeps its
-    running statistics, so validation passes do not change the training run.
+    running statistics, so validation passes do not change the training run. A training call's
+    amaxes (X, W and dY) enter the history in its backward, so every forward of a step casts
+    with the history as the step began — the first run and activation checkpointing's
+    recomputation alike (use_reentrant=False; a layer whose recomputation would see a changed
+    history is refused), and FSDP2's gathers before the backward; a forward no backward
+    follows (torch.no_grad()) records at once, one whose graph is dropped unused records
+    nothing. The layer is differentiable once (a second derivative raises).
 
     Beyond one GPU (docs/distributed.md): `amax_reduction_group`, a torch.distributed process
     group over which the batch is split (DDP's, FSDP's), makes tensorwise and delayed scales of
@@ -429,6 +436,12 @@ class Linear(nn.Linear):
         """An FP8 layer that shares `linear`'s parameters (no copy)."""
         layer = cls.__new__(cls)
         nn.Module.__init__(layer)
+        # What else the module carries over: its mode, and its hooks (the same dicts, so the
+        # handles that registered them still remove them).
+        layer.train(linear.training)
+        for name, value in vars(linear).items():
+            if "hook" in name:
+                layer.__dict__[name] = value
         layer.in_features, layer.out_features = linear.in_features, linear.out_features
         layer.weight = linear.weight
         layer.bias = linear.bias
@@ -554,6 +567,8 @@ class Linear(nn.Linear):
         # A compiled graph quantises the weight every call: the cache is Python state. A
         # delayed-scaling layer in training records its weight's amax every call: no cache.
         recording = history is not None and self.training
+        if recording and not compiling:
+            self._check_forward_sees_its_history(history)
         cache = None if compiling or recording else self.weight_cache
         if torch.is_grad_enabled() and (x2d.requires_grad or weight.requires_grad or
                                         (bias is not None and bias.requires_grad) or
@@ -563,6 +578,26 @@ class Linear(nn.Linear):
         # No backward pass can come: no autograd node, no transposes.
         return _linear_forward(x2d, weight, bias, history, self.recipe, out_dtype, cache, False,
                                False, self.training, up2d, activation, reduction)[0]
+
+    def _check_forward_sees_its_history(self, history: torch.Tensor) -> None:
+        """A delayed-scaling forward run again inside the backward (activation checkpointing's
+        recomputation) must cast with the scales the first run took, from the same history.
+        The first run's amaxes go in at its backward, after the recomputation, so a single
+        call per step recomputes bit for bit; the history changed in between (the layer ran
+        more than once under checkpointing, or a reentrant checkpoint's first run recorded at
+        once, having no backward of its own) is refused rather than cast differently."""
+        in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)() != -1
+        if not in_backward:
+            self.__dict__["_history_version_at_forward"] = history._version
+        elif history._version != self.__dict__.get("_history_version_at_forward"):
+            raise RuntimeError(
+                f"fp8dot.torch.Linear({self.in_features}, {self.out_features}) with delayed "
+                "scaling: its forward is being recomputed in the backward (activation "
+                "checkpointing) after its amax history changed, so it would cast with other "
+                "scales than its first run. This happens when the layer runs more than once a "
+                "step under checkpointing, or under reentrant checkpointing (use_reentrant=True"
+                "). Checkpoint with use_reentrant=False around single calls, or use current "
+                "scaling (tensorwise) for this layer")
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, recipe={self.recipe.describe()}"

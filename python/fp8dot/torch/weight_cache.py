@@ -11,9 +11,11 @@ of one optimizer step (gradient accumulation), or inference — that work can be
     optimizer.step()
 
 Inside the context a layer reuses the FP8 copies it made from its weight as long as the weight
-is the same tensor at the same version: an in-place update through torch (optimizer.step(),
-`weight.copy_`, `load_state_dict`) bumps the version and the next forward quantises again.
-Writes through `weight.data` do not bump it; do not make them inside the context. Leaving the
+is the same tensor at the same version: an in-place update through torch (`weight.copy_`,
+`load_state_dict`) bumps the version and the next forward quantises again. A torch optimizer's
+step drops every copy (an optimizer step hook: the fused AdamW kernels write the weights
+without bumping their version). Writes through `weight.data`, and optimizers that write the
+weights' memory outside torch.optim's step, are not seen; do not make them inside the context. Leaving the
 context drops the copies. Results are bit-identical to quantising every time; weight gradients
 are computed as usual (wgrad does not read the quantised weight).
 
@@ -33,6 +35,7 @@ import contextlib
 from typing import Iterator
 
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from .linear import Linear, is_dtensor
 
@@ -60,8 +63,16 @@ def cached_weights(model: nn.Module) -> Iterator[nn.Module]:
     opened = [layer for layer in layers.values() if layer.weight_cache is None]
     for layer in opened:
         layer.weight_cache = {}
+
+    def drop_copies(optimizer, args, kwargs) -> None:
+        for layer in layers.values():
+            if layer.weight_cache:
+                layer.weight_cache.clear()
+
+    stepped = register_optimizer_step_post_hook(drop_copies)
     try:
         yield model
     finally:
+        stepped.remove()
         for layer in opened:
             layer.weight_cache = None

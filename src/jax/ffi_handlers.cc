@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,19 @@ ffi::Error ToFfiError(const Status& status, const char* target = "fp8dot_scaled_
                                   ? ffi::ErrorCode::kInvalidArgument
                                   : ffi::ErrorCode::kInternal;
   return ffi::Error(code, std::string(target) + ": " + status.message());
+}
+
+// XLA does not catch C++ exceptions from a handler (an allocation or thread failure would end
+// the process): they come back as the call's error.
+template <typename Body>
+ffi::Error Guarded(const char* target, const Body& body) {
+  try {
+    return body();
+  } catch (const std::exception& exception) {
+    return ffi::Error(ffi::ErrorCode::kInternal, std::string(target) + ": " + exception.what());
+  } catch (...) {
+    return ffi::Error(ffi::ErrorCode::kInternal, std::string(target) + ": an unknown exception");
+  }
 }
 
 StatusOr<DType> DTypeOfBuffer(ffi::DataType type, const char* what) {
@@ -205,22 +219,26 @@ Status RunOnHost(const ScaledDotCall& call) {
 
 ffi::Error ScaledDotCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
                         ffi::Dictionary attributes) {
-  StatusOr<ScaledDotCall> call = DecodeCall(args, rets, attributes);
-  if (!call.ok()) return ToFfiError(call.status());
-  if (Status status = RunOnHost(*call); !status.ok()) return ToFfiError(status);
-  return ffi::Error::Success();
+  return Guarded("fp8dot_scaled_dot", [&]() -> ffi::Error {
+    StatusOr<ScaledDotCall> call = DecodeCall(args, rets, attributes);
+    if (!call.ok()) return ToFfiError(call.status());
+    if (Status status = RunOnHost(*call); !status.ok()) return ToFfiError(status);
+    return ffi::Error::Success();
+  });
 }
 
 #ifdef FP8DOT_HAVE_CUDA
 ffi::Error ScaledDotCuda(CudaStream stream, ffi::RemainingArgs args, ffi::RemainingRets rets,
                          ffi::Dictionary attributes) {
-  StatusOr<ScaledDotCall> call = DecodeCall(args, rets, attributes);
-  if (!call.ok()) return ToFfiError(call.status());
-  StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(call->spec);
-  if (!plan.ok()) return ToFfiError(plan.status());
-  const CudaDotBuffers buffers = CudaBuffersOf(call->pointers, call->output, call->amax);
-  if (Status status = (*plan)->Run(buffers, stream); !status.ok()) return ToFfiError(status);
-  return ffi::Error::Success();
+  return Guarded("fp8dot_scaled_dot", [&]() -> ffi::Error {
+    StatusOr<ScaledDotCall> call = DecodeCall(args, rets, attributes);
+    if (!call.ok()) return ToFfiError(call.status());
+    StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(call->spec);
+    if (!plan.ok()) return ToFfiError(plan.status());
+    const CudaDotBuffers buffers = CudaBuffersOf(call->pointers, call->output, call->amax);
+    if (Status status = (*plan)->Run(buffers, stream); !status.ok()) return ToFfiError(status);
+    return ffi::Error::Success();
+  });
 }
 #endif
 
@@ -339,23 +357,27 @@ StatusOr<QuantizeCall> DecodeQuantizeCall(const ffi::RemainingArgs& args,
 
 ffi::Error QuantizeCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
                        ffi::Dictionary attributes) {
-  StatusOr<QuantizeCall> call = DecodeQuantizeCall(args, rets, attributes);
-  if (!call.ok()) return ToFfiError(call.status(), kQuantizeTarget);
-  if (Status status = QuantizeOnCpu(call->spec, call->buffers); !status.ok()) {
-    return ToFfiError(status, kQuantizeTarget);
-  }
-  return ffi::Error::Success();
+  return Guarded(kQuantizeTarget, [&]() -> ffi::Error {
+    StatusOr<QuantizeCall> call = DecodeQuantizeCall(args, rets, attributes);
+    if (!call.ok()) return ToFfiError(call.status(), kQuantizeTarget);
+    if (Status status = QuantizeOnCpu(call->spec, call->buffers); !status.ok()) {
+      return ToFfiError(status, kQuantizeTarget);
+    }
+    return ffi::Error::Success();
+  });
 }
 
 #ifdef FP8DOT_HAVE_CUDA
 ffi::Error QuantizeCuda(CudaStream stream, ffi::RemainingArgs args, ffi::RemainingRets rets,
                         ffi::Dictionary attributes) {
-  StatusOr<QuantizeCall> call = DecodeQuantizeCall(args, rets, attributes);
-  if (!call.ok()) return ToFfiError(call.status(), kQuantizeTarget);
-  if (Status status = QuantizeOnCuda(call->spec, call->buffers, stream); !status.ok()) {
-    return ToFfiError(status, kQuantizeTarget);
-  }
-  return ffi::Error::Success();
+  return Guarded(kQuantizeTarget, [&]() -> ffi::Error {
+    StatusOr<QuantizeCall> call = DecodeQuantizeCall(args, rets, attributes);
+    if (!call.ok()) return ToFfiError(call.status(), kQuantizeTarget);
+    if (Status status = QuantizeOnCuda(call->spec, call->buffers, stream); !status.ok()) {
+      return ToFfiError(status, kQuantizeTarget);
+    }
+    return ffi::Error::Success();
+  });
 }
 #endif
 

@@ -174,6 +174,41 @@ def test_vmap_becomes_a_batch_dimension_and_equals_the_loop():
             np.asarray(fj.scaled_dot_general(a[i], shared, NN, lhs_scale=scales[i])))
 
 
+@pytest.mark.parametrize("m", [228, 256])
+def test_vmap_of_a_block_scaled_lhs_equals_the_loop(m):
+    """128x128 lhs scales fold into M only where each element's M is whole blocks (256); at
+    228 the last block row of an element would take in the next element's rows, so the dot
+    runs as a batch dimension. Both equal the loop, bit for bit."""
+    lhs = random((2, m, 256), 6, E4M3)
+    rhs = random((256, 64), 7, E4M3)
+    lhs_scale = jnp.exp2(jnp.round(random((-(-m // 128), 2), 8)))
+    rhs_scale = jnp.exp2(jnp.round(random((2, 64), 9)))  # 1x128 blocks along K
+    dot = lambda x: fj.scaled_dot_general(x, rhs, NN, lhs_scale=lhs_scale, rhs_scale=rhs_scale,
+                                          lhs_scale_mode="128x128", rhs_scale_mode="1x128",
+                                          precision="highest")
+    mapped = jax.jit(jax.vmap(dot))(lhs)
+    for i in range(2):
+        np.testing.assert_array_equal(np.asarray(mapped[i]), np.asarray(dot(lhs[i])))
+
+
+def test_vmap_with_amax_or_a_shared_c_equals_the_loop():
+    """An amax is one number per call, so each element is its own call; a C shared by the
+    elements is broadcast to the batch."""
+    a, b = random((3, 32, 128), 10, E4M3), random((3, 128, 48), 11, E4M3)
+    with_amax = lambda a, b: fj.scaled_dot_general(a, b, NN, compute_amax=True,
+                                                   precision="highest")
+    outputs, amaxes = jax.jit(jax.vmap(with_amax))(a, b)
+    c = random((32, 48), 12)
+    with_c = lambda a, b: fj.scaled_dot_general(a, b, NN, c=c, beta=1.0,
+                                                preferred_element_type=jnp.float32)
+    summed = jax.jit(jax.vmap(with_c))(a, b)
+    for i in range(3):
+        output, amax = with_amax(a[i], b[i])
+        np.testing.assert_array_equal(np.asarray(outputs[i]), np.asarray(output))
+        assert amaxes[i] == amax
+        np.testing.assert_array_equal(np.asarray(summed[i]), np.asarray(with_c(a[i], b[i])))
+
+
 def test_differentiating_the_single_gemm_points_to_the_differentiable_one():
     a, b = random((64, 128), 0), random((128, 64), 1, E4M3)
     single = lambda a: jnp.sum(fj.scaled_dot_general(a.astype(E4M3), b))
@@ -524,6 +559,22 @@ def test_a_recipe_that_is_not_jaxs_or_an_operand_it_cannot_quantise_is_a_clear_e
     dense = nn.Dense(8, dot_general_cls=functools.partial(fp8dot.flax.DotGeneral, recipe="fast"))
     with pytest.raises(TypeError, match="fp8dot.flax.DotGeneral: recipe must be"):
         dense.init(jax.random.PRNGKey(0), x)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, dims, message", [
+    # The products of the contracting sizes agree (12) but the pairs do not: lax refuses it.
+    ((2, 3, 4), (4, 3, 5), ((1, 2), (0, 1)), r"contracting dim 1 of x \(size 3\) and dim 0 of w "
+                                             r"\(size 4\) differ in size"),
+    ((4, 64), (64, 8), ((1,), (0, 1)), "1 contracting dims of x"),
+    ((4, 64), (64, 8), ((2,), (0,)), r"contracting dims \(2,\) of x"),
+    ((4, 64), (64, 8), ((-1,), (0,)), r"contracting dims \(-1,\) of x"),
+    ((4, 0), (0, 8), ((1,), (0,)), "the contracting extent is 0"),
+    ((4, 64), (64, 0), ((1,), (0,)), r"w \(64, 0\) has no output features"),
+])
+def test_dimension_numbers_that_do_not_pair_up_are_refused(x_shape, w_shape, dims, message):
+    x, w = jnp.ones(x_shape), jnp.ones(w_shape)
+    with pytest.raises(ValueError, match="fp8dot.jax.fp8_dot_general: " + message):
+        fj.fp8_dot_general(x, w, (dims, ((), ())))
 
 
 def test_delayed_scale_update_is_flaxs():

@@ -102,6 +102,7 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
             "fp8_dot_general takes dots without batch dimensions (a Dense layer's); use "
             "jax.vmap over it, or scaled_dot_general for a batched scaled dot")
     lhs_contracting, rhs_contracting = tuple(lhs_contracting), tuple(rhs_contracting)
+    _check_contracting_dims(x.shape, w.shape, lhs_contracting, rhs_contracting)
     lhs_free = tuple(d for d in range(x.ndim) if d not in lhs_contracting)
     rhs_free = tuple(d for d in range(w.ndim) if d not in rhs_contracting)
     k = int(np.prod([x.shape[d] for d in lhs_contracting]))
@@ -123,6 +124,29 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
             ("tensorwise", "delayed") else AmaxReduction(*amax_reduction).normalized())
     y2 = _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)
     return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
+
+
+def _check_contracting_dims(x_shape, w_shape, lhs_contracting, rhs_contracting) -> None:
+    """The pairs of contracting dims name dims of x and w, once each, of equal sizes (the
+    matrices are formed by flattening them in the order given, which pairs them only then), and
+    the dot has a contracting extent and output features to quantise."""
+    where = "fp8dot.jax.fp8_dot_general"
+    if len(lhs_contracting) != len(rhs_contracting):
+        raise ValueError(f"{where}: {len(lhs_contracting)} contracting dims of x "
+                         f"{lhs_contracting} but {len(rhs_contracting)} of w {rhs_contracting}")
+    for dims, shape, name in ((lhs_contracting, x_shape, "x"), (rhs_contracting, w_shape, "w")):
+        if any(not 0 <= d < len(shape) for d in dims) or len(set(dims)) != len(dims):
+            raise ValueError(f"{where}: contracting dims {dims} of {name} (shape {tuple(shape)}) "
+                             "must be distinct dims in [0, rank)")
+    for lhs_dim, rhs_dim in zip(lhs_contracting, rhs_contracting):
+        if x_shape[lhs_dim] != w_shape[rhs_dim]:
+            raise ValueError(f"{where}: contracting dim {lhs_dim} of x (size {x_shape[lhs_dim]}) "
+                             f"and dim {rhs_dim} of w (size {w_shape[rhs_dim]}) differ in size")
+    if any(x_shape[d] == 0 for d in lhs_contracting):
+        raise ValueError(f"{where}: the contracting extent is 0 (x {tuple(x_shape)}): nothing "
+                         "to multiply")
+    if any(w_shape[d] == 0 for d in range(len(w_shape)) if d not in rhs_contracting):
+        raise ValueError(f"{where}: w {tuple(w_shape)} has no output features")
 
 
 # What the quantisation reads (an operand of another dtype is refused).

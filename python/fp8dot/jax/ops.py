@@ -207,25 +207,46 @@ def _batched_call(dimension_numbers, options, *arrays):
         lhs_batched, rhs_batched, *others_batched = in_batched
         others_mapped = any(
             batched for batched, array in zip(others_batched, arrays[2:]) if array is not None)
-        if others_mapped or not (lhs_batched or rhs_batched):
+        # amax is one number per call: per element only when each element is its own call.
+        if others_mapped or not (lhs_batched or rhs_batched) or dict(options)["compute_amax"]:
             outputs = jax.lax.map(lambda xs: call(*xs), _arrays_with_axis(arrays, in_batched,
                                                                           axis_size))
             return outputs, _all_batched(outputs)
         lhs, rhs = arrays[0], arrays[1]
-        if lhs_batched and not rhs_batched and not dict(options)["compute_amax"] and \
-                arrays[5] is None:
+        if lhs_batched and not rhs_batched and arrays[5] is None and \
+                _lhs_scale_folds_into_m(dimension_numbers, options, lhs, arrays[2]):
             return _folded_into_m(dimension_numbers, options, axis_size, arrays), True
         if not lhs_batched:
             lhs = jnp.broadcast_to(lhs, (axis_size, *lhs.shape))
         if not rhs_batched:
             rhs = jnp.broadcast_to(rhs, (axis_size, *rhs.shape))
+        others = list(arrays[2:])
+        if others[3] is not None:  # C, shared by the batch: one per element of the output
+            others[3] = jnp.broadcast_to(others[3], (axis_size, *np.shape(others[3])))
         (lc, rc), (lb, rb) = dimension_numbers
         shift = lambda dims: tuple(d + 1 for d in dims)
         batched_numbers = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
-        outputs = _batched_call(batched_numbers, options, lhs, rhs, *arrays[2:])
+        outputs = _batched_call(batched_numbers, options, lhs, rhs, *others)
         return outputs, _all_batched(outputs)
 
     return call(*arrays)
+
+
+def _lhs_scale_folds_into_m(dimension_numbers, options, batched_lhs, lhs_scale) -> bool:
+    """Whether the elements' lhs scales, stacked along M, are the folded dot's: a tensor scale
+    (shared), row and 1x128 scales (one row of scales per row of the lhs); 128x128 ones only
+    where each element's M is whole blocks (else an element's last block row would take in the
+    next element's first rows)."""
+    if lhs_scale is None or np.ndim(lhs_scale) == 0:
+        return True
+    (lc, _), (lb, _) = dimension_numbers
+    shape = np.shape(batched_lhs)[1:]  # one element's
+    m = int(np.prod([size for d, size in enumerate(shape) if d not in lc and d not in lb]))
+    mode = dict(options)["lhs_scale_mode"]
+    if mode == "128x128" or (mode is None and np.ndim(lhs_scale) == 2 and
+                             np.shape(lhs_scale)[0] != m):
+        return m % 128 == 0 and np.shape(lhs_scale)[0] == m // 128
+    return np.shape(lhs_scale)[0] == m
 
 
 def _folded_into_m(dimension_numbers, options, axis_size, arrays):
@@ -236,7 +257,7 @@ def _folded_into_m(dimension_numbers, options, axis_size, arrays):
     (lc, rc), (lb, rb) = dimension_numbers
     shift = lambda dims: tuple(d + 1 for d in dims)
     numbers = ((shift(lc), tuple(rc)), (shift(lb), tuple(rb)))
-    if lhs_scale is not None and np.size(lhs_scale) > 1:
+    if lhs_scale is not None and np.ndim(lhs_scale) > 0:  # per row or block row: stacked
         lhs_scale = jnp.tile(lhs_scale, (axis_size,) + (1,) * (np.ndim(lhs_scale) - 1))
     out = _batched_call(numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, output_scale)
     return jnp.moveaxis(out, len(lb), 0)

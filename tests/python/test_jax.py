@@ -590,6 +590,51 @@ def test_delayed_scale_update_is_flaxs():
     assert float(ours[0][0]) == pytest.approx(float(jnp.max(ours[1])) / 448 / 2, rel=0.5)
 
 
+@pytest.mark.parametrize("quantization", ["kernel", "xla"])
+def test_delayed_scalings_first_step_casts_with_the_tensors_own_scale(quantization):
+    """An empty history holds no amax to scale with. The state's initial scale (1.0, Flax's)
+    would saturate an x of magnitude 1000 and flush gradients of magnitude 1e-7 to zero; the
+    first step casts with each tensor's own scale instead (as the torch layers do), while the
+    state itself evolves as Flax's (test_delayed_scale_update_is_flaxs)."""
+    recipe = fj.Recipe.seed(scaling="delayed", quantization=quantization)
+    x, w = random((64, 128), 30) * 1000.0, random((128, 64), 31)
+    state = fj.init_delayed_state(16)
+
+    def loss(x, w):
+        return 1e-7 * jnp.sum(fj.fp8_dot_general(x, w, recipe=recipe, state=state) ** 2)
+
+    y = fj.fp8_dot_general(x, w, recipe=recipe, state=state)
+    exact = x @ w
+    # Each operand's cast rounds by at most its unit roundoff; saturated or flushed, not so.
+    assert relative_frobenius(y, exact) <= 2 * roundoff(E4M3)
+    dx, dw = jax.grad(loss, argnums=(0, 1))(x, w)
+    exact_dw = jax.grad(lambda w: 1e-7 * jnp.sum((x @ w) ** 2))(w)
+    # dW's operands: dY (e5m2, from y's error too) and X (e4m3).
+    assert relative_frobenius(dw, exact_dw) <= 2 * roundoff(E4M3) + roundoff(E5M2)
+    assert float(jnp.max(jnp.abs(dx))) > 0
+
+
+def test_explain_reads_xlas_dot_algorithms():
+    """A dot_general with a jax.lax.DotAlgorithmPreset carries `algorithm = <...>`, which
+    overrides its precision: ANY_F8_ANY_F8_F32 is promoted accumulation whatever the precision
+    says, its _FAST_ACCUM form fast. Read from the program JAX lowers for CUDA (the CPU refuses
+    FP8 algorithms)."""
+    from fp8dot.jax.explain import gemms_in_program
+
+    a, b = jnp.ones((16, 32), E4M3), jnp.ones((32, 16), E4M3)
+    expected = {jax.lax.DotAlgorithmPreset.ANY_F8_ANY_F8_F32: "fp8-promoted",
+                jax.lax.DotAlgorithmPreset.ANY_F8_ANY_F8_F32_FAST_ACCUM: "fp8-fast",
+                jax.lax.Precision.HIGHEST: "fp8-promoted", None: "fp8-fast"}
+    for precision, accumulation in expected.items():
+        dot = lambda a, b: jax.lax.dot(a, b, precision=precision,
+                                       preferred_element_type=jnp.float32)
+        text = jax.jit(dot).trace(a, b).lower(lowering_platforms=("cuda",)).as_text()
+        (gemm,) = gemms_in_program(text)
+        assert gemm.engine == "xla" and gemm.accumulation == accumulation, (precision, gemm)
+        if isinstance(precision, jax.lax.DotAlgorithmPreset):
+            assert gemm.algorithm == precision.name and precision.name in str(gemm)
+
+
 class _Mlp:
     """A two-layer Flax MLP whose Dense layers take dot_general_cls."""
 

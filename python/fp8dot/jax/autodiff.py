@@ -154,8 +154,17 @@ _QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.f
 
 
 def _delayed(recipe: Recipe, x, dtype, scale, history, axes: tuple):
-    return delayed_scale_update(x, dtype, scale, history, recipe.amax_compute, recipe.margin,
-                                axes)
+    """(the scale x is cast with, the state's new scale, its new history). The state evolves as
+    Flax's does (delayed_scale_update); where the history holds no amax yet (the first step) the
+    cast takes x's own scale, from the amax the history records this step, instead of the
+    state's initial 1.0 (which saturated large tensors and flushed small gradients to zero: the
+    torch layers and the C++ quantisation fall back the same way)."""
+    new_scale, new_history = delayed_scale_update(x, dtype, scale, history, recipe.amax_compute,
+                                                  recipe.margin, axes)
+    previous = jnp.max(history, axis=0) if recipe.amax_compute == "max" else history[0]
+    remembered = (previous > 0.0) & jnp.isfinite(previous)
+    own = _scale_from_amax(new_history[0], dtype).astype(new_scale.dtype)
+    return jnp.where(remembered, new_scale, own), new_scale, new_history
 
 
 def _reduced_scales(x, axes: tuple, dtype, transposed_dtype):
@@ -216,12 +225,12 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReducti
     new_state = ()
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, _, input_history, kernel_history, _ = state
-        input_scale, input_history = _delayed(recipe, _activated(x2, activation),
-                                              config.lhs_dtype, input_scale, input_history,
-                                              axes.input)
-        kernel_scale, kernel_history = _delayed(recipe, w2, config.rhs_dtype, kernel_scale,
-                                                kernel_history, axes.weight)
-        new_state = (input_scale, kernel_scale, input_history, kernel_history)
+        input_scale, input_state_scale, input_history = _delayed(
+            recipe, _activated(x2, activation), config.lhs_dtype, input_scale, input_history,
+            axes.input)
+        kernel_scale, kernel_state_scale, kernel_history = _delayed(
+            recipe, w2, config.rhs_dtype, kernel_scale, kernel_history, axes.weight)
+        new_state = (input_state_scale, kernel_state_scale, input_history, kernel_history)
         input_t_scale = kernel_t_scale = None
     else:  # current scaling: the quantisation's own scales, unless they span devices
         input_scale, input_t_scale = _reduced_scales(
@@ -265,8 +274,8 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residua
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
     grad_scale = grad_t_scale = None
     if recipe.scaling == "delayed":
-        grad_scale, grad_history = _delayed(recipe, g, dgrad.lhs_dtype, state[2], state[5],
-                                            axes.grad_output)
+        grad_scale, grad_state_scale, grad_history = _delayed(
+            recipe, g, dgrad.lhs_dtype, state[2], state[5], axes.grad_output)
     else:
         grad_scale, grad_t_scale = _reduced_scales(g, axes.grad_output, dgrad.lhs_dtype,
                                                    wgrad.lhs_dtype)
@@ -294,8 +303,8 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residua
 
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, input_history, kernel_history = new_state
-        state_cotangent = (input_scale, kernel_scale, grad_scale, input_history, kernel_history,
-                           grad_history)
+        state_cotangent = (input_scale, kernel_scale, grad_state_scale, input_history,
+                           kernel_history, grad_history)
         state_cotangent = tuple(cotangent_like(c, p, jax.lax.pmax)
                                 for c, p in zip(state_cotangent, state))
     else:

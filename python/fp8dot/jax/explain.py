@@ -34,11 +34,14 @@ class Fp8Gemm:
     precision: tuple[str, str]
     accumulation: str  # ResolveAccumulation's answer
     scales: str  # "tensor x tensor", or "" for XLA's dots
+    algorithm: str = ""  # a dot algorithm, which overrides the precision ("" where none)
 
     def __str__(self):
         scales = f", scales {self.scales}" if self.scales else ""
+        algorithm = f", algorithm {self.algorithm}" if self.algorithm else ""
         return (f"{self.engine}: {self.lhs} x {self.rhs} -> {self.output}, precision "
-                f"{self.precision[0]},{self.precision[1]}: {self.accumulation}{scales}")
+                f"{self.precision[0]},{self.precision[1]}{algorithm}: {self.accumulation}"
+                f"{scales}")
 
 
 def _types(text: str) -> list[tuple[str, str]]:
@@ -61,9 +64,30 @@ def _xla_precision(attributes: str) -> tuple[str, str]:
     return tuple(named) if len(named) == 2 else ("DEFAULT", "DEFAULT")
 
 
+def _xla_algorithm(attributes: str) -> tuple[str, str]:
+    """A dot_general's `algorithm = <...>` (a jax.lax.DotAlgorithmPreset, which overrides the
+    precision): (its name for ResolveAccumulation, or "" where fp8dot has none; the attribute as
+    printed, or "" without one). FP8 operands with an f32 accumulation are ANY_F8_ANY_F8_F32,
+    with _FAST_ACCUM where the algorithm allows imprecise (fast) accumulation."""
+    match = re.search(r"\balgorithm = <([^>]*)>", attributes)
+    if not match:
+        return "", ""
+    fields = dict(re.findall(r"(\w+) = (\w+)", match.group(1)))
+    if (fields.get("lhs_precision_type", "").startswith("f8") and
+            fields.get("rhs_precision_type", "").startswith("f8") and
+            fields.get("accumulation_type") == "f32"):
+        fast = fields.get("allow_imprecise_accumulation") == "true"
+        return "ANY_F8_ANY_F8_F32" + ("_FAST_ACCUM" if fast else ""), match.group(0)
+    return "", match.group(0)
+
+
 def gemms(fn, *args, **kwargs) -> list[Fp8Gemm]:
     """The FP8 GEMMs in jax.jit(fn)'s program for these arguments, in program order."""
-    text = jax.jit(fn).lower(*args, **kwargs).as_text()
+    return gemms_in_program(jax.jit(fn).lower(*args, **kwargs).as_text())
+
+
+def gemms_in_program(text: str) -> list[Fp8Gemm]:
+    """The FP8 GEMMs of a lowered program's StableHLO text (gemms' reading of it)."""
     found = []
     for match in _CUSTOM_CALL.finditer(text):
         types = _types(match.group("types"))
@@ -72,13 +96,13 @@ def gemms(fn, *args, **kwargs) -> list[Fp8Gemm]:
         attributes = match.group("attributes")
         precision = (_attribute(attributes, "lhs_precision"),
                      _attribute(attributes, "rhs_precision"))
-        accumulation = resolve_accumulation(lhs_type, rhs_type, precision,
-                                            _attribute(attributes, "algorithm") or None)
+        algorithm = _attribute(attributes, "algorithm")
+        accumulation = resolve_accumulation(lhs_type, rhs_type, precision, algorithm or None)
         scales = (f"{_attribute(attributes, 'lhs_scale_mode')} x "
                   f"{_attribute(attributes, 'rhs_scale_mode')}")
         found.append((match.start(), Fp8Gemm("fp8dot", f"{lhs_type}[{lhs_dims}]",
                                              f"{rhs_type}[{rhs_dims}]", f"{out_type}[{out_dims}]",
-                                             precision, accumulation, scales)))
+                                             precision, accumulation, scales, algorithm)))
     for match in _DOT_GENERAL.finditer(text):
         types = _types(match.group("types"))
         if len(types) < 2 or not all(t.startswith("float8") for t, _ in types[:2]):
@@ -86,10 +110,13 @@ def gemms(fn, *args, **kwargs) -> list[Fp8Gemm]:
         (lhs_type, lhs_dims), (rhs_type, rhs_dims) = types[:2]
         out_type, out_dims = _types(match.group("results"))[0]
         precision = _xla_precision(match.group("attributes"))
-        accumulation = resolve_accumulation(lhs_type, rhs_type, precision)
+        algorithm, printed = _xla_algorithm(match.group("attributes"))
+        accumulation = (f"not resolved: fp8dot has no name for {printed}" if printed and
+                        not algorithm else
+                        resolve_accumulation(lhs_type, rhs_type, precision, algorithm or None))
         found.append((match.start(), Fp8Gemm("xla", f"{lhs_type}[{lhs_dims}]",
                                              f"{rhs_type}[{rhs_dims}]", f"{out_type}[{out_dims}]",
-                                             precision, accumulation, "")))
+                                             precision, accumulation, "", algorithm or printed)))
     return [gemm for _, gemm in sorted(found, key=lambda item: item[0])]
 
 

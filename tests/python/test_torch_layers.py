@@ -1004,3 +1004,13 @@ def test_convert_keeps_the_modules_mode_and_hooks():
     handle.remove()
     model(torch.randn(4, 32, generator=generator(42)))
     assert seen == [(4, 16)]
+
+
+def test_explain_describes_the_last_call_not_an_earlier_sharded_one():
+    """explain() names a layer's tensor parallelism from its last call: a call on plain tensors
+    after a sharded one (a model moved off its mesh) is explained as unsharded again."""
+    model = ft.convert(nn.Sequential(nn.Linear(32, 16)), ft.Recipe.seed())
+    model[0].__dict__["last_tensor_parallel"] = ("row-parallel", 2)  # as run_sharded leaves it
+    assert "row-parallel over 2" in ft.explain(model)
+    model(torch.randn(4, 32, generator=generator(43)))
+    assert "parallel" not in ft.explain(model)

@@ -525,8 +525,9 @@ class Linear(nn.Linear):
                                 "bfloat16 or float16 (cast the model, or run it under autocast)")
         compiling = torch.compiler.is_compiling()
         if not compiling:  # for explain(); not through nn.Module.__setattr__, which is slow
+            # (run_sharded sets last_tensor_parallel after this, for a sharded call.)
             self.__dict__.update(last_input_shape=tuple(x.shape), last_dtypes=(x.dtype, out_dtype),
-                                 last_weight_shape=tuple(weight.shape))
+                                 last_weight_shape=tuple(weight.shape), last_tensor_parallel=None)
         out_features = weight.shape[0]
         x2d = x.reshape(-1, in_features)
         up2d = None if up is None else up.reshape(-1, in_features)

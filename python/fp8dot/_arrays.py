@@ -44,14 +44,21 @@ def _is_torch_tensor(array: Any) -> bool:
     return torch is not None and isinstance(array, torch.Tensor)
 
 
+def storage_reach(tensor: Any) -> tuple[int, int]:
+    """(the bytes a torch tensor's shape, strides and offset reach in its storage, the bytes the
+    storage holds); (0, held) for an empty tensor."""
+    held = tensor.untyped_storage().nbytes()
+    if tensor.numel() == 0:
+        return 0, held
+    last = tensor.storage_offset() + sum((size - 1) * stride
+                                         for size, stride in zip(tensor.shape, tensor.stride()))
+    return (last + 1) * tensor.element_size(), held
+
+
 def check_storage_holds_elements(tensor: Any, what: str) -> None:
     """torch lets a storage shrink under the tensors that view it (FSDP2 resizes a gathered
     parameter's storage to 0 bytes between its passes): the kernels would read past its end."""
-    if tensor.numel() == 0:
-        return
-    last = tensor.storage_offset() + sum((size - 1) * stride
-                                         for size, stride in zip(tensor.shape, tensor.stride()))
-    needed, held = (last + 1) * tensor.element_size(), tensor.untyped_storage().nbytes()
+    needed, held = storage_reach(tensor)
     if needed > held:
         raise ValueError(f"{what}: its storage holds {held} bytes but its shape, strides and "
                          f"offset reach {needed} bytes (a storage resized after this tensor was "

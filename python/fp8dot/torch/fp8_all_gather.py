@@ -37,6 +37,7 @@ import torch
 from torch import nn
 from torch.utils import _pytree as pytree
 
+from .._arrays import storage_reach
 from .amax_reduction import cast_scales
 from .quantize import quantize
 
@@ -218,11 +219,11 @@ def regathered_rows(rows: torch.Tensor) -> torch.Tensor:
     FSDP2 has gathered them again: it frees them after the forward (their storage shrinks to 0
     bytes) and gathers them back into the same storage before the layer's backward. A backward
     run without that gather would read freed memory: refused here."""
-    needed = (rows.storage_offset() + rows.numel()) * rows.element_size()
-    if rows.numel() and rows.untyped_storage().nbytes() < needed:
+    needed, held = storage_reach(rows)
+    if needed > held:
         raise RuntimeError(
             "fp8dot.torch.fp8_all_gather: the backward needs the FP8 weight FSDP2 gathered for the "
-            f"forward, but its storage holds {rows.untyped_storage().nbytes()} of {needed} bytes: "
+            f"forward, but its storage holds {held} of {needed} bytes: "
             "FSDP2 freed it and did not gather it again before this backward (was the backward "
             "run outside FSDP2's hooks?)")
     return rows

@@ -809,11 +809,10 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
   return std::unique_ptr<CudaDotPlan>(new CudaDotPlan(std::move(impl)));
 }
 
-Status CudaDotPlan::Run(const CudaDotBuffers& buffers, CudaStream stream) {
-  Impl& plan = *impl_;
-  FP8_RETURN_IF_ERROR(cuda::CheckBuffers(plan, buffers));
-  std::lock_guard<std::mutex> lock(plan.run_mutex);
-  FP8_RETURN_IF_ERROR(plan.stream_handoff.Enter(stream, plan.context));
+namespace {
+
+// Every launch of one run, on `stream`.
+Status EnqueueRun(CudaDotPlan::Impl& plan, const CudaDotBuffers& buffers, cudaStream_t stream) {
   // amax is a running max in both cuBLASLt and our epilogue: start from 0.
   if (buffers.amax != nullptr) {
     FP8_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buffers.amax, 0, sizeof(float), stream), plan.context);
@@ -825,6 +824,19 @@ Status CudaDotPlan::Run(const CudaDotBuffers& buffers, CudaStream stream) {
     return cuda::EnqueueSliceOfPaddedD(plan, d, buffers.output, stream);
   }
   return OkStatus();
+}
+
+}  // namespace
+
+Status CudaDotPlan::Run(const CudaDotBuffers& buffers, CudaStream stream) {
+  Impl& plan = *impl_;
+  FP8_RETURN_IF_ERROR(cuda::CheckBuffers(plan, buffers));
+  std::lock_guard<std::mutex> lock(plan.run_mutex);
+  FP8_RETURN_IF_ERROR(plan.stream_handoff.Enter(stream, plan.context));
+  const Status enqueued = EnqueueRun(plan, buffers, stream);
+  // Recorded even after a failed launch: what did reach the stream still uses the plan's memory.
+  const Status recorded = plan.stream_handoff.Leave(stream, plan.context);
+  return enqueued.ok() ? recorded : enqueued;
 }
 
 }  // namespace fp8dot

@@ -6,9 +6,8 @@ namespace fp8dot::cuda {
 namespace {
 
 // Whether `stream` is capturing a graph; an unanswerable query (the legacy stream while another
-// stream captures globally, or a stream destroyed since) reads as capturing, so nothing is
-// ordered against it. The failed query's error is cleared: later launch checks read the last
-// error and must not see it.
+// stream captures globally) reads as capturing, so nothing is ordered against it. The failed
+// query's error is cleared: later launch checks read the last error and must not see it.
 bool Capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
@@ -25,14 +24,20 @@ StreamHandoff::~StreamHandoff() {
 }
 
 Status StreamHandoff::Enter(cudaStream_t stream, const std::string& context) {
-  if (has_run_ && stream != last_ && !Capturing(stream) && !Capturing(last_)) {
-    if (event_ == nullptr) {
-      FP8_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), context);
-    }
-    FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(event_, last_), context);
+  capturing_ = Capturing(stream);
+  if (recorded_ && stream != last_ && !capturing_) {
     FP8_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, event_, 0), context);
   }
-  has_run_ = true;
+  return OkStatus();
+}
+
+Status StreamHandoff::Leave(cudaStream_t stream, const std::string& context) {
+  if (capturing_) return OkStatus();
+  if (event_ == nullptr) {
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), context);
+  }
+  FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(event_, stream), context);
+  recorded_ = true;
   last_ = stream;
   return OkStatus();
 }

@@ -1,8 +1,9 @@
 // Orders one plan's runs across streams. A plan's device memory (cuBLASLt's workspace, the
 // unfused GEMM output, converted and padded operands) serves every run, on whatever stream the
-// run is enqueued: two runs on two streams at once would overwrite each other's. A run on a
-// stream other than the last run's therefore waits for the work enqueued on that one. Runs on
-// one stream (the common case) cost nothing here.
+// run is enqueued: two runs on two streams at once would overwrite each other's. Each run
+// therefore records an event on its stream when it is enqueued, and a run on another stream
+// waits for that event first. The plan never touches a stream it is not running on: the last
+// run's stream may have been destroyed since (the autotuner's own stream is, after a race).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,15 +22,20 @@ class StreamHandoff {
   ~StreamHandoff();
 
   // Before a run is enqueued on `stream`, under the plan's run lock: makes `stream` wait for the
-  // last run's stream when they differ. Not across a CUDA graph capture (a capture cannot wait
-  // on work outside it, nor other work on a capture's events): torch synchronises the device
-  // before it captures, and the replays of a captured graph are the caller's to order.
+  // last run when that was enqueued on another stream. Not inside a CUDA graph capture (a
+  // capture cannot wait on work outside it): torch synchronises the device before it captures,
+  // and the replays of a captured graph are the caller's to order.
   Status Enter(cudaStream_t stream, const std::string& context);
 
+  // After the run is enqueued on `stream` (whether or not enqueuing succeeded): records the event
+  // the next run on another stream waits for. Nothing is recorded inside a capture.
+  Status Leave(cudaStream_t stream, const std::string& context);
+
  private:
-  bool has_run_ = false;
-  cudaStream_t last_ = nullptr;
-  cudaEvent_t event_ = nullptr;  // made at the first change of stream
+  cudaEvent_t event_ = nullptr;  // the last run outside a capture, made at the first run
+  cudaStream_t last_ = nullptr;  // compared with, never used: it may be gone
+  bool recorded_ = false;
+  bool capturing_ = false;  // the run between Enter and Leave
 };
 
 }  // namespace fp8dot::cuda

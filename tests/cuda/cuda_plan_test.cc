@@ -336,6 +336,45 @@ TEST(CudaPlanTest, RunsOfOnePlanOnTwoStreamsDoNotShareItsBuffersAtOnce) {
   for (cudaStream_t stream : streams) cudaStreamDestroy(stream);
 }
 
+// The stream a plan last ran on may be gone by its next run (the autotuner races plans on a
+// stream of its own and destroys it; a framework's side streams come and go): the next run, on
+// another stream, must neither touch the old one nor lose its ordering.
+TEST(CudaPlanTest, RunsAfterTheLastRunsStreamWasDestroyed) {
+  FP8_SKIP_WITHOUT_GPU();
+  DotProblemOptions o;
+  o.m = 256;
+  o.n = 1000;
+  o.k = 512;
+  o.lhs_type = o.rhs_type = DType::kF8E5M2;  // converted into the plan's own buffers
+  o.output_type = DType::kBF16;
+  o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
+  o.seed = 73;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
+  FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(p, dot));
+  FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
+  FP8_ASSERT_OK_AND_ASSIGN(const DotResult first, testing::Download(g, p.spec, dot));
+  FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats error, CompareToReference(first.output, exact, 1.0));
+  EXPECT_EQ(error.nonfinite_mismatches, 0);
+  EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot));
+  const std::vector<uint8_t> expected = OutputBytes(g);
+  for (int round = 0; round < 3; ++round) {
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(g.output.data(), 0xFF, g.output.size(), stream), cudaSuccess);
+    FP8_ASSERT_OK(plan->Run(g.pointers, stream));
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(OutputBytes(g), expected) << "round " << round;
+    ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  }
+  FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));  // back on the legacy stream
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(OutputBytes(g), expected);
+}
+
 TEST(CudaPlanTest, AutotuningPicksACandidateAndRemembersIt) {
   FP8_SKIP_WITHOUT_GPU();
   const std::string cache_path = ::testing::TempDir() + "fp8dot_autotune_test.txt";

@@ -159,7 +159,7 @@ class CudaDotPlan {
 
 // A plan for `spec` from the process-wide cache (made on first use; thread-safe lookup), for the
 // current device. The plan lives until the process ends. Runs of one plan on several streams
-// or threads are ordered (a run waits for the last run's stream: the plan's buffers are shared);
+// or threads are ordered (a run waits for the last run: the plan's buffers are shared);
 // replays of a CUDA graph that captured a run are the caller's to order against other runs.
 StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec,
                                             const CudaDotOptions& options = {});

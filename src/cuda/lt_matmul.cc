@@ -258,6 +258,11 @@ Status LtMatmul::Run(float alpha, float beta, const void* a, const void* b, cons
   return OkStatus();
 }
 
+size_t LtMatmul::RunWorkspaceBytes() const {
+  const size_t chosen = candidates_[static_cast<size_t>(chosen_)].workspaceSize;
+  return std::max(chosen, unaligned_candidate_ ? unaligned_candidate_->workspaceSize : 0);
+}
+
 std::string LtMatmul::AlgorithmDescription(int index) const {
   return DescribeAlgorithm(candidates_[static_cast<size_t>(index)]);
 }

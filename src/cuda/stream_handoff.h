@@ -4,6 +4,7 @@
 // therefore records an event on its stream when it is enqueued, and a run on another stream
 // waits for that event first. The plan never touches a stream it is not running on: the last
 // run's stream may have been destroyed since (the autotuner's own stream is, after a race).
+// Plans whose runs write no memory of their own skip it (dot_plan.cc, RunsWritePlanMemory).
 #pragma once
 
 #include <cuda_runtime.h>

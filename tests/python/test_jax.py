@@ -614,6 +614,53 @@ def test_delayed_scalings_first_step_casts_with_the_tensors_own_scale(quantizati
     assert float(jnp.max(jnp.abs(dx))) > 0
 
 
+def _state_gradients(xs, w, state, recipe, state_dtype=None):
+    """The delayed-scaling state's "gradient" of one jitted step in which fp8_dot_general
+    is called once per x in xs with the same state (first converted to state_dtype, as Flax's
+    fp32_max_grad is used: the cotangents of the converted value combine by its rule)."""
+    def loss(state):
+        if state_dtype is not None:
+            state = {name: jax.lax.convert_element_type(value, state_dtype)
+                     for name, value in state.items()}
+        return sum(jnp.sum(fj.fp8_dot_general(x, w, recipe=recipe, state=state) ** 2)
+                   for x in xs)
+    return jax.jit(jax.grad(loss))(state)
+
+
+def test_a_state_shared_by_two_calls_in_flaxs_max_dtype_combines_by_max():
+    """JAX adds the cotangents of a value used twice: a float32 state shared by two calls in
+    one step gets the sum of the two calls' new states (as Flax's f32 state does). In Flax's
+    fp32_max_grad, whose cotangents combine by max, each state entry is the larger of the two
+    calls': the history records the larger amax, as if the step had seen both tensors."""
+    fp8_ops = pytest.importorskip("flax.linen.fp8_ops")
+    recipe = fj.Recipe.seed(scaling="delayed", quantization="xla")
+    w = random((128, 64), 41)
+    small, large = random((32, 128), 42), random((32, 128), 43) * 8.0
+    state = fj.init_delayed_state(16)
+    state["input_amax_history"] = state["input_amax_history"].at[3].set(2.0)  # a past amax
+    alone = [_state_gradients([x], w, state, recipe) for x in (small, large)]
+
+    summed = _state_gradients([small, large], w, state, recipe)
+    maxed = _state_gradients([small, large], w, state, recipe, fp8_ops.fp32_max_grad)
+    for name in fj.STATE_NAMES:
+        first, second = np.asarray(alone[0][name]), np.asarray(alone[1][name])
+        np.testing.assert_array_equal(np.asarray(summed[name]), first + second, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(maxed[name]), np.maximum(first, second),
+                                      err_msg=name)
+    # The larger input's amax entered the history; the past amax moved along.
+    assert float(maxed["input_amax_history"][0]) == float(jnp.max(jnp.abs(large)))
+    assert float(maxed["input_amax_history"][2]) == 2.0
+    assert float(summed["input_amax_history"][2]) == 4.0
+
+
+def test_a_state_of_another_dtype_is_refused_with_its_name():
+    recipe = fj.Recipe.seed(scaling="delayed")
+    state = fj.init_delayed_state(16)
+    state["kernel_amax_history"] = state["kernel_amax_history"].astype(jnp.bfloat16)
+    with pytest.raises(TypeError, match="'kernel_amax_history' has dtype bfloat16"):
+        fj.fp8_dot_general(random((8, 32), 44), random((32, 16), 45), recipe=recipe, state=state)
+
+
 def test_explain_reads_xlas_dot_algorithms():
     """A dot_general with a jax.lax.DotAlgorithmPreset carries `algorithm = <...>`, which
     overrides its precision: ANY_F8_ANY_F8_F32 is promoted accumulation whatever the precision

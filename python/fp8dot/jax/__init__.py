@@ -21,12 +21,12 @@ except ImportError as error:  # pragma: no cover - depends on the environment
                       "fp8dot's CPU backend)") from error
 
 from .amax_reduction import AmaxReduction
-from .autodiff import fp8_dot_general, init_delayed_state
+from .autodiff import STATE_NAMES, fp8_dot_general, init_delayed_state
 from .explain import Fp8Gemm, explain, gemms
 from .ops import scaled_dot_general
 from .quantize import delayed_scale_update, quantize
 from .recipe import E4M3, E5M2, GemmConfig, Recipe
 
-__all__ = ["AmaxReduction", "E4M3", "E5M2", "Fp8Gemm", "GemmConfig", "Recipe",
+__all__ = ["AmaxReduction", "E4M3", "E5M2", "Fp8Gemm", "GemmConfig", "Recipe", "STATE_NAMES",
            "delayed_scale_update", "explain", "fp8_dot_general", "gemms", "init_delayed_state",
            "quantize", "scaled_dot_general"]

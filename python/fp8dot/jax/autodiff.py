@@ -19,7 +19,9 @@ X's quantisation (never written), and differentiates through it as jax.nn.gelu d
 
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
 output gradient) and returns the updated state as the state's cotangent, as Flax's
-Fp8DirectDotGeneralOp does ('_overwrite_with_gradient').
+Fp8DirectDotGeneralOp does ('_overwrite_with_gradient'). A state in Flax's
+`fp8_ops.fp32_max_grad` (any JAX extended dtype over float32 whose cotangents add by max) stays
+in it: the cotangents of a state shared by several calls then combine by their max, not summed.
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
             raise ValueError("recipe.scaling is 'delayed': pass state (init_delayed_state(), or "
                              "fp8dot.flax.DotGeneral, which keeps it)")
         state = tuple(state[name] for name in STATE_NAMES)
+        _check_state_dtypes(state)
     else:
         state = ()
     axes = (AmaxReduction() if amax_reduction is None or recipe.scaling not in
@@ -151,6 +154,38 @@ def _check_contracting_dims(x_shape, w_shape, lhs_contracting, rhs_contracting) 
 
 # What the quantisation reads (an operand of another dtype is refused).
 _QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def _state_as_float32(state: tuple) -> tuple:
+    """The delayed-scaling state in float32 for the arithmetic: a value in an extended dtype
+    over float32 (Flax's fp32_max_grad) is converted; any other dtype is taken as it is."""
+    return tuple(jax.lax.convert_element_type(value, jnp.float32)
+                 if jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended) else value
+                 for value in state)
+
+
+def _check_state_dtypes(state: tuple) -> None:
+    for name, value in zip(STATE_NAMES, state):
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
+            if getattr(dtype, "float_dtype", None) != jnp.float32:
+                raise TypeError(f"fp8dot.jax.fp8_dot_general: delayed-scaling state {name!r} has "
+                                f"dtype {dtype}; an extended dtype must be over float32 (as "
+                                "flax.linen.fp8_ops.fp32_max_grad is)")
+        elif dtype != jnp.float32:
+            raise TypeError(f"fp8dot.jax.fp8_dot_general: delayed-scaling state {name!r} has "
+                            f"dtype {dtype}; it must be float32 or Flax's fp32_max_grad")
+
+
+def _state_cotangent(new_value, primal):
+    """The state's "gradient": its new value (float32) typed as the primal, combined over the
+    devices it does not vary over by their max, in the primal's dtype (an extended one's
+    cotangents combine by its own rule: fp32_max_grad's is max)."""
+    primal32 = _state_as_float32((primal,))[0]
+    cotangent = cotangent_like(new_value.astype(jnp.float32), primal32, jax.lax.pmax)
+    if jax.dtypes.issubdtype(primal.dtype, jax.dtypes.extended):
+        cotangent = jax.lax.convert_element_type(cotangent, primal.dtype)
+    return cotangent
 
 
 def _delayed(recipe: Recipe, x, dtype, scale, history, axes: tuple):
@@ -212,7 +247,8 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReducti
     if x2.shape[0] == 0:
         # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
         # a delayed-scaling state that stays as it is (the backward returns it unchanged).
-        unchanged = (state[0], state[1], state[3], state[4]) if state else ()
+        state32 = _state_as_float32(state)
+        unchanged = (state32[0], state32[1], state32[3], state32[4]) if state else ()
         n = w2.shape[1] if weight_kn else w2.shape[0]
         return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, unchanged))
     granularity, weight = _GRANULARITY[recipe.scaling]
@@ -224,7 +260,7 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReducti
                      else (config.rhs_dtype, recipe.dgrad.rhs_dtype))
     new_state = ()
     if recipe.scaling == "delayed":
-        input_scale, kernel_scale, _, input_history, kernel_history, _ = state
+        input_scale, kernel_scale, _, input_history, kernel_history, _ = _state_as_float32(state)
         input_scale, input_state_scale, input_history = _delayed(
             recipe, _activated(x2, activation), config.lhs_dtype, input_scale, input_history,
             axes.input)
@@ -268,14 +304,16 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residua
         n, k = g.shape[1], x2.shape[1]
         dw = jnp.zeros((k, n) if weight_kn else (n, k), w2.dtype)
         return cotangent_like(jnp.zeros(x2.shape, x2.dtype), x2), cotangent_like(dw, w2), \
-            tuple(cotangent_like(value, value, jax.lax.pmax) for value in state)
+            tuple(_state_cotangent(value, primal)
+                  for value, primal in zip(_state_as_float32(state), state))
     (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
     granularity, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad
     grad_scale = grad_t_scale = None
     if recipe.scaling == "delayed":
+        state32 = _state_as_float32(state)
         grad_scale, grad_state_scale, grad_history = _delayed(
-            recipe, g, dgrad.lhs_dtype, state[2], state[5], axes.grad_output)
+            recipe, g, dgrad.lhs_dtype, state32[2], state32[5], axes.grad_output)
     else:
         grad_scale, grad_t_scale = _reduced_scales(g, axes.grad_output, dgrad.lhs_dtype,
                                                    wgrad.lhs_dtype)
@@ -305,8 +343,7 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residua
         input_scale, kernel_scale, input_history, kernel_history = new_state
         state_cotangent = (input_scale, kernel_scale, grad_state_scale, input_history,
                            kernel_history, grad_history)
-        state_cotangent = tuple(cotangent_like(c, p, jax.lax.pmax)
-                                for c, p in zip(state_cotangent, state))
+        state_cotangent = tuple(_state_cotangent(c, p) for c, p in zip(state_cotangent, state))
     else:
         state_cotangent = ()
     return cotangent_like(dx, x2), cotangent_like(dw, w2), state_cotangent

@@ -8,7 +8,10 @@ The default is Flax's Fp8DirectDotGeneralOp recipe: delayed scaling with a 1024-
 history, e4m3 forward at DEFAULT, e5m2 gradients at HIGHEST, with its state (input/kernel/
 output_grad scale and amax_history) in the '_overwrite_with_gradient' collection, which
 flax.training.train_state.TrainState.apply_gradients overwrites with its "gradient" (the
-updated state). Any fp8dot.jax.Recipe can be given, including current (tensorwise) and rowwise
+updated state; a layer called several times in one step gets the sum of its calls' states,
+as with Flax's own modules, unless the step converts the collection to Flax's
+fp8_ops.fp32_max_grad before applying the model, which makes them combine by max: docs/jax.md).
+Any fp8dot.jax.Recipe can be given, including current (tensorwise) and rowwise
 scaling and DeepSeek blocks, which Flax does not have; those keep no state.
 
 activation="gelu" makes the Dense take GELU of its input inside its FP8 cast (tanh form, as

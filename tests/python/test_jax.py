@@ -747,6 +747,40 @@ def test_flax_drop_in_keeps_flaxs_state_and_trains_like_flaxs_fp8_op():
     assert float(ours_kernel["kernel_scale"][0]) != 1.0
 
 
+def test_flax_drop_in_called_twice_combines_its_state_by_max_in_fp32_max_grad():
+    """A Dense called twice in one step: its state's gradient is the two calls' states summed,
+    or, with the collection converted to Flax's fp32_max_grad first, their max (the history
+    records the larger input's amax)."""
+    fp8_ops = pytest.importorskip("flax.linen.fp8_ops")
+    nn = pytest.importorskip("flax.linen")
+    import fp8dot.flax
+
+    class Twice(nn.Module):
+        @nn.compact
+        def __call__(self, a, b):
+            dense = nn.Dense(32, dot_general_cls=fp8dot.flax.DotGeneral)
+            return jnp.sum(dense(a) ** 2) + jnp.sum(dense(b) ** 2)
+
+    model = Twice()
+    a, b = random((16, 64), 50), random((16, 64), 51) * 8.0
+    variables = model.init(jax.random.PRNGKey(52), a, b)
+
+    def history(maxed):
+        def loss(variables):
+            if maxed:
+                variables = dict(variables)
+                variables["_overwrite_with_gradient"] = jax.tree.map(
+                    lambda v: jax.lax.convert_element_type(v, fp8_ops.fp32_max_grad),
+                    variables["_overwrite_with_gradient"])
+            return model.apply(variables, a, b)
+        state = jax.jit(jax.grad(loss))(variables)["_overwrite_with_gradient"]
+        return np.asarray(state["Dense_0"]["DotGeneral_0"]["input_amax_history"])
+
+    amax_a, amax_b = float(jnp.max(jnp.abs(a))), float(jnp.max(jnp.abs(b)))
+    assert history(maxed=False)[0] == np.float32(amax_a) + np.float32(amax_b)
+    assert history(maxed=True)[0] == np.float32(amax_b)
+
+
 def test_flax_drop_in_with_deepseek_blocks_trains():
     import fp8dot.flax
 

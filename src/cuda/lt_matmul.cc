@@ -251,9 +251,13 @@ Status LtMatmul::Run(float alpha, float beta, const void* a, const void* b, cons
     return Internal("algorithm needs %zu workspace bytes, the plan has %zu [%s]",
                     candidate.workspaceSize, workspace_bytes, context_.c_str());
   }
+  // Exactly the algorithm's workspace, none when it takes none: a run of an algorithm without
+  // workspace then writes no memory of the plan's (RunWorkspaceBytes; runs on several streams
+  // need no ordering).
+  const size_t used = candidate.workspaceSize;
   FP8_CUBLAS_RETURN_IF_ERROR(
       cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, c, c_, d, d_, &candidate.algo,
-                     workspace, workspace_bytes, stream),
+                     used > 0 ? workspace : nullptr, used, stream),
       context_);
   return OkStatus();
 }

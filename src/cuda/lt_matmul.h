@@ -80,8 +80,8 @@ class LtMatmul {
   int candidate_count() const { return static_cast<int>(candidates_.size()); }
   void ChooseCandidate(int index) { chosen_ = index; }
   int chosen() const { return chosen_; }
-  // The most workspace a run may use: the chosen candidate's, or the unaligned pointers'
-  // algorithm's. 0 when neither uses any (a run then writes no memory but the caller's).
+  // The most workspace a run uses (Run passes an algorithm exactly its own): the chosen
+  // candidate's, or the unaligned pointers' algorithm's. 0 when neither takes any.
   size_t RunWorkspaceBytes() const;
   // Stable text for a candidate ("id=66 tile=... stages=... splitK=1 ..."), used in Explain()
   // and as the key of the autotuning cache.

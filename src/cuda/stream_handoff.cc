@@ -25,7 +25,12 @@ StreamHandoff::~StreamHandoff() {
 
 Status StreamHandoff::Enter(cudaStream_t stream, const std::string& context) {
   capturing_ = Capturing(stream);
-  if (recorded_ && stream != last_ && !capturing_) {
+  if (capturing_) return OkStatus();
+  FP8_CUDA_RETURN_IF_ERROR(cudaStreamGetId(stream, &stream_id_), context);
+  if (event_ == nullptr) {
+    FP8_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), context);
+  }
+  if (recorded_ && stream_id_ != last_stream_id_) {
     FP8_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, event_, 0), context);
   }
   return OkStatus();
@@ -33,12 +38,14 @@ Status StreamHandoff::Enter(cudaStream_t stream, const std::string& context) {
 
 Status StreamHandoff::Leave(cudaStream_t stream, const std::string& context) {
   if (capturing_) return OkStatus();
-  if (event_ == nullptr) {
-    FP8_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), context);
+  const cudaError_t recorded = cudaEventRecord(event_, stream);
+  if (recorded != cudaSuccess) {
+    cudaStreamSynchronize(stream);  // nothing of this run is left for a later one to wait for
+    recorded_ = false;
+    return CudaCallStatus(recorded, "cudaEventRecord(event, stream)", __FILE__, __LINE__, context);
   }
-  FP8_CUDA_RETURN_IF_ERROR(cudaEventRecord(event_, stream), context);
   recorded_ = true;
-  last_ = stream;
+  last_stream_id_ = stream_id_;
   return OkStatus();
 }
 

@@ -294,7 +294,7 @@ std::vector<uint8_t> OutputBytes(const testing::GpuBuffers& buffers) {
 
 // Runs two problems of one spec through one plan on two streams at once, 20 rounds: each
 // output must be the one its problem gives alone, whatever ran beside it.
-void ExpectRunsOnTwoStreamsMatchRunsAlone(DotProblemOptions o) {
+void ExpectRunsOnTwoStreamsMatchRunsAlone(DotProblemOptions o, const CudaDotOptions& options = {}) {
   std::vector<DotProblem> problems;
   for (uint64_t seed : {71, 72}) {
     o.seed = seed;
@@ -303,7 +303,7 @@ void ExpectRunsOnTwoStreamsMatchRunsAlone(DotProblemOptions o) {
   }
   FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(problems[0].spec));
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
-                           CudaDotPlan::Create(problems[0].spec));
+                           CudaDotPlan::Create(problems[0].spec, options));
   std::vector<std::vector<uint8_t>> alone;
   std::vector<testing::GpuBuffers> buffers;
   for (const DotProblem& p : problems) {
@@ -320,6 +320,10 @@ void ExpectRunsOnTwoStreamsMatchRunsAlone(DotProblemOptions o) {
     buffers.push_back(std::move(g));
   }
   ASSERT_NE(alone[0], alone[1]);
+  if (options.workspace_bytes == 0) {  // the algorithm takes no workspace: no ordering
+    EXPECT_NE(plan->info().algorithm.find("workspace=0"), std::string::npos)
+        << plan->info().algorithm;
+  }
   cudaStream_t streams[2] = {nullptr, nullptr};
   for (cudaStream_t& stream : streams) {
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
@@ -344,50 +348,64 @@ TEST(CudaPlanTest, RunsOfOnePlanOnTwoStreamsDoNotShareItsBuffersAtOnce) {
   o.output_type = DType::kBF16;
   o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
   ExpectRunsOnTwoStreamsMatchRunsAlone(o);
-  // e4m3 with aligned shapes is one cuBLASLt call on the caller's buffers: where its algorithm
-  // takes no workspace the runs are not ordered, and must not need to be.
+  // e4m3 with aligned shapes and no workspace is one cuBLASLt call on the caller's buffers that
+  // writes no memory of the plan's: the runs are not ordered, and must not need to be.
   o.n = 1024;
   o.lhs_type = o.rhs_type = DType::kF8E4M3FN;
-  ExpectRunsOnTwoStreamsMatchRunsAlone(o);
+  CudaDotOptions no_workspace;
+  no_workspace.workspace_bytes = 0;
+  ExpectRunsOnTwoStreamsMatchRunsAlone(o, no_workspace);
 }
 
 // The stream a plan last ran on may be gone by its next run (the autotuner races plans on a
-// stream of its own and destroys it; a framework's side streams come and go): the next run, on
-// another stream, must neither touch the old one nor lose its ordering.
+// stream of its own and destroys it; a framework's side streams come and go), and a stream
+// created later may get the destroyed one's handle: runs alternate between two problems, each
+// on a new stream, the one before destroyed with its run still pending. Every output must be
+// the one its problem gives alone: the plan neither touches a destroyed stream nor takes a new
+// stream for the old one (it tells them apart by CUDA's stream ID, not the handle).
 TEST(CudaPlanTest, RunsAfterTheLastRunsStreamWasDestroyed) {
   FP8_SKIP_WITHOUT_GPU();
   DotProblemOptions o;
-  o.m = 256;
+  o.m = 512;
   o.n = 1000;
-  o.k = 512;
+  o.k = 4096;
   o.lhs_type = o.rhs_type = DType::kF8E5M2;  // converted into the plan's own buffers
   o.output_type = DType::kBF16;
   o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
-  o.seed = 73;
-  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
-  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
-  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec));
-  FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(p, dot));
-  FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
-  FP8_ASSERT_OK_AND_ASSIGN(const DotResult first, testing::Download(g, p.spec, dot));
-  FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats error, CompareToReference(first.output, exact, 1.0));
-  EXPECT_EQ(error.nonfinite_mismatches, 0);
-  EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot));
-  const std::vector<uint8_t> expected = OutputBytes(g);
-  for (int round = 0; round < 3; ++round) {
+  std::vector<DotProblem> problems;
+  for (uint64_t seed : {73, 74}) {
+    o.seed = seed;
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+    problems.push_back(std::move(p));
+  }
+  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(problems[0].spec));
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
+                           CudaDotPlan::Create(problems[0].spec));
+  std::vector<std::vector<uint8_t>> alone;
+  std::vector<testing::GpuBuffers> buffers;
+  for (const DotProblem& p : problems) {
+    FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(p, dot));
+    FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    alone.push_back(OutputBytes(g));  // the two-stream test compares these with the reference
+    ASSERT_EQ(cudaMemset(g.output.data(), 0xFF, g.output.size()), cudaSuccess);  // poison again
+    buffers.push_back(std::move(g));
+  }
+  ASSERT_NE(alone[0], alone[1]);
+  cudaStream_t previous = nullptr;
+  for (int round = 0; round < 12; ++round) {
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    ASSERT_EQ(cudaMemsetAsync(g.output.data(), 0xFF, g.output.size(), stream), cudaSuccess);
-    FP8_ASSERT_OK(plan->Run(g.pointers, stream));
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    EXPECT_EQ(OutputBytes(g), expected) << "round " << round;
-    ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+    FP8_ASSERT_OK(plan->Run(buffers[round % 2].pointers, stream));
+    if (previous != nullptr) {
+      ASSERT_EQ(cudaStreamDestroy(previous), cudaSuccess);
+    }
+    previous = stream;
   }
-  FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));  // back on the legacy stream
+  ASSERT_EQ(cudaStreamDestroy(previous), cudaSuccess);
+  FP8_ASSERT_OK(plan->Run(buffers[0].pointers, nullptr));  // the legacy stream, after them all
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(OutputBytes(g), expected);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(OutputBytes(buffers[i]), alone[i]) << "problem " << i;
 }
 
 TEST(CudaPlanTest, AutotuningPicksACandidateAndRemembersIt) {

@@ -651,6 +651,12 @@ def test_a_state_shared_by_two_calls_in_flaxs_max_dtype_combines_by_max():
     assert float(maxed["input_amax_history"][0]) == float(jnp.max(jnp.abs(large)))
     assert float(maxed["input_amax_history"][2]) == 2.0
     assert float(summed["input_amax_history"][2]) == 4.0
+    # A call without rows (an MoE expert without tokens in one microbatch) leaves the others'
+    # update as it is in the max: its own is the one an amax of 0 gives.
+    with_empty = _state_gradients([small, small[:0]], w, state, recipe, fp8_ops.fp32_max_grad)
+    for name in fj.STATE_NAMES:
+        np.testing.assert_array_equal(np.asarray(with_empty[name]), np.asarray(alone[0][name]),
+                                      err_msg=name)
 
 
 def test_a_state_of_another_dtype_is_refused_with_its_name():

@@ -156,12 +156,17 @@ def _check_contracting_dims(x_shape, w_shape, lhs_contracting, rhs_contracting) 
 _QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
 
 
+def _combines_by_max(value) -> bool:
+    """Whether a state entry is in an extended dtype (Flax's fp32_max_grad), whose cotangents
+    combine by max."""
+    return jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended)
+
+
 def _state_as_float32(state: tuple) -> tuple:
     """The delayed-scaling state in float32 for the arithmetic: a value in an extended dtype
     over float32 (Flax's fp32_max_grad) is converted; any other dtype is taken as it is."""
-    return tuple(jax.lax.convert_element_type(value, jnp.float32)
-                 if jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended) else value
-                 for value in state)
+    return tuple(jax.lax.convert_element_type(value, jnp.float32) if _combines_by_max(value)
+                 else value for value in state)
 
 
 def _check_state_dtypes(state: tuple) -> None:
@@ -183,7 +188,7 @@ def _state_cotangent(new_value, primal):
     cotangents combine by its own rule: fp32_max_grad's is max)."""
     primal32 = _state_as_float32((primal,))[0]
     cotangent = cotangent_like(new_value.astype(jnp.float32), primal32, jax.lax.pmax)
-    if jax.dtypes.issubdtype(primal.dtype, jax.dtypes.extended):
+    if _combines_by_max(primal):
         cotangent = jax.lax.convert_element_type(cotangent, primal.dtype)
     return cotangent
 
@@ -245,12 +250,22 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
 def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReduction, x2, w2,
              state):
     if x2.shape[0] == 0:
-        # No rows (an MoE expert that got no tokens): an empty output, nothing quantised, and
-        # a delayed-scaling state that stays as it is (the backward returns it unchanged).
-        state32 = _state_as_float32(state)
-        unchanged = (state32[0], state32[1], state32[3], state32[4]) if state else ()
+        # No rows (an MoE expert that got no tokens): an empty output, nothing quantised. A
+        # float32 delayed-scaling state stays as it is (the backward returns it unchanged); an
+        # entry whose calls' states combine by max (fp32_max_grad) takes the update an amax of
+        # 0 gives for X and dY, which leaves the other calls' updates as they are in the max
+        # (an unchanged history would keep old amaxes past their window), and W's own.
+        updates = ()
+        if any(_combines_by_max(value) for value in state):
+            s = _state_as_float32(state)
+            zero = jnp.zeros((1, 1), x2.dtype)
+            _, input_scale, input_history = _delayed(recipe, zero, recipe.forward.lhs_dtype, s[0],
+                                                     s[3], axes.input)
+            _, kernel_scale, kernel_history = _delayed(recipe, w2, recipe.forward.rhs_dtype, s[1],
+                                                       s[4], axes.weight)
+            updates = (input_scale, kernel_scale, input_history, kernel_history)
         n = w2.shape[1] if weight_kn else w2.shape[0]
-        return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, unchanged))
+        return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, updates))
     granularity, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
     # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
@@ -300,12 +315,21 @@ def _fp8_matmul_forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, 
 
 def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residuals, g):
     x2, w2, x_t, w_t, state, new_state = residuals
-    if x_t is None:  # the forward had no rows: zero gradients, the state as it was
+    if x_t is None:  # the forward had no rows: zero gradients, the state as _forward says
         n, k = g.shape[1], x2.shape[1]
         dw = jnp.zeros((k, n) if weight_kn else (n, k), w2.dtype)
+        values = _state_as_float32(state)
+        if new_state:
+            _, grad_scale, grad_history = _delayed(recipe, jnp.zeros((1, 1), g.dtype),
+                                                   recipe.dgrad.lhs_dtype, values[2], values[5],
+                                                   axes.grad_output)
+            input_scale, kernel_scale, input_history, kernel_history = new_state
+            updated = (input_scale, kernel_scale, grad_scale, input_history, kernel_history,
+                       grad_history)
+            values = tuple(new if _combines_by_max(primal) else old
+                           for new, old, primal in zip(updated, values, state))
         return cotangent_like(jnp.zeros(x2.shape, x2.dtype), x2), cotangent_like(dw, w2), \
-            tuple(_state_cotangent(value, primal)
-                  for value, primal in zip(_state_as_float32(state), state))
+            tuple(_state_cotangent(value, primal) for value, primal in zip(values, state))
     (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
     granularity, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad

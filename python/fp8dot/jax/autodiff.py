@@ -119,8 +119,7 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
         if state is None:
             raise ValueError("recipe.scaling is 'delayed': pass state (init_delayed_state(), or "
                              "fp8dot.flax.DotGeneral, which keeps it)")
-        state = tuple(state[name] for name in STATE_NAMES)
-        _check_state_dtypes(state)
+        state = _checked_state(tuple(state[name] for name in STATE_NAMES))
     else:
         state = ()
     axes = (AmaxReduction() if amax_reduction is None or recipe.scaling not in
@@ -169,7 +168,10 @@ def _state_as_float32(state: tuple) -> tuple:
                  else value for value in state)
 
 
-def _check_state_dtypes(state: tuple) -> None:
+def _checked_state(state: tuple) -> tuple:
+    """The state's entries as arrays (a numpy array becomes JAX's, float32 where x64 is off), each
+    float32 or an extended dtype over float32; anything else is refused with its name."""
+    checked = []
     for name, value in zip(STATE_NAMES, state):
         dtype = getattr(value, "dtype", None)
         if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
@@ -177,9 +179,14 @@ def _check_state_dtypes(state: tuple) -> None:
                 raise TypeError(f"fp8dot.jax.fp8_dot_general: delayed-scaling state {name!r} has "
                                 f"dtype {dtype}; an extended dtype must be over float32 (as "
                                 "flax.linen.fp8_ops.fp32_max_grad is)")
-        elif dtype != jnp.float32:
-            raise TypeError(f"fp8dot.jax.fp8_dot_general: delayed-scaling state {name!r} has "
-                            f"dtype {dtype}; it must be float32 or Flax's fp32_max_grad")
+        else:
+            value = jnp.asarray(value)
+            if value.dtype != jnp.float32:
+                raise TypeError(f"fp8dot.jax.fp8_dot_general: delayed-scaling state {name!r} has "
+                                f"dtype {value.dtype}; it must be float32 or Flax's "
+                                "fp32_max_grad")
+        checked.append(value)
+    return tuple(checked)
 
 
 def _state_cotangent(new_value, primal):

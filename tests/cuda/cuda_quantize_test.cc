@@ -200,30 +200,33 @@ TEST(CudaQuantizeTest, BitIdenticalToTheCpuBackend) {
           }
         }
       }
-      // A usable given scale (delayed scaling), with and without the amax output, which the
-      // cast then takes from its own reads of q's or qᵀ's values. With the amax output the
-      // cast resolves the scale itself (resolve_given_scale), without it a kernel does.
-      struct Outputs {
-        bool row_major, transposed, amax;
-        DType input_type;
-      };
-      for (const Outputs o :
-           {Outputs{true, true, true, DType::kBF16}, Outputs{true, true, true, DType::kF32},
-            Outputs{false, true, true, DType::kBF16}, Outputs{true, false, false, DType::kF16}}) {
-        RunCase({rows, cols, ScaleGranularity::kTensor, o.input_type, DType::kF8E5M2, o.row_major,
-                 o.transposed, true, o.amax, 0},
+    }
+    // Given scales are tensor scales: once per shape, not per granularity.
+    // A usable given scale (delayed scaling), with and without the amax output, which the cast
+    // then takes from its own reads of q's or qᵀ's values. With the amax output the cast
+    // resolves the scale itself (resolve_given_scale), without it a kernel does.
+    struct Outputs {
+      bool row_major, transposed, amax;
+      DType input_type;
+    };
+    for (const Outputs o :
+         {Outputs{true, true, true, DType::kBF16}, Outputs{true, true, true, DType::kF32},
+          Outputs{false, true, true, DType::kBF16}, Outputs{true, false, false, DType::kF16}}) {
+      RunCase({rows, cols, ScaleGranularity::kTensor, o.input_type, DType::kF8E5M2, o.row_major,
+               o.transposed, true, o.amax, 0},
+              ++seed);
+      ++cases;
+      if (HasFatalFailure()) return;
+    }
+    // Given scales that are not usable: the input's own scale (an amax pass on the GPU, into the
+    // amax output where there is one, else into q's scale), with and without the amax.
+    for (const float unusable : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
+      for (const bool amax : {true, false}) {
+        RunCase({rows, cols, ScaleGranularity::kTensor, DType::kF32, DType::kF8E4M3FN, true,
+                 rows % 2 == 1, true, amax, 1, unusable},
                 ++seed);
+        ++cases;
         if (HasFatalFailure()) return;
-      }
-      // Given scales that are not usable: the input's own scale (an amax pass on the GPU, into
-      // the amax output where there is one, else into q's scale), with and without the amax.
-      for (const float unusable : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
-        for (const bool amax : {true, false}) {
-          RunCase({rows, cols, ScaleGranularity::kTensor, DType::kF32, DType::kF8E4M3FN, true,
-                   rows % 2 == 1, true, amax, 1, unusable},
-                  ++seed);
-          if (HasFatalFailure()) return;
-        }
       }
     }
   }

@@ -3,8 +3,8 @@
 #include "jax/ffi_handlers.h"
 
 #include <algorithm>
-#include <optional>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 

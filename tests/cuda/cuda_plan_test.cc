@@ -292,47 +292,66 @@ std::vector<uint8_t> OutputBytes(const testing::GpuBuffers& buffers) {
   return bytes;
 }
 
-// Runs two problems of one spec through one plan on two streams at once, 20 rounds: each
-// output must be the one its problem gives alone, whatever ran beside it.
-void ExpectRunsOnTwoStreamsMatchRunsAlone(DotProblemOptions o, const CudaDotOptions& options = {}) {
+// Two problems of one spec (seeds first_seed and first_seed + 1) and one plan for them, each
+// run alone first: its output matches the reference, and is kept to compare later runs with.
+// The outputs are poisoned again afterwards.
+struct TwoProblemsOnOnePlan {
+  std::unique_ptr<CudaDotPlan> plan;
+  std::vector<testing::GpuBuffers> buffers;
+  std::vector<std::vector<uint8_t>> alone;  // each output run alone
+};
+
+void RunEachAlone(DotProblemOptions o, const CudaDotOptions& options, uint64_t first_seed,
+                  TwoProblemsOnOnePlan& two) {
   std::vector<DotProblem> problems;
-  for (uint64_t seed : {71, 72}) {
+  for (uint64_t seed : {first_seed, first_seed + 1}) {
     o.seed = seed;
     FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
     problems.push_back(std::move(p));
   }
   FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(problems[0].spec));
-  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
-                           CudaDotPlan::Create(problems[0].spec, options));
-  std::vector<std::vector<uint8_t>> alone;
-  std::vector<testing::GpuBuffers> buffers;
+  FP8_ASSERT_OK_AND_ASSIGN(two.plan, CudaDotPlan::Create(problems[0].spec, options));
   for (const DotProblem& p : problems) {
     FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(p, dot));
-    FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
+    FP8_ASSERT_OK(two.plan->Run(g.pointers, nullptr));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
     FP8_ASSERT_OK_AND_ASSIGN(const DotResult result, testing::Download(g, p.spec, dot));
     FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats error, CompareToReference(result.output, exact, 1.0));
     EXPECT_EQ(error.nonfinite_mismatches, 0);
-    EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot)) << plan->Explain();
-    alone.push_back(OutputBytes(g));
+    EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot)) << two.plan->Explain();
+    two.alone.push_back(OutputBytes(g));
     ASSERT_EQ(cudaMemset(g.output.data(), 0xFF, g.output.size()), cudaSuccess);  // poison again
-    buffers.push_back(std::move(g));
+    two.buffers.push_back(std::move(g));
   }
-  ASSERT_NE(alone[0], alone[1]);
+  ASSERT_NE(two.alone[0], two.alone[1]);
+}
+
+// After the device finished: each output is the one its problem gave alone.
+void ExpectOutputsAsAlone(const TwoProblemsOnOnePlan& two) {
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(OutputBytes(two.buffers[i]), two.alone[i]) << "problem " << i;
+}
+
+// Runs two problems of one spec through one plan on two streams at once, 20 rounds: each
+// output must be the one its problem gives alone, whatever ran beside it.
+void ExpectRunsOnTwoStreamsMatchRunsAlone(DotProblemOptions o, const CudaDotOptions& options = {}) {
+  TwoProblemsOnOnePlan two;
+  RunEachAlone(o, options, 71, two);
+  if (::testing::Test::HasFatalFailure()) return;
   if (options.workspace_bytes == 0) {  // the algorithm takes no workspace: no ordering
-    EXPECT_NE(plan->info().algorithm.find("workspace=0"), std::string::npos)
-        << plan->info().algorithm;
+    EXPECT_NE(two.plan->info().algorithm.find("workspace=0"), std::string::npos)
+        << two.plan->info().algorithm;
   }
   cudaStream_t streams[2] = {nullptr, nullptr};
   for (cudaStream_t& stream : streams) {
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   }
   for (int round = 0; round < 20; ++round) {
-    for (int i = 0; i < 2; ++i) FP8_ASSERT_OK(plan->Run(buffers[i].pointers, streams[i]));
+    for (int i = 0; i < 2; ++i) FP8_ASSERT_OK(two.plan->Run(two.buffers[i].pointers, streams[i]));
   }
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  for (int i = 0; i < 2; ++i) EXPECT_EQ(OutputBytes(buffers[i]), alone[i]) << "stream " << i;
+  ExpectOutputsAsAlone(two);
   for (cudaStream_t stream : streams) cudaStreamDestroy(stream);
 }
 
@@ -372,40 +391,22 @@ TEST(CudaPlanTest, RunsAfterTheLastRunsStreamWasDestroyed) {
   o.lhs_type = o.rhs_type = DType::kF8E5M2;  // converted into the plan's own buffers
   o.output_type = DType::kBF16;
   o.lhs_scale_mode = o.rhs_scale_mode = ScaleMode::kTensor;
-  std::vector<DotProblem> problems;
-  for (uint64_t seed : {73, 74}) {
-    o.seed = seed;
-    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
-    problems.push_back(std::move(p));
-  }
-  FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(problems[0].spec));
-  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
-                           CudaDotPlan::Create(problems[0].spec));
-  std::vector<std::vector<uint8_t>> alone;
-  std::vector<testing::GpuBuffers> buffers;
-  for (const DotProblem& p : problems) {
-    FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(p, dot));
-    FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    alone.push_back(OutputBytes(g));  // the two-stream test compares these with the reference
-    ASSERT_EQ(cudaMemset(g.output.data(), 0xFF, g.output.size()), cudaSuccess);  // poison again
-    buffers.push_back(std::move(g));
-  }
-  ASSERT_NE(alone[0], alone[1]);
+  TwoProblemsOnOnePlan two;
+  RunEachAlone(o, {}, 73, two);
+  if (HasFatalFailure()) return;
   cudaStream_t previous = nullptr;
   for (int round = 0; round < 12; ++round) {
     cudaStream_t stream = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    FP8_ASSERT_OK(plan->Run(buffers[round % 2].pointers, stream));
+    FP8_ASSERT_OK(two.plan->Run(two.buffers[round % 2].pointers, stream));
     if (previous != nullptr) {
       ASSERT_EQ(cudaStreamDestroy(previous), cudaSuccess);
     }
     previous = stream;
   }
   ASSERT_EQ(cudaStreamDestroy(previous), cudaSuccess);
-  FP8_ASSERT_OK(plan->Run(buffers[0].pointers, nullptr));  // the legacy stream, after them all
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  for (int i = 0; i < 2; ++i) EXPECT_EQ(OutputBytes(buffers[i]), alone[i]) << "problem " << i;
+  FP8_ASSERT_OK(two.plan->Run(two.buffers[0].pointers, nullptr));  // the legacy stream, last
+  ExpectOutputsAsAlone(two);
 }
 
 TEST(CudaPlanTest, AutotuningPicksACandidateAndRemembersIt) {

@@ -158,14 +158,18 @@ _QUANTIZABLE = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.f
 def _combines_by_max(value) -> bool:
     """Whether a state entry is in an extended dtype (Flax's fp32_max_grad), whose cotangents
     combine by max."""
-    return jax.dtypes.issubdtype(value.dtype, jax.dtypes.extended)
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended)
+
+
+def _as_float32(value):
+    """A state entry in float32 for the arithmetic: one in an extended dtype over float32 (Flax's
+    fp32_max_grad) is converted; any other is taken as it is."""
+    return jax.lax.convert_element_type(value, jnp.float32) if _combines_by_max(value) else value
 
 
 def _state_as_float32(state: tuple) -> tuple:
-    """The delayed-scaling state in float32 for the arithmetic: a value in an extended dtype
-    over float32 (Flax's fp32_max_grad) is converted; any other dtype is taken as it is."""
-    return tuple(jax.lax.convert_element_type(value, jnp.float32) if _combines_by_max(value)
-                 else value for value in state)
+    return tuple(_as_float32(value) for value in state)
 
 
 def _checked_state(state: tuple) -> tuple:
@@ -173,11 +177,10 @@ def _checked_state(state: tuple) -> tuple:
     float32 or an extended dtype over float32; anything else is refused with its name."""
     checked = []
     for name, value in zip(STATE_NAMES, state):
-        dtype = getattr(value, "dtype", None)
-        if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
-            if getattr(dtype, "float_dtype", None) != jnp.float32:
+        if _combines_by_max(value):
+            if getattr(value.dtype, "float_dtype", None) != jnp.float32:
                 raise TypeError(f"fp8dot.jax.fp8_dot_general: delayed-scaling state {name!r} has "
-                                f"dtype {dtype}; an extended dtype must be over float32 (as "
+                                f"dtype {value.dtype}; an extended dtype must be over float32 (as "
                                 "flax.linen.fp8_ops.fp32_max_grad is)")
         else:
             value = jnp.asarray(value)
@@ -193,8 +196,7 @@ def _state_cotangent(new_value, primal):
     """The state's "gradient": its new value (float32) typed as the primal, combined over the
     devices it does not vary over by their max, in the primal's dtype (an extended one's
     cotangents combine by its own rule: fp32_max_grad's is max)."""
-    primal32 = _state_as_float32((primal,))[0]
-    cotangent = cotangent_like(new_value.astype(jnp.float32), primal32, jax.lax.pmax)
+    cotangent = cotangent_like(new_value.astype(jnp.float32), _as_float32(primal), jax.lax.pmax)
     if _combines_by_max(primal):
         cotangent = jax.lax.convert_element_type(cotangent, primal.dtype)
     return cotangent

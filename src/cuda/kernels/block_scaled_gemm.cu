@@ -116,7 +116,9 @@ struct TileShape {
       kScaling == GemmScaling::kOuter ? kBlockN + kSlices * kSliceRows : 0;
   static constexpr int kOuterScaleBytes = kMathWarpgroups * kOuterScaleFloats * 4;
   static constexpr int kAlignmentSlack = 1024;  // 128-byte swizzled tiles start on 1024 bytes
-  static constexpr int kFlagBytes = 16;         // split-K: "this CTA adds the runs" (one int)
+  // An mbarrier whose first phase has completed (the main loop's wait past a unit's last block),
+  // then split-K's "this CTA adds the runs" (one int).
+  static constexpr int kFlagBytes = 16;
   static constexpr int kStages = std::min(
       kMaxStages, (kSharedLimit - kAlignmentSlack - kOutputBytes - kOuterScaleBytes - kFlagBytes) /
                       (kStageBytes + 16));
@@ -272,7 +274,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   float* outer_scales = scales + kStages * Shape::kScaleBytes / 4;  // [math warpgroup][floats]
   uint64_t* full = reinterpret_cast<uint64_t*>(outer_scales + Shape::kOuterScaleBytes / 4);
   uint64_t* empty = full + kStages;
-  int* adds_the_runs = reinterpret_cast<int*>(empty + kStages);  // split-K: this CTA is last
+  uint64_t* completed = empty + kStages;  // its phase of parity 0 has completed: waits pass
+  int* adds_the_runs = reinterpret_cast<int*>(completed + 1);  // split-K: this CTA is last
   // Stage s's scales: A's block_m (one per tile row), then B's one (or block_n: B 1x128).
   const auto lhs_scales = [&](int stage) { return scales + stage * Shape::kScaleBytes / 4; };
   const auto rhs_scale = [&](int stage) { return lhs_scales(stage) + Shape::kLhsScaleBytes / 4; };
@@ -294,6 +297,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // Released by every math warp of every CTA whose A copies land here.
       hopper::BarrierInit(&empty[s], Shape::kMathWarps * kCluster);
     }
+    hopper::BarrierInit(completed, 1);
+    hopper::BarrierArrive(completed);
     hopper::FenceBarrierInit();
   }
   __syncthreads();
@@ -612,6 +617,20 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     hopper::BarrierWait(full_address + at.stage * static_cast<uint32_t>(sizeof(uint64_t)),
                         at.phase);
   };
+  // The same where `filled` says the stage holds a block of this unit, and otherwise a wait that
+  // passes at once (on `completed`): without a branch, ptxas starts it before the promotion just
+  // written and reads its answer after it, as in DeepGEMM's unrolled K loop, so that no barrier
+  // round trip lies between the promotion and the next wgmma. (A wait written before the
+  // promotion made the 256-row tiles 3-6% slower: the promotion then waits whenever the data is
+  // late. A branch around the wait keeps ptxas from moving it.)
+  const auto wait_filled_if = [&](const StageRing& at, bool filled) {
+    // `completed` follows the full and empty barriers: an offset from full_address, so that no
+    // register holds its address through the K loop.
+    constexpr uint32_t kCompletedOffset = 2 * kStages * sizeof(uint64_t);
+    hopper::BarrierWait(full_address + (filled ? at.stage * static_cast<uint32_t>(sizeof(uint64_t))
+                                               : kCompletedOffset),
+                        filled ? at.phase : 0u);
+  };
 
   // Outer scales: this warpgroup's rows' scales and the tile's column scales into its part of
   // outer_scales (zeros past M and N), by cp.async, so that the K loop hides their latency. Read
@@ -673,12 +692,13 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // Where the interval that starts at kb ends without the unit's end: intervals follow one
       // another, so one division per unit, not one per interval between two wgmma groups.
       int boundary = (kb / args.promotion_blocks + 1) * args.promotion_blocks;
-      // The first block of the interval that starts at kb, into `sum`. The buffers are named at
-      // each call, not indexed, so that ptxas sees which registers each wgmma group owns.
-      const auto issue_first_block = [&](float(&sum)[kRegisters]) {
+      // The first block of the interval that starts at kb, into `sum` (its stage waited for
+      // here, or already). The buffers are named at each call, not indexed, so that ptxas sees
+      // which registers each wgmma group owns.
+      const auto issue_first_block = [&](float(&sum)[kRegisters], bool waited = false) {
         interval_end = min(end_block, boundary);
         boundary += args.promotion_blocks;
-        wait_filled(ring);
+        if (!waited) wait_filled(ring);
         issue_block(sum, ring.stage, first_slice_row, false);
       };
       // The interval before (in `previous`) has completed once only the block just issued may
@@ -731,42 +751,52 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       } else {
         // One partial sum (no registers for two: the 192-row tile's three warpgroups, the
         // 128x192 tile's wide sums): each interval's wgmma are waited for before its sum is
-        // added, while the other warpgroups' wgmma run.
+        // added, while the other warpgroups' wgmma run. The wait for the next interval's first
+        // block closes the loop's body (wait_filled_if says why).
+        wait_filled(ring);
         while (kb < end_block) {
-          issue_first_block(partial0);
+          issue_first_block(partial0, true);
           issue_other_blocks(partial0);
           finish(partial0);
+          wait_filled_if(ring, kb < end_block);
         }
       }
     } else if constexpr (kPipelined) {
       // Two partial sums in turn: block kb + 1 is on the tensor core while block kb is promoted,
       // so the promotion costs no tensor-core time. The two buffers are named, not indexed,
       // so that ptxas sees which registers each wgmma group owns (the loop is unrolled by two).
+      // With several math warpgroups the wait for the next block closes each half
+      // (wait_filled_if says why); a lone warpgroup's (64-row tiles) stays at the half's top,
+      // where its small-M tiles measured 0.5-1.5% faster (H100, 2026-12-05).
+      constexpr bool kWaitClosesHalf = Shape::kMathWarpgroups > 1;
       float partial0[kRegisters], partial1[kRegisters];
       wait_filled(ring);
       int pending_stage = ring.stage;
       float2 pending = issue_block(partial0, ring.stage, first_slice_row);
       ring.Advance(kStages);
+      if constexpr (kWaitClosesHalf) wait_filled_if(ring, 1 < blocks);
       for (int kb = 1;; kb += 2) {
         if (kb < blocks) {
-          wait_filled(ring);
+          if constexpr (!kWaitClosesHalf) wait_filled(ring);
           const float2 next = issue_block(partial1, ring.stage, first_slice_row);
           hopper::WgmmaWaitGroup<1>();
           finish_block(acc[0], partial0, pending, pending_stage, true);
           pending = next, pending_stage = ring.stage;
           ring.Advance(kStages);
+          if constexpr (kWaitClosesHalf) wait_filled_if(ring, kb + 1 < blocks);
         } else {
           hopper::WgmmaWaitGroup<0>();
           finish_block(acc[0], partial0, pending, pending_stage, true);
           break;
         }
         if (kb + 1 < blocks) {
-          wait_filled(ring);
+          if constexpr (!kWaitClosesHalf) wait_filled(ring);
           const float2 next = issue_block(partial0, ring.stage, first_slice_row);
           hopper::WgmmaWaitGroup<1>();
           finish_block(acc[0], partial1, pending, pending_stage, true);
           pending = next, pending_stage = ring.stage;
           ring.Advance(kStages);
+          if constexpr (kWaitClosesHalf) wait_filled_if(ring, kb + 2 < blocks);
         } else {
           hopper::WgmmaWaitGroup<0>();
           finish_block(acc[0], partial1, pending, pending_stage, true);
@@ -777,12 +807,14 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // Too few registers for two partial sums: each block waits for its wgmma, then promotes,
       // while the other math warpgroups' wgmma run. With outer scales (256-row tiles, which
       // promote every block: two slices leave no registers for a sum over several) the factor is
-      // 1, and fma(partial, 1, acc) rounds as acc + partial does. (Waiting for the next stage
-      // before promoting this one, to issue the next wgmma sooner, made the 256-row tiles 3-6%
-      // slower on the H200: the promotion then waits whenever the data is late.)
+      // 1, and fma(partial, 1, acc) rounds as acc + partial does. The wait for the next block
+      // closes the loop's body (wait_filled_if says why), except in the 256-row f32 tiles with
+      // outer scales, whose clusters then spill.
+      constexpr bool kWaitClosesBody = kUniformLhsAddress;
       float partial[kRegisters];
+      if constexpr (kWaitClosesBody) wait_filled(ring);
       for (int kb = 0; kb < blocks; ++kb) {
-        wait_filled(ring);
+        if constexpr (!kWaitClosesBody) wait_filled(ring);
 #pragma unroll
         for (int v = 0; v < kSlices; ++v) {
           const float2 promote = issue_block(partial, ring.stage, first_slice_row + v * kSliceRows);
@@ -791,6 +823,7 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
           finish_block(acc[v], partial, promote, ring.stage, v == kSlices - 1);
         }
         ring.Advance(kStages);
+        if constexpr (kWaitClosesBody) wait_filled_if(ring, kb + 1 < blocks);
       }
     }
 

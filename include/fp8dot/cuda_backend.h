@@ -157,12 +157,32 @@ class CudaDotPlan {
   std::unique_ptr<Impl> impl_;
 };
 
+// Autotuning for the plans fp8dot makes on a caller's behalf, without CudaDotOptions from the
+// caller: the torch ops and layers, the JAX FFI handlers, the C API, `fp8dot run` and the Python
+// package's dots. Off (0 candidates) unless set here or, when first asked, by the environment:
+// FP8DOT_AUTOTUNE=N (CudaDotOptions::autotune_candidates) and FP8DOT_AUTOTUNE_CACHE=path
+// (autotune_cache_path). Plans already made keep the setting they were made with; autotuning
+// runs the GPU when a plan is made, so a plan made inside a CUDA graph capture fails with it.
+struct AutotuneSetting {
+  int candidates = 0;
+  std::string cache_path;  // "" = remember the winners in this process only
+};
+// INVALID_ARGUMENT (and no change) when candidates < 0.
+Status SetDefaultAutotune(const AutotuneSetting& setting);
+// The setting: the last SetDefaultAutotune's, else the environment's (INVALID_ARGUMENT naming
+// the variable when FP8DOT_AUTOTUNE is not a non-negative integer).
+StatusOr<AutotuneSetting> DefaultAutotune();
+// CudaDotOptions{} with DefaultAutotune()'s candidates and cache file: the options of every plan
+// made on a caller's behalf.
+StatusOr<CudaDotOptions> DefaultCudaDotOptions();
+
 // A plan for `spec` from the process-wide cache (made on first use; thread-safe lookup), for the
 // current device. The plan lives until the process ends. Runs of one plan on several streams
 // or threads are ordered (a run waits for the last run: the plan's buffers are shared);
 // replays of a CUDA graph that captured a run are the caller's to order against other runs.
-StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec,
-                                            const CudaDotOptions& options = {});
+StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec, const CudaDotOptions& options);
+// The same with DefaultCudaDotOptions().
+StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec);
 
 struct CudaDotStats {
   double milliseconds = 0;  // device time of CudaDotPlan::Run (CUDA events), copies excluded

@@ -12,7 +12,8 @@ CUDA tensors on the GPU through cuBLASLt. `fp8dot.torch` has the torch ops and F
 
 from __future__ import annotations
 
-from typing import Optional
+import sys
+from typing import Optional, Tuple
 
 from . import _core
 from ._dot import Precision, explain, precision_pair, scaled_dot, dtype_name
@@ -22,7 +23,8 @@ __version__: str = _core.__version__
 cuda_built: bool = _core.cuda_built
 
 __all__ = ["Quantized", "__version__", "cuda_built", "cuda_device", "cuda_unavailable_reason",
-           "explain", "quantize", "resolve_accumulation", "resolve_backend", "scaled_dot"]
+           "autotune_setting", "explain", "quantize", "resolve_accumulation", "resolve_backend",
+           "scaled_dot", "set_autotune"]
 
 
 def resolve_accumulation(lhs_dtype, rhs_dtype, precision: Precision = ("default", "default"),
@@ -45,3 +47,24 @@ def cuda_unavailable_reason() -> str:
 def resolve_backend(backend: str = "auto") -> str:
     """The backend a name means on this machine ('auto' is 'cuda' with a Hopper GPU)."""
     return _core.resolve_backend(backend)
+
+
+def set_autotune(candidates: int, cache_path: Optional[str] = None) -> None:
+    """Autotunes the GPU plans fp8dot makes from now on (torch ops and layers, fp8dot.jax,
+    scaled_dot on device arrays): each new GEMM is timed on the GPU when its plan is made, over
+    cuBLASLt's first `candidates` algorithms and, where it can run the dot, the own kernel's
+    tiles; the fastest is kept. 0 turns it off (the default). With `cache_path` the winners are
+    remembered in that file across processes. The environment sets the same before the first
+    plan: FP8DOT_AUTOTUNE=N, FP8DOT_AUTOTUNE_CACHE=path. Plans already made keep their setting;
+    make the first call of a GEMM outside a CUDA graph capture (a race cannot be captured)."""
+    if isinstance(candidates, bool) or not isinstance(candidates, int):
+        raise TypeError(f"fp8dot.set_autotune: candidates must be an int, not {candidates!r}")
+    _core.set_autotune(candidates, cache_path or "")
+    torch_ops = sys.modules.get("fp8dot.torch.ops")
+    if torch_ops is not None:
+        torch_ops._set_native_autotune(candidates, cache_path or "")
+
+
+def autotune_setting() -> Tuple[int, str]:
+    """(candidates, cache_path) of the autotuning new plans get (set_autotune; 0 = off)."""
+    return _core.autotune_setting()

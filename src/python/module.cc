@@ -181,9 +181,12 @@ class Dot {
   // The GEMM engine the CUDA plan runs ("cuBLASLt", or the own kernel and its tile): the
   // plan's own answer for the current GPU. Without a plan yet, a plan is made to ask and then
   // freed, so that asking (fp8dot.torch.explain) keeps no workspace alive.
+  // With autotuning on, the answer is the race's, so the plan is made and kept (a race run
+  // only to ask would be run again by the first dot).
   std::string CudaEngine() {
-    if (plan_ != nullptr) return plan_->info().engine;
-    return ValueOrThrow(CudaDotPlan::Create(spec_, cuda_options_))->info().engine;
+    const CudaDotOptions options = PlanOptions();
+    if (plan_ != nullptr || options.autotune_candidates > 1) return Plan()->info().engine;
+    return ValueOrThrow(CudaDotPlan::Create(spec_, options))->info().engine;
   }
 
   std::string Explain(const std::string& backend_name) {
@@ -223,12 +226,21 @@ class Dot {
     return backend;
   }
 
+  // The engine asked for, with the process's autotuning setting (fp8dot.set_autotune): the
+  // options every plan made on a caller's behalf has, so the JAX FFI handlers find the plans
+  // made here while tracing.
+  CudaDotOptions PlanOptions() const {
+    CudaDotOptions options = ValueOrThrow(DefaultCudaDotOptions());
+    options.engine = cuda_options_.engine;
+    return options;
+  }
+
   // The plan for the current device: one Dot may run on several GPUs, and a plan's memory and
   // descriptors belong to the device it was made on.
   CudaDotPlan* Plan() {
     const int device = ValueOrThrow(CurrentCudaDevice());
     if (plan_ == nullptr || plan_device_ != device) {
-      plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, cuda_options_));
+      plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, PlanOptions()));
       plan_device_ = device;
     }
     return plan_;
@@ -361,6 +373,21 @@ NB_MODULE(_core, m) {
         return std::string(BackendName(ResolveBackend(ValueOrThrow(ParseBackend(name)))));
       },
       nb::arg("backend"), "The backend a name resolves to on this machine (auto -> cuda or cpu).");
+
+  m.def(
+      "set_autotune",
+      [](int candidates, const std::string& cache_path) {
+        ThrowIfError(SetDefaultAutotune({.candidates = candidates, .cache_path = cache_path}));
+      },
+      nb::arg("candidates"), nb::arg("cache_path") = "",
+      "Autotuning for the plans fp8dot makes on the caller's behalf (SetDefaultAutotune).");
+  m.def(
+      "autotune_setting",
+      []() {
+        const AutotuneSetting setting = ValueOrThrow(DefaultAutotune());
+        return std::make_pair(setting.candidates, setting.cache_path);
+      },
+      "(candidates, cache_path) of the process's autotuning setting (DefaultAutotune).");
 
 #ifdef FP8DOT_HAVE_XLA_FFI
   m.def(

@@ -433,5 +433,30 @@ TEST(CudaPlanTest, AutotuningPicksACandidateAndRemembersIt) {
   EXPECT_NE(line.find("id="), std::string::npos) << line;
 }
 
+// Plans made on a caller's behalf (the torch ops, the JAX handlers, the C API) take the
+// process's autotuning setting: SetDefaultAutotune, or FP8DOT_AUTOTUNE in the environment.
+TEST(CudaPlanTest, PlansMadeOnACallersBehalfTakeTheProcessAutotuning) {
+  FP8_SKIP_WITHOUT_GPU();
+  DotProblemOptions o;
+  o.m = 384;  // a shape no other test of this process caches a plan for
+  o.n = 640;
+  o.k = 1152;
+  o.output_type = DType::kBF16;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  FP8_ASSERT_OK(SetDefaultAutotune({.candidates = 4}));
+  FP8_ASSERT_OK_AND_ASSIGN(CudaDotOptions options, DefaultCudaDotOptions());
+  ExpectMatchesReference(p, "autotuned by the process's setting", 0.0, options);
+  StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(p.spec);
+  FP8_ASSERT_OK(SetDefaultAutotune({}));
+  FP8_ASSERT_OK(plan.status());
+  EXPECT_TRUE((*plan)->info().autotune.ran) << (*plan)->Explain();
+  EXPECT_GT((*plan)->info().autotune.candidates, 0) << (*plan)->Explain();
+  // Off again: the same spec gets another plan, made without autotuning.
+  StatusOr<CudaDotPlan*> untuned = GetCachedCudaDotPlan(p.spec);
+  FP8_ASSERT_OK(untuned.status());
+  EXPECT_NE(*untuned, *plan);
+  EXPECT_FALSE((*untuned)->info().autotune.ran) << (*untuned)->Explain();
+}
+
 }  // namespace
 }  // namespace fp8dot

@@ -18,12 +18,14 @@ the GPU (include/fp8dot/quantize.h), the same bytes on the CPU.
 
 from __future__ import annotations
 
+import ctypes
 import warnings
 from pathlib import Path
 from typing import Optional
 
 import torch
 
+from .. import _core
 from .._dot import PreparedCall, check_current_device, scaled_dot
 from .._arrays import check_storage_holds_elements, describe
 from .._quantize import allocate_outputs, check_given_scale, make_quantizer
@@ -46,6 +48,23 @@ def _load_native_ops() -> bool:
 
 
 NATIVE = _load_native_ops()
+
+
+def _set_native_autotune(candidates: int, cache_path: str) -> None:
+    """Gives the C++ ops' library (which holds its own copy of fp8dot's setting) the package's
+    autotuning setting: fp8dot.set_autotune calls this once fp8dot.torch is imported."""
+    if not NATIVE:
+        return  # the Python ops make their plans through fp8dot._core, which has the setting
+    library = ctypes.CDLL(str(Path(__file__).resolve().parent.parent / "_torch_ops.so"))
+    if library.fp8dot_torch_set_autotune(ctypes.c_int(candidates),
+                                         cache_path.encode()) != 0:
+        raise ValueError(f"fp8dot: autotuning candidates must be >= 0, not {candidates}")
+
+
+try:
+    _set_native_autotune(*_core.autotune_setting())
+except ValueError:
+    pass  # a malformed FP8DOT_AUTOTUNE: the C++ ops read it too and fail their first GPU plan
 
 # CUDA calls by their tensors' metadata -> the validated C++ Dot: a repeated call (every training
 # step) costs one dict lookup before the GEMM is enqueued. The first call of a signature goes

@@ -172,8 +172,10 @@ Status SetDefaultAutotune(const AutotuneSetting& setting);
 // The setting: the last SetDefaultAutotune's, else the environment's (INVALID_ARGUMENT naming
 // the variable when FP8DOT_AUTOTUNE is not a non-negative integer).
 StatusOr<AutotuneSetting> DefaultAutotune();
-// CudaDotOptions{} with DefaultAutotune()'s candidates and cache file: the options of every plan
-// made on a caller's behalf.
+// CudaDotOptions{} with `setting`'s candidates and cache file (0 or 1 candidates: no autotuning,
+// the same options either way).
+CudaDotOptions AutotunedCudaDotOptions(const AutotuneSetting& setting);
+// AutotunedCudaDotOptions(DefaultAutotune()): the options of every plan made on a caller's behalf.
 StatusOr<CudaDotOptions> DefaultCudaDotOptions();
 
 // A plan for `spec` from the process-wide cache (made on first use; thread-safe lookup), for the

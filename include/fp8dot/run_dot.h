@@ -39,7 +39,8 @@ struct RunDotOptions {
   // cpu-emulation only: the accumulator model, its split of K included.
   Fp8AccumulatorModel accumulator_model;
   // cuda only: which GEMM implementation runs (cuda_backend.h), and the own kernel's promotion
-  // interval (CudaDotOptions::own_promotion_interval).
+  // interval (CudaDotOptions::own_promotion_interval); the plan is autotuned as the process's
+  // setting says (DefaultCudaDotOptions).
   GemmEngine engine = GemmEngine::kAuto;
   int own_promotion_interval = 0;
 };

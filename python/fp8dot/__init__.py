@@ -13,6 +13,7 @@ CUDA tensors on the GPU through cuBLASLt. `fp8dot.torch` has the torch ops and F
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Optional, Tuple
 
 from . import _core
@@ -49,20 +50,24 @@ def resolve_backend(backend: str = "auto") -> str:
     return _core.resolve_backend(backend)
 
 
+_autotune_lock = threading.Lock()
+
+
 def set_autotune(candidates: int, cache_path: Optional[str] = None) -> None:
     """Autotunes the GPU plans fp8dot makes from now on (torch ops and layers, fp8dot.jax,
     scaled_dot on device arrays): each new GEMM is timed on the GPU when its plan is made, over
     cuBLASLt's first `candidates` algorithms and, where it can run the dot, the own kernel's
-    tiles; the fastest is kept. 0 turns it off (the default). With `cache_path` the winners are
+    tiles; the fastest is kept. 0 (the default) or 1 turns it off. With `cache_path` the winners are
     remembered in that file across processes. The environment sets the same before the first
     plan: FP8DOT_AUTOTUNE=N, FP8DOT_AUTOTUNE_CACHE=path. Plans already made keep their setting;
     make the first call of a GEMM outside a CUDA graph capture (a race cannot be captured)."""
     if isinstance(candidates, bool) or not isinstance(candidates, int):
         raise TypeError(f"fp8dot.set_autotune: candidates must be an int, not {candidates!r}")
-    _core.set_autotune(candidates, cache_path or "")
-    torch_ops = sys.modules.get("fp8dot.torch.ops")
-    if torch_ops is not None:
-        torch_ops._set_native_autotune(candidates, cache_path or "")
+    with _autotune_lock:  # both copies of the setting change together
+        _core.set_autotune(candidates, cache_path or "")
+        torch_ops = sys.modules.get("fp8dot.torch.ops")
+        if torch_ops is not None:
+            torch_ops._set_native_autotune(candidates, cache_path or "")
 
 
 def autotune_setting() -> Tuple[int, str]:

@@ -65,12 +65,17 @@ StatusOr<AutotuneSetting> DefaultAutotune() {
   return *Setting();
 }
 
-StatusOr<CudaDotOptions> DefaultCudaDotOptions() {
-  FP8_ASSIGN_OR_RETURN(AutotuneSetting setting, DefaultAutotune());
+CudaDotOptions AutotunedCudaDotOptions(const AutotuneSetting& setting) {
   CudaDotOptions options;
-  options.autotune_candidates = setting.candidates;
-  options.autotune_cache_path = std::move(setting.cache_path);
+  // One candidate is the heuristic's first, as zero is: the same options, so the same plan.
+  options.autotune_candidates = setting.candidates > 1 ? setting.candidates : 0;
+  options.autotune_cache_path = setting.cache_path;
   return options;
+}
+
+StatusOr<CudaDotOptions> DefaultCudaDotOptions() {
+  FP8_ASSIGN_OR_RETURN(const AutotuneSetting setting, DefaultAutotune());
+  return AutotunedCudaDotOptions(setting);
 }
 
 StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec) {

@@ -17,7 +17,7 @@ StatusOr<DotResult> RunOnCuda(const DotSpec& spec, const DotArguments& arguments
                               const RunDotOptions& options, DotRunInfo& info) {
   FP8_ASSIGN_OR_RETURN(CudaDeviceInfo device, QueryCudaDevice());
   CudaDotStats stats;
-  CudaDotOptions cuda_options;
+  FP8_ASSIGN_OR_RETURN(CudaDotOptions cuda_options, DefaultCudaDotOptions());
   cuda_options.engine = options.engine;
   cuda_options.own_promotion_interval = options.own_promotion_interval;
   FP8_ASSIGN_OR_RETURN(DotResult result, CudaDot(spec, arguments, &stats, cuda_options));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "bindings/dot_pointers.h"
 #include "bindings/dot_request.h"
 #include "fp8dot/cpu_backend.h"
+#include "fp8dot/cuda_backend.h"
 #include "fp8dot/quantize.h"
 #include "fp8dot/run_dot.h"
 #include "fp8dot/tensor.h"
@@ -228,12 +230,28 @@ ffi::Error ScaledDotCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
 }
 
 #ifdef FP8DOT_HAVE_CUDA
+// The options of the plan the call's Dot made while tracing: the autotuning the process had
+// then (fp8dot.set_autotune), which the call carries, not the one it has now.
+StatusOr<CudaDotOptions> PlanOptionsOf(const ffi::Dictionary& attributes) {
+  FP8_ASSIGN_OR_RETURN(const int64_t candidates,
+                       Attribute<int64_t>(attributes, "autotune_candidates"));
+  FP8_ASSIGN_OR_RETURN(std::string cache, StringAttribute(attributes, "autotune_cache"));
+  if (candidates < 0 || candidates > std::numeric_limits<int>::max()) {
+    return InvalidArgument("autotune_candidates %lld is not a number of candidates",
+                           static_cast<long long>(candidates));
+  }
+  return AutotunedCudaDotOptions(
+      {.candidates = static_cast<int>(candidates), .cache_path = std::move(cache)});
+}
+
 ffi::Error ScaledDotCuda(CudaStream stream, ffi::RemainingArgs args, ffi::RemainingRets rets,
                          ffi::Dictionary attributes) {
   return Guarded("fp8dot_scaled_dot", [&]() -> ffi::Error {
     StatusOr<ScaledDotCall> call = DecodeCall(args, rets, attributes);
     if (!call.ok()) return ToFfiError(call.status());
-    StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(call->spec);
+    StatusOr<CudaDotOptions> options = PlanOptionsOf(attributes);
+    if (!options.ok()) return ToFfiError(options.status());
+    StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(call->spec, *options);
     if (!plan.ok()) return ToFfiError(plan.status());
     const CudaDotBuffers buffers = CudaBuffersOf(call->pointers, call->output, call->amax);
     if (Status status = (*plan)->Run(buffers, stream); !status.ok()) return ToFfiError(status);

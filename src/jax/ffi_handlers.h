@@ -16,7 +16,9 @@
 // lhs_precision, rhs_precision, algorithm ("" = none), lhs_scale_mode, rhs_scale_mode
 // ("none", "tensor", ...), epilogue ("" = BIAS with a bias, else DEFAULT) (strings), alpha, beta
 // (f64), has_bias, has_c, output_scale, compute_amax (bool), lhs_scale_layout, rhs_scale_layout
-// (int64 arrays, minor-to-major; empty or absent = row-major).
+// (int64 arrays, minor-to-major; empty or absent = row-major), autotune_candidates (int64) and
+// autotune_cache (string): the process's autotuning when the call was traced (the CUDA handler
+// looks up the plan made then with them; the CPU handler ignores them).
 //
 // The handlers build the DotSpec with MakeDotSpec, the function the trace-time check in Python
 // calls too, so what was checked while tracing is what runs.

@@ -235,22 +235,27 @@ class Dot {
     return options;
   }
 
-  // The plan for the current device: one Dot may run on several GPUs, and a plan's memory and
-  // descriptors belong to the device it was made on.
+  // The plan for the current device and autotuning setting: one Dot may run on several GPUs, a
+  // plan's memory and descriptors belong to the device it was made on, and the JAX handlers
+  // look plans up with the setting their program was traced with.
   CudaDotPlan* Plan() {
     const int device = ValueOrThrow(CurrentCudaDevice());
-    if (plan_ == nullptr || plan_device_ != device) {
-      plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, PlanOptions()));
+    const CudaDotOptions options = PlanOptions();
+    if (plan_ == nullptr || plan_device_ != device ||
+        plan_autotune_ != std::tie(options.autotune_candidates, options.autotune_cache_path)) {
+      plan_ = ValueOrThrow(GetCachedCudaDotPlan(spec_, options));
       plan_device_ = device;
+      plan_autotune_ = {options.autotune_candidates, options.autotune_cache_path};
     }
     return plan_;
   }
 
   DotSpec spec_;
   CanonicalDot dot_;
-  CudaDotOptions cuda_options_;  // the engine asked for
-  CudaDotPlan* plan_ = nullptr;  // owned by the process-wide cache
-  int plan_device_ = -1;         // the device plan_ was made for
+  CudaDotOptions cuda_options_;                 // the engine asked for
+  CudaDotPlan* plan_ = nullptr;                 // owned by the process-wide cache
+  int plan_device_ = -1;                        // the device plan_ was made for
+  std::tuple<int, std::string> plan_autotune_;  // and the autotuning it was made with
 };
 
 // One validated quantisation (quantize.h) of a dense row-major matrix: its outputs' shapes, and

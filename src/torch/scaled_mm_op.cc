@@ -178,18 +178,27 @@ STABLE_TORCH_LIBRARY_IMPL(fp8dot, CUDA, m) {
 
 // This library links its own copy of fp8dot (statically, its symbols hidden), so it has its own
 // autotuning setting (cuda_backend.h, SetDefaultAutotune): fp8dot.torch passes the package's
-// setting (fp8dot.set_autotune) on through this function, by ctypes. 0, or -1 when candidates
-// < 0.
+// setting (fp8dot.set_autotune) on through this function, by ctypes. 0; -1 when candidates < 0;
+// -2 when it could not be stored (nothing throws through the C boundary).
 extern "C" __attribute__((visibility("default"))) int fp8dot_torch_set_autotune(
-    int candidates, const char* cache_path) {
-  const fp8dot::Status status = fp8dot::SetDefaultAutotune(
-      {.candidates = candidates, .cache_path = cache_path != nullptr ? cache_path : ""});
-  return status.ok() ? 0 : -1;
+    int candidates, const char* cache_path) noexcept {
+  try {
+    const fp8dot::Status status = fp8dot::SetDefaultAutotune(
+        {.candidates = candidates, .cache_path = cache_path != nullptr ? cache_path : ""});
+    return status.ok() ? 0 : -1;
+  } catch (...) {
+    return -2;
+  }
 }
 
 // The candidates of this library's setting (what its plans will be made with), -1 when the
-// environment's FP8DOT_AUTOTUNE is malformed: for the tests that check the two copies agree.
-extern "C" __attribute__((visibility("default"))) int fp8dot_torch_autotune_candidates() {
-  const fp8dot::StatusOr<fp8dot::AutotuneSetting> setting = fp8dot::DefaultAutotune();
-  return setting.ok() ? setting->candidates : -1;
+// environment's FP8DOT_AUTOTUNE is malformed (-2 on any other failure): for the tests that
+// check the two copies agree.
+extern "C" __attribute__((visibility("default"))) int fp8dot_torch_autotune_candidates() noexcept {
+  try {
+    const fp8dot::StatusOr<fp8dot::AutotuneSetting> setting = fp8dot::DefaultAutotune();
+    return setting.ok() ? setting->candidates : -1;
+  } catch (...) {
+    return -2;
+  }
 }

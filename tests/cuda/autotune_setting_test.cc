@@ -7,10 +7,13 @@
 #include <string>
 
 #include "cuda/autotune_setting.h"
+#include "scoped_autotune_setting.h"
 #include "status_matchers.h"
 
 namespace fp8dot {
 namespace {
+
+using testing::ScopedAutotuneSetting;
 
 TEST(AutotuneSettingTest, TheEnvironmentGivesCandidatesAndACacheFile) {
   FP8_ASSERT_OK_AND_ASSIGN(AutotuneSetting unset, cuda::ParseAutotuneEnvironment(nullptr, nullptr));
@@ -37,6 +40,7 @@ TEST(AutotuneSettingTest, AMalformedCountIsAnErrorNamingTheVariable) {
 }
 
 TEST(AutotuneSettingTest, TheSettingIsWhatEveryPlanMadeOnACallersBehalfGets) {
+  const ScopedAutotuneSetting restore;
   FP8_ASSERT_OK(SetDefaultAutotune({.candidates = 4, .cache_path = "/tmp/tune.txt"}));
   FP8_ASSERT_OK_AND_ASSIGN(AutotuneSetting setting, DefaultAutotune());
   EXPECT_EQ(setting.candidates, 4);
@@ -56,6 +60,10 @@ TEST(AutotuneSettingTest, TheSettingIsWhatEveryPlanMadeOnACallersBehalfGets) {
   FP8_ASSERT_OK_AND_ASSIGN(setting, DefaultAutotune());
   EXPECT_EQ(setting.candidates, 4);
 
+  // One candidate is the heuristic's first: no autotuning, the same options as zero.
+  FP8_ASSERT_OK(SetDefaultAutotune({.candidates = 1}));
+  FP8_ASSERT_OK_AND_ASSIGN(options, DefaultCudaDotOptions());
+  EXPECT_EQ(options.autotune_candidates, 0);
   FP8_ASSERT_OK(SetDefaultAutotune({}));
   FP8_ASSERT_OK_AND_ASSIGN(options, DefaultCudaDotOptions());
   EXPECT_EQ(options.autotune_candidates, 0);

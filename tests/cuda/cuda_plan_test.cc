@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.h"
+#include "scoped_autotune_setting.h"
 #include "status_matchers.h"
 
 namespace fp8dot {
@@ -443,11 +444,12 @@ TEST(CudaPlanTest, PlansMadeOnACallersBehalfTakeTheProcessAutotuning) {
   o.k = 1152;
   o.output_type = DType::kBF16;
   FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+  const testing::ScopedAutotuneSetting restore;
   FP8_ASSERT_OK(SetDefaultAutotune({.candidates = 4}));
   FP8_ASSERT_OK_AND_ASSIGN(CudaDotOptions options, DefaultCudaDotOptions());
   ExpectMatchesReference(p, "autotuned by the process's setting", 0.0, options);
   StatusOr<CudaDotPlan*> plan = GetCachedCudaDotPlan(p.spec);
-  FP8_ASSERT_OK(SetDefaultAutotune({}));
+  FP8_ASSERT_OK(SetDefaultAutotune({.candidates = 0}));
   FP8_ASSERT_OK(plan.status());
   EXPECT_TRUE((*plan)->info().autotune.ran) << (*plan)->Explain();
   EXPECT_GT((*plan)->info().autotune.candidates, 0) << (*plan)->Explain();

@@ -89,6 +89,30 @@ def test_jitted_dot_matches_the_fp64_product_within_its_accumulation(platform, p
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_jitted_call_keeps_the_autotuning_it_was_traced_with(platform):
+    """The call carries the process's autotuning at trace time (fp8dot.set_autotune), so the
+    CUDA handler finds the plan made while tracing even after the setting has changed."""
+    m, n, k = 224, 160, 640  # a shape no other test plans
+    on = device(platform)
+    a = jax.device_put(random((m, k), 2, E4M3), on)
+    b = jax.device_put(random((n, k), 3, E4M3), on)
+    f = jax.jit(lambda a, b: fj.scaled_dot_general(a, b, TN, precision="HIGHEST",
+                                                   preferred_element_type=jnp.float32))
+    saved = fp8dot.autotune_setting()
+    try:
+        fp8dot.set_autotune(4)
+        lowered = f.lower(a, b)
+        assert "autotune_candidates = 4" in lowered.as_text()
+        compiled = lowered.compile()
+        fp8dot.set_autotune(0)
+        out = compiled(a, b)
+    finally:
+        fp8dot.set_autotune(*saved)
+    expected = f64(a) @ f64(b).T
+    assert relative_frobenius(out, expected) <= accumulation_tolerance("fp8-promoted", k)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_block_scales_bias_and_bf16_output(platform):
     m, n, k = 128, 256, 384
     on = device(platform)

@@ -161,6 +161,9 @@ def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, o
         dot = trace_dot(lhs, rhs, dimension_numbers, **arrays, **options,
                         scale_layouts=scale_layouts)
     platforms = _ffi.register()
+    # The process's autotuning now (fp8dot.set_autotune) goes into the call, so that the handler
+    # looks up the plan made here whatever the setting is when the program runs.
+    autotune_candidates, autotune_cache = _core.autotune_setting()
     if "CUDA" in platforms and jax.default_backend() == "gpu":
         # A plan is made (and autotuned) here, while tracing: inside an XLA command buffer the
         # handler can only look it up.
@@ -189,7 +192,8 @@ def _call(dimension_numbers, options, lhs, rhs, lhs_scale, rhs_scale, bias, c, o
         epilogue=options["epilogue"] or "", alpha=np.float64(options["alpha"]),
         beta=np.float64(options["beta"]), has_bias=np.bool_(bias is not None),
         has_c=np.bool_(c is not None), output_scale=np.bool_(output_scale is not None),
-        compute_amax=np.bool_(options["compute_amax"]))
+        compute_amax=np.bool_(options["compute_amax"]),
+        autotune_candidates=np.int64(autotune_candidates), autotune_cache=autotune_cache)
     # Typed as varying over the operands' mesh axes under shard_map (_mesh_typing).
     outputs = [vary_like(output, *operands) for output in outputs]
     return tuple(outputs) if options["compute_amax"] else outputs[0]

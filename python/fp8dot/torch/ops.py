@@ -32,10 +32,13 @@ from .._quantize import allocate_outputs, check_given_scale, make_quantizer
 from .._quantize import quantize as _quantize_any
 
 
+NATIVE_LIBRARY = Path(__file__).resolve().parent.parent / "_torch_ops.so"
+
+
 def _load_native_ops() -> bool:
     """Loads fp8dot/_torch_ops.so (the C++ operators) when the build made it; it needs torch 2.10
     or newer (PyTorch's stable ABI)."""
-    library = Path(__file__).resolve().parent.parent / "_torch_ops.so"
+    library = NATIVE_LIBRARY
     if not library.exists():
         return False
     try:
@@ -50,21 +53,37 @@ def _load_native_ops() -> bool:
 NATIVE = _load_native_ops()
 
 
+def _native_setting_functions():
+    """The C++ ops' library's functions for its own copy of the autotuning setting (it links
+    fp8dot apart from fp8dot._core): (set(candidates, cache_path) -> 0, get() -> candidates)."""
+    library = ctypes.CDLL(str(NATIVE_LIBRARY))  # the handle torch.ops.load_library opened
+    set_autotune = library.fp8dot_torch_set_autotune
+    set_autotune.argtypes, set_autotune.restype = [ctypes.c_int, ctypes.c_char_p], ctypes.c_int
+    candidates = library.fp8dot_torch_autotune_candidates
+    candidates.argtypes, candidates.restype = [], ctypes.c_int
+    return set_autotune, candidates
+
+
+_native_set_autotune, native_autotune_candidates = (_native_setting_functions() if NATIVE
+                                                    else (None, None))
+
+
 def _set_native_autotune(candidates: int, cache_path: str) -> None:
-    """Gives the C++ ops' library (which holds its own copy of fp8dot's setting) the package's
-    autotuning setting: fp8dot.set_autotune calls this once fp8dot.torch is imported."""
+    """Gives the C++ ops' library the package's autotuning setting: at import, and on every
+    fp8dot.set_autotune once fp8dot.torch is imported."""
     if not NATIVE:
         return  # the Python ops make their plans through fp8dot._core, which has the setting
-    library = ctypes.CDLL(str(Path(__file__).resolve().parent.parent / "_torch_ops.so"))
-    if library.fp8dot_torch_set_autotune(ctypes.c_int(candidates),
-                                         cache_path.encode()) != 0:
-        raise ValueError(f"fp8dot: autotuning candidates must be >= 0, not {candidates}")
+    code = _native_set_autotune(candidates, cache_path.encode())
+    if code != 0:
+        raise (ValueError if code == -1 else RuntimeError)(
+            f"fp8dot: the C++ torch ops refused the autotuning setting ({candidates}, "
+            f"{cache_path!r}): " + ("candidates must be >= 0" if code == -1 else "internal error"))
 
 
 try:
     _set_native_autotune(*_core.autotune_setting())
 except ValueError:
-    pass  # a malformed FP8DOT_AUTOTUNE: the C++ ops read it too and fail their first GPU plan
+    pass  # a malformed FP8DOT_AUTOTUNE: the C++ ops read it too, and their first GPU plan says so
 
 # CUDA calls by their tensors' metadata -> the validated C++ Dot: a repeated call (every training
 # step) costs one dict lookup before the GEMM is enqueued. The first call of a signature goes

@@ -809,8 +809,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // promote every block: two slices leave no registers for a sum over several) the factor is
       // 1, and fma(partial, 1, acc) rounds as acc + partial does. The wait for the next block
       // closes the loop's body (wait_filled_if says why), except in the 256-row f32 tiles with
-      // outer scales, whose clusters then spill.
-      constexpr bool kWaitClosesBody = kUniformLhsAddress;
+      // outer scales, which spill with it.
+      constexpr bool kWaitClosesBody = !(kSlices == 2 && kOuterScales && sizeof(Out) == 4);
       float partial[kRegisters];
       if constexpr (kWaitClosesBody) wait_filled(ring);
       for (int kb = 0; kb < blocks; ++kb) {

@@ -54,6 +54,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="with --linear fp8dot and the SwiGLU MLP: quantise SiLU(gate)·up "
                              "inside the down projection's FP8 cast (fp8dot.torch.Linear.swiglu) "
                              "instead of writing it in bf16 and quantising that")
+    parser.add_argument("--autotune", type=int, default=0, metavar="N",
+                        help="with --linear fp8dot: fp8dot.set_autotune(N), each GEMM's GPU plan "
+                             "races cuBLASLt's first N algorithms and fp8dot's own kernel when "
+                             "it is made (0: the plans' own choice)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="bf16: autocast over fp32 master weights; fp32: no autocast")
@@ -84,6 +88,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--fp8-all-gather applies to --fsdp with --linear fp8dot")
     if args.recipe != "seed" and args.linear == "bf16":
         parser.error("--recipe applies to --linear fp8dot and torchao")
+    if args.autotune and args.linear != "fp8dot":
+        parser.error("--autotune applies to --linear fp8dot")
+    if args.autotune < 0:
+        parser.error(f"--autotune takes a number of candidates >= 0, not {args.autotune}")
     if args.linear == "torchao" and args.recipe not in TORCHAO_RECIPES:
         parser.error(f"--linear torchao takes --recipe {' or '.join(sorted(TORCHAO_RECIPES))}")
     fill_from_config(args)
@@ -150,6 +158,11 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"model: {config}, MLP hidden {config.mlp_hidden}")
     print("parameters: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
     linear_description = swap_block_linears(model, args.linear, args.recipe)
+    if args.autotune:
+        import fp8dot
+
+        fp8dot.set_autotune(args.autotune)
+        linear_description += f"\nGEMM plans autotuned: {args.autotune} candidates each"
     fused = [m for m in model.modules() if isinstance(m, MLP) and m.kind == "swiglu" and
              hasattr(m.down, "swiglu")]
     for mlp in fused:
@@ -187,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict:
         compile_mode=args.compile_mode if args.compile else None, seed=args.seed, device=str(device),
         processes=parallel.world if parallel else 1,
         amax_reduction=None if parallel is None else not args.no_amax_reduction,
-        fp8_all_gather=args.fp8_all_gather,
+        fp8_all_gather=args.fp8_all_gather, autotune=args.autotune,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         torch_version=torch.__version__, python_version=corpus.python_version,
         corpus_sha256=corpus.sha256, corpus_train_bytes=len(corpus.train),

@@ -172,3 +172,20 @@ def test_torchao_recipes_choose_each_gemms_accumulation():
                     config.gemm_config_grad_weight.use_fast_accum) == expected
     with pytest.raises(ValueError, match="torchao recipe 'delayed'"):
         swap_block_linears(torch.nn.Module(), "torchao", "delayed")
+
+
+def test_autotune_is_an_fp8dot_option_with_a_count(capsys):
+    """--autotune N turns on fp8dot.set_autotune for the run's GEMM plans (on the GPU; on the
+    CPU there are no plans to tune); other linears and negative counts are refused."""
+    sys.path.insert(0, str(TRAIN_DIR))
+    try:
+        from train import parse_args
+    finally:
+        sys.path.remove(str(TRAIN_DIR))
+    assert parse_args(["--config", "tiny", "--linear", "fp8dot", "--autotune", "8"]).autotune == 8
+    assert parse_args(["--config", "tiny", "--linear", "fp8dot"]).autotune == 0
+    for argv, message in ((["--linear", "bf16", "--autotune", "8"], "applies to --linear fp8dot"),
+                          (["--linear", "fp8dot", "--autotune", "-1"], ">= 0, not -1")):
+        with pytest.raises(SystemExit):
+            parse_args(["--config", "tiny", *argv])
+        assert message in capsys.readouterr().err

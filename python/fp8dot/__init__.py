@@ -57,10 +57,11 @@ def set_autotune(candidates: int, cache_path: Optional[str] = None) -> None:
     """Autotunes the GPU plans fp8dot makes from now on (torch ops and layers, fp8dot.jax,
     scaled_dot on device arrays): each new GEMM is timed on the GPU when its plan is made, over
     cuBLASLt's first `candidates` algorithms and, where it can run the dot, the own kernel's
-    tiles; the fastest is kept. 0 (the default) or 1 turns it off. With `cache_path` the winners are
-    remembered in that file across processes. The environment sets the same before the first
-    plan: FP8DOT_AUTOTUNE=N, FP8DOT_AUTOTUNE_CACHE=path. Plans already made keep their setting;
-    make the first call of a GEMM outside a CUDA graph capture (a race cannot be captured)."""
+    tiles; the fastest is kept. 0 (the default) or 1 turns it off. With `cache_path` the
+    winners are remembered in that file across processes. Without a call the environment gives
+    the setting: FP8DOT_AUTOTUNE=N, FP8DOT_AUTOTUNE_CACHE=path. A GEMM that has run keeps its
+    plan; make a GEMM's first call outside a CUDA graph capture (a race cannot be captured).
+    docs/python.md has the details."""
     if isinstance(candidates, bool) or not isinstance(candidates, int):
         raise TypeError(f"fp8dot.set_autotune: candidates must be an int, not {candidates!r}")
     with _autotune_lock:  # both copies of the setting change together

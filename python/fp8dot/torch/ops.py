@@ -38,13 +38,12 @@ NATIVE_LIBRARY = Path(__file__).resolve().parent.parent / "_torch_ops.so"
 def _load_native_ops() -> bool:
     """Loads fp8dot/_torch_ops.so (the C++ operators) when the build made it; it needs torch 2.10
     or newer (PyTorch's stable ABI)."""
-    library = NATIVE_LIBRARY
-    if not library.exists():
+    if not NATIVE_LIBRARY.exists():
         return False
     try:
-        torch.ops.load_library(str(library))
+        torch.ops.load_library(str(NATIVE_LIBRARY))
     except (OSError, RuntimeError) as error:  # not loadable, or its registrations refused
-        warnings.warn(f"fp8dot: the C++ torch ops ({library}) do not load into torch "
+        warnings.warn(f"fp8dot: the C++ torch ops ({NATIVE_LIBRARY}) do not load into torch "
                       f"{torch.__version__} ({error}); using the Python definitions")
         return False
     return True

@@ -476,17 +476,19 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   // arithmetic and generic loads between two wgmma groups (H200, 2026-12-03: 1.00-1.06x with
   // block scales, 1.01-1.11x with tensor scales).
   const uint32_t scales_address = hopper::SharedAddress(scales);
+  // The 256-row f32 tiles with outer scales have no registers to spare: ptxas spills with each
+  // of the choices below that cost registers elsewhere (A's uniform address, the staging stores
+  // by shared address, the wait closing the K loop's body), so they keep the plain forms.
+  constexpr bool kShortOfRegisters = kSlices == 2 && kOuterScales && sizeof(Out) == 4;
   // A's address is the same in every lane of a warp; read through a shuffle, ptxas knows it is
   // and keeps the descriptors in uniform registers instead of moving them there before every
   // wgmma. With the stage's shuffle in issue_block, the K loop of the 256x128 tile went from 240
   // to 201 instructions per block, 128x128's from 262 to 237 (H200, 2026-12-03: block scales
-  // +2.4-5.6% at M = 4096, tensor scales promoted +2-6%). Not in the 256-row f32 tiles with
-  // outer scales, where ptxas then spills.
-  constexpr bool kUniformLhsAddress = !(kSlices == 2 && kOuterScales && sizeof(Out) == 4);
+  // +2.4-5.6% at M = 4096, tensor scales promoted +2-6%).
+  constexpr bool kUniformLhsAddress = !kShortOfRegisters;
   // The epilogue's stores into the staging boxes by 32-bit shared address (STS; through a
-  // pointer they were generic stores after 64-bit address arithmetic), in the same tiles: the
-  // 256-row f32 outer-scaled ones spill with them too.
-  constexpr bool kStagesBySharedAddress = kUniformLhsAddress;
+  // pointer they were generic stores after 64-bit address arithmetic).
+  constexpr bool kStagesBySharedAddress = !kShortOfRegisters;
   uint32_t lhs_address = hopper::SharedAddress(lhs_tiles) + first_slice_row * kBlockK;
   if constexpr (kUniformLhsAddress) lhs_address = __shfl_sync(0xFFFFFFFFu, lhs_address, 0);
   const uint64_t lhs_descriptor = hopper::SwizzledK128Descriptor(lhs_address);
@@ -808,9 +810,8 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
       // while the other math warpgroups' wgmma run. With outer scales (256-row tiles, which
       // promote every block: two slices leave no registers for a sum over several) the factor is
       // 1, and fma(partial, 1, acc) rounds as acc + partial does. The wait for the next block
-      // closes the loop's body (wait_filled_if says why), except in the 256-row f32 tiles with
-      // outer scales, which spill with it.
-      constexpr bool kWaitClosesBody = !(kSlices == 2 && kOuterScales && sizeof(Out) == 4);
+      // closes the loop's body (wait_filled_if says why).
+      constexpr bool kWaitClosesBody = !kShortOfRegisters;
       float partial[kRegisters];
       if constexpr (kWaitClosesBody) wait_filled(ring);
       for (int kb = 0; kb < blocks; ++kb) {

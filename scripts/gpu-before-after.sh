@@ -4,7 +4,7 @@
 # after/before per shape and config. For changes that must not move performance (refactors).
 #
 #   BEFORE=dir-with-gpu_bench AFTER=dir-with-gpu_bench [ROUNDS=2] [CONFIGS="fp8 fast,..."] \
-#     scripts/gpu-before-after.sh [shapes.txt]
+#     [GPU_BENCH_ARGS="--own-tiles 64x64s2,..."] scripts/gpu-before-after.sh [shapes.txt]
 # Logs and CSVs go to $OUT. Each gpu_bench run is bounded by a timeout.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -12,12 +12,13 @@ OUT=${OUT:-/tmp/fp8dot-before-after}
 SHAPES=${1:-bench/shapes.txt}
 ROUNDS=${ROUNDS:-2}
 CONFIGS=${CONFIGS:-fp8 fast,fp8 promoted,1x128 x 128x128,bf16}
+read -ra extra_args <<< "${GPU_BENCH_ARGS:-}"
 mkdir -p "$OUT"
 for round in $(seq 1 "$ROUNDS"); do
   for which in before after; do
     dir=$([ "$which" = before ] && echo "$BEFORE" || echo "$AFTER")
     echo "== round $round: $which ($dir)"
-    timeout 200 "$dir/gpu_bench" "$SHAPES" --configs "$CONFIGS" \
+    timeout 200 "$dir/gpu_bench" "$SHAPES" --configs "$CONFIGS" "${extra_args[@]}" \
       --csv "$OUT/$which-$round.csv" > "$OUT/$which-$round.log" 2>&1
     echo "rc=$?"
   done

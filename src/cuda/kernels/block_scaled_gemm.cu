@@ -203,6 +203,12 @@ __device__ inline int ThreadIndex() {
   return index;
 }
 
+// Elementwise a + b, each rounded to f32 (no contraction into a later multiply).
+__device__ inline float4 Add(float4 a, float4 b) {
+  return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z),
+                     __fadd_rn(a.w, b.w));
+}
+
 template <typename Out>
 __device__ void StorePair(Out* destination, float first, float second, bool has_second,
                           bool paired) {
@@ -829,48 +835,95 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
     }
 
     if (splits_k) {
-      // Leave this run's sums; unless every other run of the tile has left its own, the tile is
-      // done here. Otherwise add the runs in order (as the emulation's KSplit does) and write D
-      // below.
+      // The tile's last run to finish adds the runs in order (as the emulation's KSplit does)
+      // and writes D below; the others leave their FP32 sums in the workspace, count themselves
+      // in and are done with the tile. A run that finds every other run already counted in is
+      // the last without leaving its sums: it neither stores them nor waits for the release
+      // that would publish them, and it adds its own from registers. That needs room for a
+      // second copy of the sums: tiles of up to 32 a thread (larger ones spilled) leave theirs
+      // and read them back.
       const int math_thread = ThreadIndex();  // the math warpgroups come first
       const int run = unit % args.k_splits;
       const int tile = (unit / args.k_splits) * kCluster + rank;
+      int* arrivals = &args.split_arrivals[tile];
       constexpr int kVectors = kSlices * kRegisters / 4;
+      constexpr bool kSumsInRegisters = kSlices * kRegisters <= 32;
       const auto slot = [&](int r) {
         return reinterpret_cast<float4*>(args.split_partials) +
                static_cast<int64_t>(tile * args.k_splits + r) * kVectors * Shape::kMathThreads +
                math_thread;
       };
-#pragma unroll
-      for (int j = 0; j < kVectors; ++j) {
+      // This run's sums, four at a time (j: constant after unrolling, so acc stays in registers).
+      const auto own = [&](int j) {
         const float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
-        __stcg(slot(run) + j * Shape::kMathThreads, make_float4(a[0], a[1], a[2], a[3]));
+        return make_float4(a[0], a[1], a[2], a[3]);
+      };
+      const auto set_own = [&](int j, float4 value) {
+        float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
+        a[0] = value.x, a[1] = value.y, a[2] = value.z, a[3] = value.w;
+      };
+      bool last_already = false;
+      if constexpr (kSumsInRegisters) {
+        // The barriers around thread 0's write of adds_the_runs order it after every math
+        // thread's read of its last value; the acquire makes the other runs' sums visible to
+        // all after the second.
+        hopper::NamedBarrierSync(1, Shape::kMathThreads);
+        if (math_thread == 0) *adds_the_runs = hopper::LoadAcquire(arrivals) == args.k_splits - 1;
+        hopper::NamedBarrierSync(1, Shape::kMathThreads);
+        last_already = *adds_the_runs;
       }
-      // The barrier orders every math thread's stores before thread 0's release on the tile's
-      // count, which publishes them all (one GPU-scope fence per run, not one per thread); its
-      // acquire makes the earlier runs' sums visible, to all after the second barrier.
-      hopper::NamedBarrierSync(1, Shape::kMathThreads);
-      if (math_thread == 0) {
-        *adds_the_runs =
-            hopper::AcquireReleaseIncrement(&args.split_arrivals[tile]) == args.k_splits - 1;
-        if (*adds_the_runs)
-          args.split_arrivals[tile] = 0;  // every run has arrived: ready for reuse
+      if (!last_already) {
+#pragma unroll
+        for (int j = 0; j < kVectors; ++j) __stcg(slot(run) + j * Shape::kMathThreads, own(j));
+        // The barrier orders every math thread's stores before thread 0's release on the
+        // tile's count, which publishes them all (one GPU-scope fence per run, not one per
+        // thread).
+        hopper::NamedBarrierSync(1, Shape::kMathThreads);
+        if (math_thread == 0) {
+          *adds_the_runs = hopper::AcquireReleaseIncrement(arrivals) == args.k_splits - 1;
+        }
+        hopper::NamedBarrierSync(1, Shape::kMathThreads);
+        if (!*adds_the_runs) continue;
       }
-      hopper::NamedBarrierSync(1, Shape::kMathThreads);
-      if (!*adds_the_runs) continue;
-      // The runs in order, this one's included (read back like the others: no register copy
-      // to keep), each run's loads in flight together: one L2 round trip per run.
-      for (int r = 0; r < args.k_splits; ++r) {
-        float4 next[kVectors];
+      if (math_thread == 0) *arrivals = 0;  // every run has arrived: ready for the next launch
+      // sum = ((run 0 + run 1) + run 2) + ..., each run's loads in flight together: one L2
+      // round trip per run read.
+      if constexpr (kSumsInRegisters) {
+        // The runs before this one into `sum`, then this run's sums from registers, then the
+        // runs after it into acc.
+        float4 sum[kVectors];
+        for (int r = 0; r < run; ++r) {
+          float4 next[kVectors];
 #pragma unroll
-        for (int j = 0; j < kVectors; ++j) next[j] = __ldcg(slot(r) + j * Shape::kMathThreads);
+          for (int j = 0; j < kVectors; ++j) next[j] = __ldcg(slot(r) + j * Shape::kMathThreads);
 #pragma unroll
-        for (int j = 0; j < kVectors; ++j) {
-          float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
-          a[0] = r == 0 ? next[j].x : __fadd_rn(a[0], next[j].x);
-          a[1] = r == 0 ? next[j].y : __fadd_rn(a[1], next[j].y);
-          a[2] = r == 0 ? next[j].z : __fadd_rn(a[2], next[j].z);
-          a[3] = r == 0 ? next[j].w : __fadd_rn(a[3], next[j].w);
+          for (int j = 0; j < kVectors; ++j) sum[j] = r == 0 ? next[j] : Add(sum[j], next[j]);
+        }
+        if (run > 0) {
+#pragma unroll
+          for (int j = 0; j < kVectors; ++j) set_own(j, Add(sum[j], own(j)));
+        }
+        for (int r = run + 1; r < args.k_splits; ++r) {
+          float4 next[kVectors];
+#pragma unroll
+          for (int j = 0; j < kVectors; ++j) next[j] = __ldcg(slot(r) + j * Shape::kMathThreads);
+#pragma unroll
+          for (int j = 0; j < kVectors; ++j) set_own(j, Add(own(j), next[j]));
+        }
+      } else {
+        // Every run read back, this one's included (its store above is this thread's own).
+        for (int r = 0; r < args.k_splits; ++r) {
+          float4 next[kVectors];
+#pragma unroll
+          for (int j = 0; j < kVectors; ++j) next[j] = __ldcg(slot(r) + j * Shape::kMathThreads);
+#pragma unroll
+          for (int j = 0; j < kVectors; ++j) {
+            float* a = &acc[j / (kRegisters / 4)][4 * (j % (kRegisters / 4))];
+            a[0] = r == 0 ? next[j].x : __fadd_rn(a[0], next[j].x);
+            a[1] = r == 0 ? next[j].y : __fadd_rn(a[1], next[j].y);
+            a[2] = r == 0 ? next[j].z : __fadd_rn(a[2], next[j].z);
+            a[3] = r == 0 ? next[j].w : __fadd_rn(a[3], next[j].w);
+          }
         }
       }
     }

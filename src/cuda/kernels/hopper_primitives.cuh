@@ -242,6 +242,14 @@ __device__ inline int AcquireReleaseIncrement(int* counter) {
   return old;
 }
 
+// Reads a counter in global memory as an acquire at GPU scope: what the writers of the value
+// read released is visible here, and to the other threads after the next barrier.
+__device__ inline int LoadAcquire(const int* counter) {
+  int value;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(value) : "l"(counter) : "memory");
+  return value;
+}
+
 // A barrier among `threads` threads of the CTA (a multiple of 32), leaving the others out.
 // Barrier 0 is __syncthreads()'s.
 __device__ inline void NamedBarrierSync(int id, int threads) {

@@ -71,6 +71,11 @@ struct CudaDotOptions {
   // or row scales: a positive multiple of 128 (fewer promotions: faster, less exact; 0 = 128,
   // cuBLASLt's interval). Block scales promote every 128 (another value is an error).
   int own_promotion_interval = 0;
+  // The SMs the GEMM may run on, at most (0: all of them), so that kernels running beside it on
+  // other streams (a collective's, say) keep the rest: cuBLASLt's SM count target, and the own
+  // kernel's persistent grid (its tile is chosen for that many SMs). A count above the device's
+  // means all of them; a negative one is an error.
+  int sm_count_target = 0;
 };
 
 // Device pointers for one run. Every tensor uses the layout its DotSpec gives (the same bytes a

@@ -183,10 +183,17 @@ void Remember(const std::string& path, const std::string& key, const std::string
   out << key << '\t' << algorithm << '\n';
 }
 
+// The cache keys' part for CudaDotOptions::sm_count_target: none when unset, so that entries
+// written before it existed still match.
+std::string SmCountKey(const CudaDotOptions& options) {
+  return options.sm_count_target > 0 ? StrFormat("|sms=%d", options.sm_count_target) : "";
+}
+
 // The autotuning cache's key: every field of the problem and of the plan's GEMM path.
 std::string CacheKey(const CudaDotPlan::Impl& plan) {
   return plan.context + "|" + std::string(plan.fused ? "fused" : "unfused") + "|" +
-         DotSpecKey(plan.spec) + StrFormat("|ws=%zu", plan.options.workspace_bytes);
+         DotSpecKey(plan.spec) + StrFormat("|ws=%zu", plan.options.workspace_bytes) +
+         SmCountKey(plan.options);
 }
 
 // Chooses the candidate the cache file remembers for `key`; false when there is none.
@@ -379,7 +386,8 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
   const bool races_cublaslt = options.engine != GemmEngine::kOwn;
   const std::string key = (races_cublaslt ? "engine|" : "own tile|") + DotSpecKey(spec) +
                           "|own_tile=" + options.own_tile +
-                          StrFormat("|interval=%d", options.own_promotion_interval);
+                          StrFormat("|interval=%d", options.own_promotion_interval) +
+                          SmCountKey(options);
   if (!options.autotune_cache_path.empty()) {
     // "cuBLASLt", "own <tile>", or "own" (files from before tiles were raced: the plan's tile).
     StatusOr<std::string> remembered = LookUp(options.autotune_cache_path, key);
@@ -402,7 +410,7 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
   FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
   FP8_ASSIGN_OR_RETURN(
       const std::vector<std::string> tiles,
-      OwnGemmTileCandidates(spec, dot, options, device.multiprocessor_count,
+      OwnGemmTileCandidates(spec, dot, options, PlanSmCount(options, device.multiprocessor_count),
                             std::min(options.autotune_candidates, kOwnTileCandidates)));
   // The entrants, the static rule's favourite first: it keeps the win unless another is faster
   // by more than the noise margin.

@@ -259,6 +259,7 @@ class PlanBuilder {
     config.stride_b = plan_.lhs.batch_stride;
     config.stride_d = lt_.n * n_padded;
     config.fast_accum = types_.native ? FastAccumFor(dot_.accumulation) : std::nullopt;
+    config.sm_count_target = plan_.options.sm_count_target;
     if (with_scales && spec_.rhs_scale.mode != ScaleMode::kNone) {
       config.a_scale_mode = LtScaleMode(spec_.rhs_scale.mode);
     }
@@ -401,7 +402,7 @@ StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot
   if (plan.options.engine == GemmEngine::kAuto) {
     if (!rejection.empty()) return false;
     FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    return OwnGemmIsFaster(plan.spec, dot, device.multiprocessor_count);
+    return OwnGemmIsFaster(plan.spec, dot, PlanSmCount(plan.options, device.multiprocessor_count));
   }
   if (!rejection.empty()) {
     return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
@@ -451,7 +452,8 @@ Status BuildOwnPlan(CudaDotPlan::Impl& plan, const TypePlan& types) {
   const CanonicalDot& dot = plan.info.dot;
   FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
   FP8_ASSIGN_OR_RETURN(const OwnGemm gemm,
-                       MakeOwnGemm(plan.spec, dot, plan.options, device.multiprocessor_count));
+                       MakeOwnGemm(plan.spec, dot, plan.options,
+                                   PlanSmCount(plan.options, device.multiprocessor_count)));
   const int64_t k = RoundUp(dot.k, kAlignmentBytes);
   FP8_RETURN_IF_ERROR(
       PlanBuilder(plan, types, LtShape{.m = dot.n, .n = dot.m, .k = k}).BuildOwn(gemm));
@@ -724,6 +726,12 @@ Status EnqueueEpilogue(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b, c
 }
 
 }  // namespace
+
+int PlanSmCount(const CudaDotOptions& options, int device_sm_count) {
+  if (options.sm_count_target <= 0) return device_sm_count;
+  return std::min(options.sm_count_target, device_sm_count);
+}
+
 }  // namespace cuda
 
 CudaDotPlan::CudaDotPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -735,6 +743,10 @@ std::string CudaDotPlan::Explain() const { return cuda::ExplainPlan(*impl_); }
 StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
                                                            const CudaDotOptions& options) {
   FP8_ASSIGN_OR_RETURN(CanonicalDot dot, ValidateDotSpec(spec));
+  if (options.sm_count_target < 0) {
+    return InvalidArgument("sm_count_target %d: the SMs a GEMM may use, at most (0: all of them)",
+                           options.sm_count_target);
+  }
   FP8_RETURN_IF_ERROR(QueryCudaDevice().status());
   auto impl = std::make_unique<Impl>();
   Impl& plan = *impl;
@@ -760,7 +772,8 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     // who must be beaten.
     FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
     const bool own_first =
-        tunes_own_tile || cuda::OwnGemmIsFaster(spec, dot, device.multiprocessor_count);
+        tunes_own_tile ||
+        cuda::OwnGemmIsFaster(spec, dot, cuda::PlanSmCount(options, device.multiprocessor_count));
     FP8_ASSIGN_OR_RETURN(cuda::EngineRace race,
                          cuda::RaceEngines(spec, dot, options, own_first, plan.context));
     Impl& won = *race.plan->impl_;

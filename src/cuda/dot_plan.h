@@ -26,6 +26,10 @@ struct LtShape {
   int64_t k = 0;  // fp8dot's K, zero-padded to 16 bytes of elements
 };
 
+// The SMs a plan's GEMM may use on a device with `device_sm_count`:
+// CudaDotOptions::sm_count_target where it is set (at most the device's), else all.
+int PlanSmCount(const CudaDotOptions& options, int device_sm_count);
+
 }  // namespace fp8dot::cuda
 
 struct fp8dot::CudaDotPlan::Impl {

@@ -81,6 +81,10 @@ StatusOr<std::unique_ptr<LtMatmul>> LtMatmul::Create(const LtMatmulConfig& confi
     FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, *c.fast_accum),
                                context);
   }
+  if (c.sm_count_target > 0) {
+    FP8_CUBLAS_RETURN_IF_ERROR(
+        SetDesc(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, c.sm_count_target), context);
+  }
   if (c.a_scale_mode.has_value()) {
     FP8_CUBLAS_RETURN_IF_ERROR(SetDesc(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, *c.a_scale_mode),
                                context);

@@ -39,8 +39,9 @@ struct LtMatmulConfig {
   std::optional<int8_t> fast_accum;                                // FP8 GEMMs only
   // Scale modes (cublasLtMatmulMatrixScale_t); set when the A/B scale pointers will be.
   std::optional<int32_t> a_scale_mode, b_scale_mode;
-  bool d_scale = false;  // D_SCALE_POINTER will be set
-  bool amax_d = false;   // AMAX_D_POINTER will be set
+  int32_t sm_count_target = 0;  // CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET when > 0
+  bool d_scale = false;         // D_SCALE_POINTER will be set
+  bool amax_d = false;          // AMAX_D_POINTER will be set
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   std::optional<cudaDataType_t> bias_type;  // with a bias epilogue
 };

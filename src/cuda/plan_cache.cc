@@ -17,11 +17,12 @@ StatusOr<CudaDotPlan*> GetCachedCudaDotPlan(const DotSpec& spec, const CudaDotOp
   }
   FP8_ASSIGN_OR_RETURN(const int device, CurrentCudaDevice());
   const std::string key =
-      DotSpecKey(spec) + StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%s|interval=%d|device=%d",
-                                   options.workspace_bytes, options.autotune_candidates,
-                                   options.autotune_cache_path.c_str(),
-                                   GemmEngineName(options.engine), options.own_tile.c_str(),
-                                   options.own_promotion_interval, device);
+      DotSpecKey(spec) +
+      StrFormat("|ws=%zu|tune=%d|%s|engine=%s|tile=%s|interval=%d|sms=%d|device=%d",
+                options.workspace_bytes, options.autotune_candidates,
+                options.autotune_cache_path.c_str(), GemmEngineName(options.engine),
+                options.own_tile.c_str(), options.own_promotion_interval, options.sm_count_target,
+                device);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second.get();

@@ -123,6 +123,11 @@ std::string ExplainPlan(const CudaDotPlan::Impl& plan) {
   } else {
     Line(out, "CUBLASLT_MATMUL_DESC_FAST_ACCUM: not set (not an FP8 GEMM)");
   }
+  if (config.sm_count_target > 0) {
+    Line(out,
+         StrFormat("CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET = %d (CudaDotOptions::sm_count_target)",
+                   config.sm_count_target));
+  }
   if (plan.scales_in_gemm) {
     Line(out, plan.lhs_scale.how);
     Line(out, plan.rhs_scale.how);

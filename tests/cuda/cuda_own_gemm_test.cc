@@ -262,6 +262,40 @@ TEST(CudaOwnGemmTest, SplitKPlansCanBeRunAgain) {
   }
 }
 
+// A plan held to fewer SMs (CudaDotOptions::sm_count_target) runs a persistent grid that small.
+// On one SM, one CTA runs a tile's runs one after another, so its last run always finds every
+// other run counted in and adds them at once (its own sums from registers): the path that on a
+// whole GPU only timing takes. 128x128s2 keeps the path where every run counts in.
+TEST(CudaOwnGemmTest, PlansHeldToFewerSmsAreBitIdenticalToTheEmulation) {
+  FP8_SKIP_WITHOUT_GPU();
+  uint64_t seed = 12500;
+  for (const int sms : {1, 3}) {
+    for (const char* tile : {"64x64s4", "128x64s3", "64x32s2", "128x128s2", "128x128", "64x64"}) {
+      CudaDotOptions options;
+      options.engine = GemmEngine::kOwn;
+      options.own_tile = tile;
+      options.sm_count_target = sms;
+      const std::string grid = StrFormat("persistent grid of up to %d CTAs", sms);
+      ExpectBitIdentical({.m = 130, .n = 384, .k = 1536, .output_type = DType::kBF16}, options,
+                         ++seed, grid.c_str());
+      ExpectBitIdentical({.m = 64,
+                          .n = 256,
+                          .k = 1024,
+                          .lhs_scale_mode = ScaleMode::kTensor,
+                          .rhs_scale_mode = ScaleMode::kTensor},
+                         options, ++seed, grid.c_str());
+    }
+  }
+  // The plan's own choice for one SM, and a target above the device's SMs (all of them).
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  options.sm_count_target = 1;
+  ExpectBitIdentical({.m = 64, .n = 512, .k = 4096}, options, ++seed,
+                     "persistent grid of up to 1 CTAs");
+  options.sm_count_target = 1 << 20;
+  ExpectBitIdentical({.m = 64, .n = 512, .k = 4096}, options, ++seed);
+}
+
 TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   const OwnCase cases[] = {

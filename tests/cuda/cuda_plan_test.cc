@@ -241,6 +241,45 @@ TEST(CudaPlanTest, HostApiMatchesTheReferenceAndCachesPlans) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
+// CudaDotOptions::sm_count_target reaches cuBLASLt's descriptor (Explain names it) and the
+// result still matches the reference, for fast and promoted accumulation; the cached plans of
+// two targets are two plans; a negative target is an error that names it.
+TEST(CudaPlanTest, SmCountTargetReachesCublasLtAndANegativeOneIsAnError) {
+  FP8_SKIP_WITHOUT_GPU();
+  for (const Precision precision : {Precision::kDefault, Precision::kHighest}) {
+    DotProblemOptions o;
+    o.m = 256;
+    o.n = 512;
+    o.k = 2048;
+    o.seed = 1700;
+    o.precision_config.operand_precision = {precision, precision};
+    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, MakeDotProblem(o));
+    FP8_ASSERT_OK_AND_ASSIGN(const CanonicalDot dot, ValidateDotSpec(p.spec));
+    CudaDotOptions options;
+    options.engine = GemmEngine::kCublasLt;
+    options.sm_count_target = 16;
+    StatusOr<testing::GpuRun> run = testing::RunOnGpu(p, options);
+    FP8_ASSERT_OK(run.status());
+    EXPECT_NE(run->explain.find("CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET = 16"), std::string::npos)
+        << run->explain;
+    FP8_ASSERT_OK_AND_ASSIGN(const HostTensor exact, ReferenceDotExact(p.spec, p.arguments()));
+    FP8_ASSERT_OK_AND_ASSIGN(const ErrorStats error, CompareToReference(run->result.output, exact));
+    EXPECT_EQ(error.nonfinite_mismatches, 0);
+    EXPECT_LE(error.relative_frobenius, testing::Tolerance(p.spec, dot)) << run->explain;
+    FP8_ASSERT_OK_AND_ASSIGN(CudaDotPlan * held, GetCachedCudaDotPlan(p.spec, options));
+    options.sm_count_target = 0;
+    FP8_ASSERT_OK_AND_ASSIGN(CudaDotPlan * whole, GetCachedCudaDotPlan(p.spec, options));
+    EXPECT_NE(held, whole);
+    EXPECT_EQ(whole->Explain().find("SM_COUNT_TARGET"), std::string::npos);
+    options.sm_count_target = -1;
+    StatusOr<std::unique_ptr<CudaDotPlan>> refused = CudaDotPlan::Create(p.spec, options);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("sm_count_target -1"), std::string::npos)
+        << refused.status().message();
+  }
+}
+
 // Run() allocates nothing and synchronises nothing, so a whole plan (gathers, relayouts, GEMM,
 // epilogue) can be captured into a CUDA graph and replayed.
 TEST(CudaPlanTest, RunsInsideCudaGraphCapture) {

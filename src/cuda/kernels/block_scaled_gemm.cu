@@ -45,6 +45,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "cuda/cuda_status.h"
@@ -1204,13 +1205,14 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   using Shape = TileShape<kBlockM, kBlockN, sizeof(Out), kScaling>;
   auto kernel = block_scaled_gemm_kernel<kBlockM, kBlockN, kCluster, kLhs, Out, kScaling>;
   // Host-side attributes, once per kernel: the shared-memory limit, and how many clusters fit
-  // on the GPU at once (the persistent grid's size).
-  static const StatusOr<int> resident_units = [&]() -> StatusOr<int> {
+  // on the GPU at once. The persistent grid takes at most that many, and at most the plan's SMs
+  // (p.sm_count: the device's, or fewer when the plan leaves some to other kernels).
+  static const StatusOr<int> resident_clusters = [&]() -> StatusOr<int> {
     FP8_CUDA_RETURN_IF_ERROR(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              Shape::kSharedBytes),
         context);
-    if constexpr (kCluster == 1) return p.sm_count;
+    if constexpr (kCluster == 1) return std::numeric_limits<int>::max();
     const KernelLaunch launch(kCluster * p.sm_count, Shape::kThreads, Shape::kSharedBytes, kCluster,
                               nullptr);
     int clusters = 0;
@@ -1218,7 +1220,8 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
                              context);
     return clusters;
   }();
-  FP8_RETURN_IF_ERROR(resident_units.status());
+  FP8_RETURN_IF_ERROR(resident_clusters.status());
+  const int resident_units = std::min(*resident_clusters, std::max(1, p.sm_count / kCluster));
 
   FP8_ASSIGN_OR_RETURN(
       const CUtensorMap lhs_map,
@@ -1274,7 +1277,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
     FP8_ASSIGN_OR_RETURN(output_map, (OutputMap<Shape, Out>(p, context)));
   }
   const int units = args.unit_rows * args.unit_cols * args.k_splits;
-  const int grid = kCluster * std::max(1, std::min(units, *resident_units));
+  const int grid = kCluster * std::max(1, std::min(units, resident_units));
   const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
   FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map,
                                               scale_maps.lhs, scale_maps.rhs, output_map, args),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the development machine (no GPU needed): the binaries of one pending experiment, from the
 # checkout as it is with DIFF applied (build/gpu_bench, build/tests/cuda/cuda_test,
-# build/libfp8dot_c.so) and, with BEFORE=1, build/before/gpu_bench without it; all of them in
+# build/libfp8dot_c.so) and, with BEFORE=1, build/before/gpu_bench and build/before/cuda_test
+# without it; all of them in
 # build/carry/carry.tar.xz for the GPU call (carry ["build/carry"], command
 # "tar xJf build/carry/carry.tar.xz && bash <the experiment's folder>/run.sh").
 #   [BEFORE=1] bench/pending/build.sh DIFF
@@ -14,9 +15,9 @@ git diff --quiet -- src tests docs || { echo "build.sh: uncommitted changes" >&2
 mkdir -p build/before build/tests/cuda build/carry
 carried=(build/gpu_bench build/tests/cuda/cuda_test build/libfp8dot_c.so)
 if [[ "${BEFORE:-0}" == 1 ]]; then
-  ninja -C build-gpu gpu_bench
-  cp build-gpu/gpu_bench build/before/
-  carried+=(build/before/gpu_bench)
+  ninja -C build-gpu gpu_bench cuda_test
+  cp build-gpu/gpu_bench build-gpu/tests/cuda/cuda_test build/before/
+  carried+=(build/before/gpu_bench build/before/cuda_test)
 fi
 git apply "$diff"
 trap 'git apply -R "$diff"' EXIT

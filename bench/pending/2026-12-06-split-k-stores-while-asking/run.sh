@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# One device call (about 7 minutes; 5 with BLOCK_TILES= (empty), which leaves out the block-scaled
-# sweep): split-K's stores issued while thread 0 asks the tile's
-# count (change.diff, on 52d712e). The own-kernel tests with the change; before/after (52d712e
-# against the change) alternating, 2 rounds, split tiles forced on the shapes where 52d712e lost
+# One device call (about 7 minutes; 5 with BLOCK_TILES= (empty), which leaves out the
+# block-scaled sweep): split-K's stores issued while thread 0 asks the tile's count (change.diff,
+# on 8b29814). The committed kernel's tests (the own kernel's, and those of 8b29814's SM count
+# target, which no GPU has run yet), the change's split-K tests; before/after (8b29814 against
+# the change) alternating, 2 rounds, split tiles forced on the shapes where 52d712e lost
 # (N = 2112) and where it gained; the plan's own tile against cuBLASLt on the small-M shapes;
-# then the small-M tile sweep (../2026-12-05-small-m-promoted-sweep) on 52d712e for the cost
+# then the small-M tile sweep (../2026-12-05-small-m-promoted-sweep) on 8b29814 for the cost
 # model's refit. Each step's logs come back in a tarball of their own.
 # Build: BEFORE=1 bench/pending/build.sh bench/pending/2026-12-06-split-k-stores-while-asking/change.diff
 # Carry ["build/carry"]; command
@@ -14,8 +15,14 @@ cd "$(dirname "$0")/../../.."
 here=bench/pending/2026-12-06-split-k-stores-while-asking
 O=$OUT/o && mkdir -p $O && nvidia-smi > $O/gpu.txt
 export LD_LIBRARY_PATH=$PWD/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-source bench/pending/own-gemm-checks.sh
-own_gemm_tests 150
+# The committed kernel's tests (build/before), then the change's split-K ones.
+timeout 150 build/before/cuda_test \
+  --gtest_filter='CudaOwnGemmTest.*:CudaPlanTest.SmCountTarget*' > $O/head-tests.log 2>&1
+echo "head tests rc=$?"; grep -E "^\[  (PASSED|FAILED) \]|^\[  FAILED" $O/head-tests.log | tail -6
+timeout 100 build/tests/cuda/cuda_test \
+  --gtest_filter='CudaOwnGemmTest.*Split*:CudaOwnGemmTest.*FewerSms*:CudaOwnGemmTest.LongK*' \
+  > $O/change-tests.log 2>&1
+echo "change tests rc=$?"; grep -E "^\[  (PASSED|FAILED) \]|^\[  FAILED" $O/change-tests.log | tail -6
 tar czf $OUT/logs-1-tests.tgz -C $O .
 t0=$SECONDS
 BEFORE=build/before AFTER=build ROUNDS=2 OUT=$O/ba \

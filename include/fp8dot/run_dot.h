@@ -43,6 +43,8 @@ struct RunDotOptions {
   // setting says (DefaultCudaDotOptions).
   GemmEngine engine = GemmEngine::kAuto;
   int own_promotion_interval = 0;
+  // cuda only: the SMs the GEMM may use, at most (CudaDotOptions::sm_count_target; 0: all).
+  int sm_count_target = 0;
 };
 
 // What ran, besides the result.

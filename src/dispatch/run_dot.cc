@@ -20,6 +20,7 @@ StatusOr<DotResult> RunOnCuda(const DotSpec& spec, const DotArguments& arguments
   FP8_ASSIGN_OR_RETURN(CudaDotOptions cuda_options, DefaultCudaDotOptions());
   cuda_options.engine = options.engine;
   cuda_options.own_promotion_interval = options.own_promotion_interval;
+  cuda_options.sm_count_target = options.sm_count_target;
   FP8_ASSIGN_OR_RETURN(DotResult result, CudaDot(spec, arguments, &stats, cuda_options));
   info.description = "cuda (" + stats.plan->info().engine + " on " + device.name + ", kernel time)";
   info.milliseconds = stats.milliseconds;

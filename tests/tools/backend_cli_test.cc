@@ -74,6 +74,22 @@ TEST(BackendCliTest, EngineIsForTheCudaBackendOnly) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
+// --sm-count-target holds the cuda backend's GEMM to fewer SMs: refused with any other backend,
+// negative, or by `run`; 0 (all SMs) is accepted anywhere.
+TEST(BackendCliTest, SmCountTargetIsForTheCudaBackendOnly) {
+  ExpectOneLineError(RunCli(std::string(kDot) + "--backend cpu --sm-count-target 8"),
+                     "--sm-count-target 8 holds the cuda backend's GEMM to fewer SMs, but the "
+                     "backend is cpu-emulation");
+  ExpectOneLineError(RunCli(std::string(kDot) + "--backend cuda --sm-count-target -2"),
+                     "--sm-count-target -2: a count of SMs, 0 (all of them) or more");
+  ExpectOneLineError(
+      RunCli("run " + Fixture("jax_fp8_scaled_dot.hlo") + " --backend cpu --sm-count-target 4"),
+      "--sm-count-target 4: run's executor plans each GEMM with the process's defaults; "
+      "--sm-count-target is for dot, accuracy and probe");
+  CliRun run = RunCli(std::string(kDot) + "--backend cpu --sm-count-target 0");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
 TEST(BackendCliTest, IntegerOutputsOfRankThreeHaveANumpyShape) {
   const std::string module = TempPath("iota.hlo"), dir = TempPath("out");
   std::ofstream(module) << R"(HloModule iota3

@@ -18,6 +18,10 @@ void AddBackendFlags(CLI::App& command, BackendFlags& flags) {
                      "measured faster, else cuBLASLt), cublaslt, or own (fp8dot's kernel: 1x128 x "
                      "128x128 or 1x128 x 1x128 block scales or tensor/row scales, promoted, "
                      "bf16/f32 out; docs/own-gemm.md)");
+  command.add_option("--sm-count-target", flags.sm_count_target,
+                     "With the cuda backend: run the GEMM on at most N SMs, leaving the others to "
+                     "kernels beside it (cuBLASLt's SM count target, the own kernel's grid); 0: "
+                     "all");
 }
 
 StatusOr<GemmEngine> ToGemmEngine(const BackendFlags& flags, Backend backend) {
@@ -27,6 +31,20 @@ StatusOr<GemmEngine> ToGemmEngine(const BackendFlags& flags, Backend backend) {
                            flags.engine.c_str(), BackendName(backend));
   }
   return engine;
+}
+
+StatusOr<int> ToSmCountTarget(const BackendFlags& flags, Backend backend) {
+  if (flags.sm_count_target < 0) {
+    return InvalidArgument("--sm-count-target %d: a count of SMs, 0 (all of them) or more",
+                           flags.sm_count_target);
+  }
+  if (flags.sm_count_target != 0 && backend != Backend::kCuda) {
+    return InvalidArgument(
+        "--sm-count-target %d holds the cuda backend's GEMM to fewer SMs, but "
+        "the backend is %s",
+        flags.sm_count_target, BackendName(backend));
+  }
+  return flags.sm_count_target;
 }
 
 StatusOr<Backend> ToBackend(const BackendFlags& flags) {
@@ -94,6 +112,7 @@ StatusOr<TimedResult> RunOnBackend(const DotProblem& problem, const BackendChoic
   RunDotOptions options;
   options.accumulator_model = choice.model;
   options.engine = choice.engine;
+  options.sm_count_target = choice.sm_count_target;
   // The own kernel promotes as the emulation is told to (with tensor or row scales; block
   // scales take 128, the flag's default).
   if (choice.engine == GemmEngine::kOwn) {

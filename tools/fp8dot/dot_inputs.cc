@@ -234,6 +234,7 @@ StatusOr<BackendChoice> ToBackendChoice(const DotFlags& flags) {
   BackendChoice choice;
   FP8_ASSIGN_OR_RETURN(choice.backend, ToBackend(flags.backend));
   FP8_ASSIGN_OR_RETURN(choice.engine, ToGemmEngine(flags.backend, choice.backend));
+  FP8_ASSIGN_OR_RETURN(choice.sm_count_target, ToSmCountTarget(flags.backend, choice.backend));
   choice.model.fused_promotion = flags.fused_promotion;
   choice.model.mantissa_bits = flags.accumulator_bits;
   choice.model.group_size = flags.accumulator_group;

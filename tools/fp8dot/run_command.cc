@@ -338,6 +338,12 @@ Status RunRunCommand(const RunCommandFlags& flags) {
         "dot, accuracy and probe",
         flags.backend.engine.c_str());
   }
+  if (flags.backend.sm_count_target != 0) {
+    return InvalidArgument(
+        "--sm-count-target %d: run's executor plans each GEMM with the process's defaults; "
+        "--sm-count-target is for dot, accuracy and probe",
+        flags.backend.sm_count_target);
+  }
   if (flags.device_resident && ResolveBackend(backend) != Backend::kCuda) {
     return InvalidArgument("--device-resident needs --backend cuda");
   }

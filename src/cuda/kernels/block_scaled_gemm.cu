@@ -31,7 +31,8 @@
 //     starts, so the epilogue does not wait for global memory);
 //   - split-K (tiles of up to 128 rows, for problems with fewer tiles than SMs): a unit of work
 //     is one run of a tile's K-blocks; each run leaves its FP32 sums in the workspace and counts
-//     itself in; the last run of a tile adds all runs in order and writes D;
+//     itself in, unless it finds the others all in (then it is last at once); the last run of a
+//     tile adds all runs in order, its own from registers, and writes D;
 //   - the epilogue stages D (bf16 or f32) in swizzled shared memory and stores it with bulk
 //     tensor copies that run on while the warpgroup starts its next tile (from registers when
 //     D's rows are not 16-byte aligned); the producer is already loading that tile's stages.

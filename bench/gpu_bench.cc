@@ -814,8 +814,11 @@ int main(int argc, char** argv) {
         "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,direct_graph_ms,launches,direct_m_unpadded_ms,"
         "direct_with_padding_ms,note\n");
   }
-  std::printf("# gpu_bench on %s (%d SMs, L2 %d MiB), TFLOP/s, D = bf16, TN\n",
-              device->name.c_str(), device->multiprocessor_count, l2 >> 20);
+  std::printf(
+      "# gpu_bench on %s (%d SMs at up to %d MHz, L2 %d MiB, DRAM %.2f TB/s peak), TFLOP/s, D = "
+      "bf16, TN\n",
+      device->name.c_str(), device->multiprocessor_count, device->sm_clock_khz / 1000, l2 >> 20,
+      device->memory_bytes_per_second / 1e12);
   std::printf(
       "| M,N,K | config | fp8dot | cuBLASLt direct | fp8dot/direct | graph (M<=128) | direct "
       "graph | graph fp8dot/direct | launches "

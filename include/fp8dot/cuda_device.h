@@ -13,6 +13,10 @@ struct CudaDeviceInfo {
   int compute_minor = 0;
   int multiprocessor_count = 0;
   long long memory_bytes = 0;
+  // Peak clocks and DRAM bandwidth as the driver reports them (0 where it does not): the own
+  // GEMM's tile choice weighs DRAM time in SM clocks.
+  int sm_clock_khz = 0;
+  double memory_bytes_per_second = 0;  // memory clock x 2 (double data rate) x bus width
 };
 
 // True when this build contains the CUDA backend (nvcc was found at configure time).

@@ -410,7 +410,7 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
   FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
   FP8_ASSIGN_OR_RETURN(
       const std::vector<std::string> tiles,
-      OwnGemmTileCandidates(spec, dot, options, PlanSmCount(options, device.multiprocessor_count),
+      OwnGemmTileCandidates(spec, dot, options, PlanGemmDevice(options, device),
                             std::min(options.autotune_candidates, kOwnTileCandidates)));
   // The entrants, the static rule's favourite first: it keeps the win unless another is faster
   // by more than the noise margin.

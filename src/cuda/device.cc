@@ -35,6 +35,15 @@ StatusOr<CudaDeviceInfo> QueryCudaDevice() {
   info.compute_minor = properties.minor;
   info.multiprocessor_count = properties.multiProcessorCount;
   info.memory_bytes = static_cast<long long>(properties.totalGlobalMem);
+  // Advisory figures for the tile choice: a driver that does not report them leaves them 0.
+  int memory_clock_khz = 0, bus_width_bits = 0;
+  if (cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, 0) != cudaSuccess ||
+      cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky; cleared so that later checks do not see it
+    info.sm_clock_khz = memory_clock_khz = bus_width_bits = 0;
+  }
+  info.memory_bytes_per_second = 2.0 * memory_clock_khz * 1e3 * bus_width_bits / 8;
   if (info.compute_major < 9) {
     return Unavailable("GPU %s has compute capability %d.%d; fp8dot needs Hopper (9.0) or newer",
                        info.name.c_str(), info.compute_major, info.compute_minor);

@@ -402,7 +402,7 @@ StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot
   if (plan.options.engine == GemmEngine::kAuto) {
     if (!rejection.empty()) return false;
     FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    return OwnGemmIsFaster(plan.spec, dot, PlanSmCount(plan.options, device.multiprocessor_count));
+    return OwnGemmIsFaster(plan.spec, dot, PlanGemmDevice(plan.options, device));
   }
   if (!rejection.empty()) {
     return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
@@ -451,9 +451,8 @@ std::vector<LtShape> CublasLtShapes(const CudaDotPlan::Impl& plan, const TypePla
 Status BuildOwnPlan(CudaDotPlan::Impl& plan, const TypePlan& types) {
   const CanonicalDot& dot = plan.info.dot;
   FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm,
-                       MakeOwnGemm(plan.spec, dot, plan.options,
-                                   PlanSmCount(plan.options, device.multiprocessor_count)));
+  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm, MakeOwnGemm(plan.spec, dot, plan.options,
+                                                       PlanGemmDevice(plan.options, device)));
   const int64_t k = RoundUp(dot.k, kAlignmentBytes);
   FP8_RETURN_IF_ERROR(
       PlanBuilder(plan, types, LtShape{.m = dot.n, .n = dot.m, .k = k}).BuildOwn(gemm));
@@ -727,9 +726,14 @@ Status EnqueueEpilogue(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b, c
 
 }  // namespace
 
-int PlanSmCount(const CudaDotOptions& options, int device_sm_count) {
-  if (options.sm_count_target <= 0) return device_sm_count;
-  return std::min(options.sm_count_target, device_sm_count);
+GemmDevice PlanGemmDevice(const CudaDotOptions& options, const CudaDeviceInfo& device) {
+  GemmDevice gemm_device;
+  gemm_device.sm_count = options.sm_count_target > 0
+                             ? std::min(options.sm_count_target, device.multiprocessor_count)
+                             : device.multiprocessor_count;
+  gemm_device.dram_bytes_per_clock =
+      DramBytesPerClock(device.memory_bytes_per_second, device.sm_clock_khz);
+  return gemm_device;
 }
 
 }  // namespace cuda
@@ -772,8 +776,7 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     // who must be beaten.
     FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
     const bool own_first =
-        tunes_own_tile ||
-        cuda::OwnGemmIsFaster(spec, dot, cuda::PlanSmCount(options, device.multiprocessor_count));
+        tunes_own_tile || cuda::OwnGemmIsFaster(spec, dot, cuda::PlanGemmDevice(options, device));
     FP8_ASSIGN_OR_RETURN(cuda::EngineRace race,
                          cuda::RaceEngines(spec, dot, options, own_first, plan.context));
     Impl& won = *race.plan->impl_;

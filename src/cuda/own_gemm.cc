@@ -51,7 +51,7 @@ std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot) {
 }
 
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
-                              const CudaDotOptions& options, int sm_count) {
+                              const CudaDotOptions& options, const GemmDevice& device) {
   OwnGemm gemm;
   FP8_ASSIGN_OR_RETURN(gemm.scaling, OwnGemmScaling(spec));
   const int interval = options.own_promotion_interval;
@@ -64,7 +64,7 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   }
   gemm.promotion_blocks = interval == 0 ? 1 : static_cast<int>(interval / kScaleBlockSize);
   gemm.tile =
-      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, gemm.scaling, gemm.promotion_blocks);
+      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, device, gemm.scaling, gemm.promotion_blocks);
   if (!options.own_tile.empty()) {
     FP8_ASSIGN_OR_RETURN(gemm.tile, ParseBlockScaledGemmTile(options.own_tile));
     if (!BlockScaledGemmTileTakes(gemm.tile, gemm.scaling, gemm.promotion_blocks)) {
@@ -99,25 +99,25 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   // One tensor scale: every row (column) reads element 0.
   if (spec.lhs_scale.mode == ScaleMode::kTensor) gemm.lhs_scale = {0, 0};
   if (spec.rhs_scale.mode == ScaleMode::kTensor) gemm.rhs_scale = {0, 0};
-  gemm.sm_count = sm_count;
+  gemm.device = device;
   return gemm;
 }
 
 StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
                                                          const CanonicalDot& dot,
                                                          const CudaDotOptions& options,
-                                                         int sm_count, int count) {
+                                                         const GemmDevice& device, int count) {
   if (!options.own_tile.empty()) return std::vector<std::string>{options.own_tile};
-  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm, MakeOwnGemm(spec, dot, options, sm_count));
+  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm, MakeOwnGemm(spec, dot, options, device));
   std::vector<std::string> names;
   for (const BlockScaledGemmTile& tile : RankBlockScaledGemmTiles(
-           dot.m, dot.n, dot.k, sm_count, gemm.scaling, gemm.promotion_blocks, count)) {
+           dot.m, dot.n, dot.k, device, gemm.scaling, gemm.promotion_blocks, count)) {
     names.push_back(tile.ToString());
   }
   return names;
 }
 
-bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count) {
+bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDevice& device) {
   // A 1x128 x B 128x128: faster on every M = 64 shape measured; at M = 128 where the plan's
   // units fit in one wave (at M = 128 with more units than SMs cuBLASLt was faster); from
   // M = 4096 on every shape measured (N >= 2048, K >= 512); in between nothing was measured.
@@ -132,7 +132,7 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
   if (*scaling == GemmScaling::kColumnBlocks) {
     if (dot.m < kColumnScalesMinRows || dot.k < kColumnScalesMinK) return false;
     const BlockScaledGemmTile tile =
-        ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kColumnBlocks, 1);
+        ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, device, GemmScaling::kColumnBlocks, 1);
     return tile.block_m == 192;
   }
   if (*scaling != GemmScaling::kBlocks) return false;
@@ -140,8 +140,8 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count)
   if (dot.m > kOneWaveRows) return false;
   if (dot.m <= kAnyWaveRows) return true;
   const BlockScaledGemmTile tile =
-      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, sm_count, GemmScaling::kBlocks, 1);
-  return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= sm_count;
+      ChooseBlockScaledGemmTile(dot.m, dot.n, dot.k, device, GemmScaling::kBlocks, 1);
+  return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= device.sm_count;
 }
 
 bool OwnGemmReordersScales(const BlockScaledGemmParams& launch_shape) {
@@ -163,7 +163,7 @@ BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot
   p.promotion_blocks = gemm.promotion_blocks;
   p.output_ld = dot.n;
   p.tile = gemm.tile;
-  p.sm_count = gemm.sm_count;
+  p.sm_count = gemm.device.sm_count;
   return p;
 }
 

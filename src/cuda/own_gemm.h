@@ -16,8 +16,8 @@ struct OwnGemm {
   BlockScaledGemmTile tile;
   ScaleStrides lhs_scale, rhs_scale;  // row stride 0: one tensor scale
   GemmScaling scaling = GemmScaling::kBlocks;
-  int promotion_blocks = 1;  // K-blocks of 128 per promotion (kOuter; 1 with block scales)
-  int sm_count = 0;
+  int promotion_blocks = 1;    // K-blocks of 128 per promotion (kOuter; 1 with block scales)
+  GemmDevice device;           // what the tile was chosen for; its SMs bound the persistent grid
   size_t workspace_bytes = 0;  // split-K's, zero-filled once (the kernel leaves it so)
 };
 
@@ -27,11 +27,10 @@ StatusOr<GemmScaling> OwnGemmScaling(const DotSpec& spec);
 // Why the own kernel cannot run `spec` ("" when it can), in terms of the spec.
 std::string OwnGemmRejection(const DotSpec& spec, const CanonicalDot& dot);
 
-// The kernel's configuration for an eligible spec on a device with `sm_count` SMs: the tile
-// (and split-K) the options ask for (INVALID_ARGUMENT when the kernel has no such tile), else
-// the heuristic's.
+// The kernel's configuration for an eligible spec on `device`: the tile (and split-K) the
+// options ask for (INVALID_ARGUMENT when the kernel has no such tile), else the heuristic's.
 StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
-                              const CudaDotOptions& options, int sm_count);
+                              const CudaDotOptions& options, const GemmDevice& device);
 
 // The tiles an engine race times for an eligible spec (autotune.cc), by name: the one the options
 // force, else the plan's choice and the cost model's next cheapest (RankBlockScaledGemmTiles),
@@ -39,7 +38,7 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
 StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
                                                          const CanonicalDot& dot,
                                                          const CudaDotOptions& options,
-                                                         int sm_count, int count);
+                                                         const GemmDevice& device, int count);
 
 // Whether GemmEngine::kAuto takes the own kernel for an eligible dot: where it measured faster
 // than cuBLASLt on the H200 (docs/own-gemm.md), i.e. rhs 128x128 scales and M <= 64 (1.11-1.46x
@@ -51,7 +50,7 @@ StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
 // with rhs 1x128 scales (the wgrad's), at M >= 2048 and K >= 2048 where the plan takes the
 // 192x128 tile (1.01-1.09x on the 12 of the training benchmarks' 13 GEMMs where it does; the
 // 13th, 2048x2048x16384, keeps 256x128, 0.98-0.99x), bench/results/2026-12-05-h200-session28.md.
-bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, int sm_count);
+bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDevice& device);
 
 // Whether a plan reorders 1x128 scales that the copy engine cannot stage (not M-major, or N-major
 // for rhs 1x128, with 16-byte aligned K-blocks: fp8dot's default row-major ones) into that layout

@@ -24,7 +24,17 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
   std::string out = Header(plan);
   Line(out, StrFormat("GEMM: D[M,N] = A[M,K] . B[N,K]^T, both K-major; tile %s x 128 (K), "
                       "persistent grid of up to %d CTAs",
-                      own.tile.ToString().c_str(), own.sm_count));
+                      own.tile.ToString().c_str(), own.device.sm_count));
+  const double dram = own.device.dram_bytes_per_clock;
+  Line(out,
+       !plan.options.own_tile.empty()
+           ? StrFormat("tile choice: CudaDotOptions::own_tile '%s'", plan.options.own_tile.c_str())
+       : dram > 0 ? StrFormat("tile choice: the cost model's for %d SMs and DRAM at %.0f bytes "
+                              "per SM clock (peak)",
+                              own.device.sm_count, dram)
+                  : StrFormat("tile choice: the cost model's for %d SMs (the driver reports no "
+                              "DRAM bandwidth: left out)",
+                              own.device.sm_count));
   Line(out, std::string("schedule: ") + MathScheduleDescription(MathScheduleOf(
                                             own.tile.block_m, own.tile.block_n, own.scaling)));
   Line(out, plan.lhs.how);

@@ -296,6 +296,29 @@ TEST(CudaOwnGemmTest, PlansHeldToFewerSmsAreBitIdenticalToTheEmulation) {
   ExpectBitIdentical({.m = 64, .n = 512, .k = 4096}, options, ++seed);
 }
 
+// The plan's tile is chosen for the GPU it runs on: its SMs and its DRAM, whose peak the driver
+// reports (cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth; an H100 SXM 3.35 TB/s,
+// an H200 4.8), and Explain says so; a forced tile says it was forced.
+TEST(CudaOwnGemmTest, PlansNameTheGpuTheirTileWasChosenFor) {
+  FP8_SKIP_WITHOUT_GPU();
+  FP8_ASSERT_OK_AND_ASSIGN(const CudaDeviceInfo device, QueryCudaDevice());
+  EXPECT_GT(device.memory_bytes_per_second, 1e12) << device.name;
+  EXPECT_GT(device.sm_clock_khz, 1000000) << device.name;
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem({.m = 64, .n = 4096, .k = 7168}, 9));
+  CudaDotOptions options;
+  options.engine = GemmEngine::kOwn;
+  FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan, CudaDotPlan::Create(p.spec, options));
+  const std::string chosen = StrFormat(
+      "tile choice: the cost model's for %d SMs and DRAM at %.0f bytes per SM clock (peak)",
+      device.multiprocessor_count, device.memory_bytes_per_second / (device.sm_clock_khz * 1e3));
+  EXPECT_NE(plan->Explain().find(chosen), std::string::npos) << chosen << "\n" << plan->Explain();
+  options.own_tile = "64x32";
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, options));
+  EXPECT_NE(plan->Explain().find("tile choice: CudaDotOptions::own_tile '64x32'"),
+            std::string::npos)
+      << plan->Explain();
+}
+
 TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {
   FP8_SKIP_WITHOUT_GPU();
   const OwnCase cases[] = {

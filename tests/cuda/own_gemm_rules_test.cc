@@ -14,20 +14,24 @@
 namespace fp8dot {
 namespace {
 
+// The GPUs the rules were measured on, as their drivers describe them (CudaDeviceInfo): 132 SMs
+// at a peak clock of 1980 MHz; DRAM at a peak of 4.8 TB/s (H200) or 3.35 TB/s (H100 SXM).
+const cuda::GemmDevice kH200{132, cuda::DramBytesPerClock(4.8e12, 1980000)};
+const cuda::GemmDevice kH100{132, cuda::DramBytesPerClock(3.35e12, 1980000)};
+
 // The rule behind kAuto without a GPU (it needs only the shape and the SM count): the own kernel
 // for B 128x128 at M <= 64 whatever the waves, at M <= 128 when the plan's units fit one wave of
 // 132 SMs (the H200's count), from M = 4096 on (with N >= 2048 and K >= 512, as measured),
 // nowhere in between; for B 1x128 where the plan takes 192x128 at M >= 2048 and K >= 2048; never
 // for tensor or row scales.
 TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
-  constexpr int kSms = 132;
   DotSpec spec;
   spec.lhs_scale.mode = ScaleMode::kBlock1x128;
   spec.rhs_scale.mode = ScaleMode::kBlock128x128;
   const auto own = [&](int64_t m, int64_t n, int64_t k) {
     CanonicalDot dot;
     dot.m = m, dot.n = n, dot.k = k;
-    return cuda::OwnGemmIsFaster(spec, dot, kSms);
+    return cuda::OwnGemmIsFaster(spec, dot, kH200);
   };
   EXPECT_TRUE(own(64, 2112, 7168));
   EXPECT_TRUE(own(64, 32768, 512));   // two waves of 64x128 tiles: measured faster too
@@ -64,9 +68,8 @@ TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
 // 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; longer
 // promotion intervals are not affected.
 TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsTakeTurns) {
-  constexpr int kSms = 132;
   const auto tile = [&](int64_t m, int64_t n, int64_t k, cuda::GemmScaling scaling) {
-    return cuda::ChooseBlockScaledGemmTile(m, n, k, kSms, scaling, 1).ToString();
+    return cuda::ChooseBlockScaledGemmTile(m, n, k, kH200, scaling, 1).ToString();
   };
   constexpr cuda::GemmScaling kOuter = cuda::GemmScaling::kOuter;
   EXPECT_EQ(tile(8192, 8192, 8192, kOuter), "192x128");
@@ -76,7 +79,7 @@ TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsT
   EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // the model's own choice
   EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
   EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
-  EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kSms, kOuter, 8).block_m, 256);
+  EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kH200, kOuter, 8).block_m, 256);
 }
 
 // 192x128's speed over 256x128's on one shape, both tiles forced on the H200.
@@ -88,10 +91,9 @@ struct MeasuredLargeTiles {
 // The plan takes the faster of the two on each measured shape.
 void ExpectTheFasterLargeTile(cuda::GemmScaling scaling,
                               const std::vector<MeasuredLargeTiles>& measured) {
-  constexpr int kSms = 132;
   for (const MeasuredLargeTiles& shape : measured) {
     const std::string tile =
-        cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms, scaling, 1).ToString();
+        cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kH200, scaling, 1).ToString();
     EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
         << GemmScalingName(scaling) << " " << shape.m << "x" << shape.n << "x" << shape.k;
   }
@@ -242,13 +244,12 @@ TEST(OwnGemmRulesTest, TilesTakeTheScalesTheyHaveRegistersFor) {
 // where it differs from the plan's (bench/results/2026-12-05-h100-session34.md, call 4).
 TEST(OwnGemmRulesTest, TheTilesARaceTimesStartWithThePlansAndHoldTheMeasuredBest) {
   using cuda::GemmScaling;
-  constexpr int kSms = 132;
   constexpr int kCount = 4;  // as many as autotune.cc races
   const auto names = [&](int64_t m, int64_t n, int64_t k, GemmScaling scaling,
                          int promotion_blocks = 1, int count = 4) {
     std::vector<std::string> listed;
     for (const cuda::BlockScaledGemmTile& tile :
-         cuda::RankBlockScaledGemmTiles(m, n, k, kSms, scaling, promotion_blocks, count)) {
+         cuda::RankBlockScaledGemmTiles(m, n, k, kH200, scaling, promotion_blocks, count)) {
       EXPECT_TRUE(cuda::BlockScaledGemmTileTakes(tile, scaling, promotion_blocks))
           << tile.ToString();
       EXPECT_EQ(cuda::EffectiveKSplits(tile, k), tile.k_splits) << tile.ToString();
@@ -280,7 +281,7 @@ TEST(OwnGemmRulesTest, TheTilesARaceTimesStartWithThePlansAndHoldTheMeasuredBest
     const std::vector<std::string> listed = names(shape.m, shape.n, shape.k, shape.scaling);
     ASSERT_EQ(listed.size(), static_cast<size_t>(kCount));
     EXPECT_EQ(listed.front(),
-              cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kSms, shape.scaling, 1)
+              cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kH200, shape.scaling, 1)
                   .ToString());
     EXPECT_NE(listed.front(), shape.fastest) << "the plan already takes it";
     EXPECT_TRUE(holds(listed, shape.fastest)) << shape.m << "x" << shape.n << "x" << shape.k;
@@ -319,6 +320,64 @@ TEST(OwnGemmRulesTest, EachTileHasTheScheduleItsRegistersAllow) {
   static_assert(cuda::MathScheduleOf(256, 64, kColumns) == MathSchedule::kOnePartialSum);
   EXPECT_NE(std::string(cuda::MathScheduleDescription(MathSchedule::kTakingTurns)).find("in turn"),
             std::string::npos);
+}
+
+// The tile choice weighs the GPU's DRAM: on an H100, where reading the operands once bounds a
+// small-M GEMM, the plan takes the tiles a sweep measured fastest there rather than those that
+// read fewer bytes per SM (bench/results/2026-12-06-h100-session41.md: the old picks 7-14%
+// slower); with the H200's DRAM and with none known, every pick stays what it was, since the
+// H200's sweeps fitted the model without a DRAM term. Large problems are never DRAM-bound.
+TEST(OwnGemmRulesTest, TheTileChoiceWeighsTheGpusDram) {
+  using cuda::GemmScaling;
+  const cuda::GemmDevice unknown_dram{132, 0};
+  const auto tile = [](const cuda::GemmDevice& device, int64_t m, int64_t n, int64_t k,
+                       GemmScaling scaling) {
+    return cuda::ChooseBlockScaledGemmTile(m, n, k, device, scaling, 1).ToString();
+  };
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {
+      // DeepGEMM's 18 shapes, the suite's other 9, then the training GEMMs
+      // (bench/training_shapes.txt).
+      {64, 2112, 7168},      {64, 24576, 1536},   {64, 32768, 512},    {64, 7168, 16384},
+      {64, 4096, 7168},      {64, 7168, 2048},    {128, 2112, 7168},   {128, 24576, 1536},
+      {128, 32768, 512},     {128, 7168, 16384},  {128, 4096, 7168},   {128, 7168, 2048},
+      {4096, 2112, 7168},    {4096, 24576, 1536}, {4096, 32768, 512},  {4096, 7168, 16384},
+      {4096, 4096, 7168},    {4096, 7168, 2048},  {4096, 4096, 4096},  {8192, 8192, 8192},
+      {16384, 16384, 16384}, {8192, 28672, 8192}, {8192, 8192, 28672}, {28672, 8192, 8192},
+      {1000, 1000, 1000},    {8192, 8192, 256},   {8192, 16384, 4096}, {8192, 4096, 16384},
+      {16384, 4096, 8192},   {4096, 16384, 8192}, {16384, 6144, 2048}, {16384, 2048, 6144},
+      {6144, 2048, 16384},   {16384, 2048, 2048}, {2048, 2048, 16384}, {16384, 5504, 2048},
+      {16384, 2048, 5504},   {5504, 2048, 16384}, {2048, 5504, 16384}};
+  for (const GemmScaling scaling :
+       {GemmScaling::kBlocks, GemmScaling::kColumnBlocks, GemmScaling::kOuter}) {
+    for (const Shape& s : shapes) {
+      EXPECT_EQ(tile(kH200, s.m, s.n, s.k, scaling), tile(unknown_dram, s.m, s.n, s.k, scaling))
+          << GemmScalingName(scaling) << " " << s.m << "x" << s.n << "x" << s.k;
+      if (s.m >= 1000) {
+        EXPECT_EQ(tile(kH100, s.m, s.n, s.k, scaling), tile(kH200, s.m, s.n, s.k, scaling))
+            << GemmScalingName(scaling) << " " << s.m << "x" << s.n << "x" << s.k;
+      }
+    }
+  }
+  // The H200's picks as fitted, where the H100's differ.
+  EXPECT_EQ(tile(kH200, 64, 4096, 7168, GemmScaling::kBlocks), "64x64s2");
+  EXPECT_EQ(tile(kH200, 128, 4096, 7168, GemmScaling::kOuter), "128x64s2");
+  // On the H100: the fastest tile measured (64x7168x16384: 64x64, 1.5% behind 64x128 and 5%
+  // ahead of the old 64x128s2).
+  EXPECT_EQ(tile(kH100, 64, 4096, 7168, GemmScaling::kBlocks), "64x32");
+  EXPECT_EQ(tile(kH100, 128, 4096, 7168, GemmScaling::kBlocks), "64x64");
+  EXPECT_EQ(tile(kH100, 64, 7168, 16384, GemmScaling::kBlocks), "64x64");
+  EXPECT_EQ(tile(kH100, 64, 4096, 7168, GemmScaling::kOuter), "64x32");
+  EXPECT_EQ(tile(kH100, 128, 4096, 7168, GemmScaling::kOuter), "64x64");
+  // And where the H100 measured the old pick fastest, it stays.
+  EXPECT_EQ(tile(kH100, 128, 2112, 7168, GemmScaling::kBlocks), "64x64s2");
+  EXPECT_EQ(tile(kH100, 128, 7168, 2048, GemmScaling::kOuter), "128x64");
+  EXPECT_EQ(tile(kH100, 64, 32768, 512, GemmScaling::kBlocks), "64x128");
+  EXPECT_DOUBLE_EQ(cuda::DramBytesPerClock(3.35e12, 1980000), 3.35e12 / 1.98e9);
+  EXPECT_EQ(cuda::DramBytesPerClock(0, 1980000), 0);
+  EXPECT_EQ(cuda::DramBytesPerClock(3.35e12, 0), 0);
 }
 
 }  // namespace

@@ -168,11 +168,24 @@ constexpr MathSchedule MathScheduleOf(int block_m, int block_n, GemmScaling scal
 }
 const char* MathScheduleDescription(MathSchedule schedule);  // for explain
 
+// The GPU a tile is chosen for.
+struct GemmDevice {
+  int sm_count = 0;  // the SMs the GEMM may use
+  // DRAM's peak bytes per SM clock (DramBytesPerClock); 0 where unknown, and the cost model
+  // then leaves DRAM out.
+  double dram_bytes_per_clock = 0;
+};
+
+// Peak DRAM bytes per peak SM clock from the driver's figures (CudaDeviceInfo); 0 if either is.
+double DramBytesPerClock(double memory_bytes_per_second, int sm_clock_khz);
+
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
-// it, per wave, plus split-K's reduction) is the least on `sm_count` SMs, among the tiles for
-// `scaling` and `promotion_blocks` (no split-K when that is above 1).
-BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              GemmScaling scaling, int promotion_blocks);
+// it, per wave, or the time to read the operands from DRAM; plus split-K's reduction) is the
+// least on `device`, among the tiles for `scaling` and `promotion_blocks` (no split-K when that
+// is above 1).
+BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
+                                              const GemmDevice& device, GemmScaling scaling,
+                                              int promotion_blocks);
 
 // The plan's choice (ChooseBlockScaledGemmTile) first, then the cost model's next cheapest
 // distinct tiles and splits, `count` in all at most: the candidates autotuning times, since
@@ -180,8 +193,9 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
 // 2026-12-05-h100-session34.md: on an H100 other tiles ran 6-16% faster than the H200-fitted
 // choice on 7 of 12 small-M shapes).
 std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, int64_t k,
-                                                          int sm_count, GemmScaling scaling,
-                                                          int promotion_blocks, int count);
+                                                          const GemmDevice& device,
+                                                          GemmScaling scaling, int promotion_blocks,
+                                                          int count);
 
 // Device memory a launch of `tile` on an M x N x K problem needs (0 without split-K). It must
 // be zero-filled once when allocated; the kernel leaves it so after each launch.

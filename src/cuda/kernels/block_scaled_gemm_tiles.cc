@@ -139,6 +139,7 @@ namespace {
 // it was fitted).
 constexpr double kFlopsPerClock = 8192, kSmBytesPerClock = 24, kL2BytesPerClock = 3000;
 constexpr double kHandshakeClocks = 50, kClocksPerRun = 4000;
+constexpr double kDramEfficiency = 0.81, kUnhiddenShareWhenDramBound = 0.3;
 
 // Tensor-core clocks of one K-block of `tile`.
 double MmaClocks(const BlockScaledGemmTile& tile) {
@@ -154,7 +155,7 @@ struct CostedTile {
 
 // Every tile and split the kernel has for `scaling` and `promotion_blocks`, with the cost model's
 // estimate, cheapest first (ties in the tiles' listed order).
-std::vector<CostedTile> CostedTiles(int64_t m, int64_t n, int64_t k, int sm_count,
+std::vector<CostedTile> CostedTiles(int64_t m, int64_t n, int64_t k, const GemmDevice& device,
                                     GemmScaling scaling, int promotion_blocks) {
   // A rough model in SM clocks, its constants fitted to tile sweeps on the H200 (DeepGEMM's
   // shapes; bench/results/2026-12-01-h200-own-gemm-splitk/fit_heuristic.py):
@@ -163,7 +164,17 @@ std::vector<CostedTile> CostedTiles(int64_t m, int64_t n, int64_t k, int sm_coun
   //     ~50 clocks of handshakes;
   //   - all CTAs together pull operands from L2 at ~3000 bytes per clock;
   //   - split-K adds a reduction: the runs' FP32 sums written and read once more, and ~4000
-  //     clocks per run (the last run's fence, arrival count and one L2 round trip per run).
+  //     clocks per run (the last run's fence, arrival count and one L2 round trip per run);
+  //   - where the GPU's DRAM is known, reading each operand byte once from it at 81% of its
+  //     peak; a tile bound by that pays another 30% of its SM or L2 time, which does not
+  //     overlap the reads (pipeline fill, epilogue). Fitted to the small-M sweeps of an H100
+  //     (2026-12-06, bench/results/2026-12-06-h100-session41.md: there the tiles that read
+  //     fewer bytes per SM, often split, are no faster, DRAM being the bound) with every pick
+  //     on the H200's sweep of 2026-12-03 kept, where more DRAM bandwidth leaves the SMs' bytes
+  //     the bound. Large problems are never DRAM-bound here.
+  const double dram_bytes_per_clock = kDramEfficiency * device.dram_bytes_per_clock;
+  const double dram_time =
+      dram_bytes_per_clock > 0 ? static_cast<double>(m + n) * k / dram_bytes_per_clock : 0.0;
   std::vector<CostedTile> costed;
   for (BlockScaledGemmTile tile : BlockScaledGemmTiles()) {
     // Clusters sharing A measure level with the same tile alone on the H200 (no faster): only
@@ -178,20 +189,23 @@ std::vector<CostedTile> CostedTiles(int64_t m, int64_t n, int64_t k, int sm_coun
       if (layout.k_splits != splits) continue;  // K too short: the same as fewer splits
       const int64_t tiles = layout.Tiles();
       // Split only to fill the SMs.
-      if (splits > 1 && tiles * (splits - 1) >= sm_count) continue;
+      if (splits > 1 && tiles * (splits - 1) >= device.sm_count) continue;
       const int64_t units = tiles * splits;
       const double block_bytes = (tile.block_m + tile.block_n) * kBlockK;
       const double per_block =
           std::max(MmaClocks(tile), block_bytes / kSmBytesPerClock) + kHandshakeClocks;
       const double sm_time =
-          static_cast<double>(Waves(units, sm_count)) * layout.blocks_per_split * per_block;
+          static_cast<double>(Waves(units, device.sm_count)) * layout.blocks_per_split * per_block;
       const double l2_time =
           static_cast<double>(units) * layout.blocks_per_split * block_bytes / kL2BytesPerClock;
       const double reduction =
           splits == 1 ? 0.0
                       : kClocksPerRun * splits + 2.0 * static_cast<double>(units) * tile.block_m *
                                                      tile.block_n * 4 / kL2BytesPerClock;
-      costed.push_back({std::max(sm_time, l2_time) + reduction, tile});
+      const double on_chip_time = std::max(sm_time, l2_time);
+      const double time =
+          std::max(on_chip_time, dram_time + kUnhiddenShareWhenDramBound * on_chip_time);
+      costed.push_back({time + reduction, tile});
     }
   }
   std::stable_sort(costed.begin(), costed.end(),
@@ -201,9 +215,15 @@ std::vector<CostedTile> CostedTiles(int64_t m, int64_t n, int64_t k, int sm_coun
 
 }  // namespace
 
-BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, int sm_count,
-                                              GemmScaling scaling, int promotion_blocks) {
-  const std::vector<CostedTile> costed = CostedTiles(m, n, k, sm_count, scaling, promotion_blocks);
+double DramBytesPerClock(double memory_bytes_per_second, int sm_clock_khz) {
+  if (memory_bytes_per_second <= 0 || sm_clock_khz <= 0) return 0;
+  return memory_bytes_per_second / (sm_clock_khz * 1e3);
+}
+
+BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
+                                              const GemmDevice& device, GemmScaling scaling,
+                                              int promotion_blocks) {
+  const std::vector<CostedTile> costed = CostedTiles(m, n, k, device, scaling, promotion_blocks);
   BlockScaledGemmTile best = costed.empty() ? BlockScaledGemmTile{} : costed.front().tile;
   // Where 256x128 wins, the problem keeps the tensor cores busy, and the byte terms above (fitted
   // on small tiles) no longer tell the large tiles apart. The 192x128 tile keeps the tensor core
@@ -230,7 +250,7 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
   if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 && efficiency > 0) {
     const auto tensor_time = [&](const BlockScaledGemmTile& tile, double tile_efficiency) {
       const BlockScaledGemmWorkLayout layout = BlockScaledGemmLayoutOf(tile, m, n, k);
-      return static_cast<double>(Waves(layout.Tiles(), sm_count)) *
+      return static_cast<double>(Waves(layout.Tiles(), device.sm_count)) *
              (layout.blocks_per_split * (MmaClocks(tile) / tile_efficiency + kHandshakeClocks) +
               clocks_per_tile);
     };
@@ -243,12 +263,13 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k, i
 }
 
 std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, int64_t k,
-                                                          int sm_count, GemmScaling scaling,
-                                                          int promotion_blocks, int count) {
+                                                          const GemmDevice& device,
+                                                          GemmScaling scaling, int promotion_blocks,
+                                                          int count) {
   std::vector<BlockScaledGemmTile> ranked;
   if (count < 1) return ranked;
-  ranked.push_back(ChooseBlockScaledGemmTile(m, n, k, sm_count, scaling, promotion_blocks));
-  for (const CostedTile& costed : CostedTiles(m, n, k, sm_count, scaling, promotion_blocks)) {
+  ranked.push_back(ChooseBlockScaledGemmTile(m, n, k, device, scaling, promotion_blocks));
+  for (const CostedTile& costed : CostedTiles(m, n, k, device, scaling, promotion_blocks)) {
     if (static_cast<int>(ranked.size()) == count) break;
     const std::string name = costed.tile.ToString();
     const bool listed = std::any_of(ranked.begin(), ranked.end(),

@@ -21,7 +21,8 @@ struct CudaDeviceInfo {
 
 // True when this build contains the CUDA backend (nvcc was found at configure time).
 bool CudaBackendBuilt();
-// Device 0. UNAVAILABLE with the reason when the backend is not built, no driver or GPU is
+// The calling thread's current device (CurrentCudaDevice), which plans are made for.
+// UNAVAILABLE with the reason when the backend is not built, no driver or GPU is
 // present, or the GPU is older than Hopper (sm_90).
 StatusOr<CudaDeviceInfo> QueryCudaDevice();
 // The calling thread's current CUDA device (cudaGetDevice): the device plans are made for.

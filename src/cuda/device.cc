@@ -24,10 +24,11 @@ StatusOr<CudaDeviceInfo> QueryCudaDevice() {
                        cudaGetErrorName(error), cudaGetErrorString(error));
   }
   if (count == 0) return Unavailable("no CUDA device found");
+  FP8_ASSIGN_OR_RETURN(const int device, CurrentCudaDevice());
   cudaDeviceProp properties{};
-  error = cudaGetDeviceProperties(&properties, 0);
+  error = cudaGetDeviceProperties(&properties, device);
   if (error != cudaSuccess) {
-    return Unavailable("cudaGetDeviceProperties(0): %s", cudaGetErrorString(error));
+    return Unavailable("cudaGetDeviceProperties(%d): %s", device, cudaGetErrorString(error));
   }
   CudaDeviceInfo info;
   info.name = properties.name;
@@ -37,9 +38,11 @@ StatusOr<CudaDeviceInfo> QueryCudaDevice() {
   info.memory_bytes = static_cast<long long>(properties.totalGlobalMem);
   // Advisory figures for the tile choice: a driver that does not report them leaves them 0.
   int memory_clock_khz = 0, bus_width_bits = 0;
-  if (cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, 0) != cudaSuccess ||
-      cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) {
+  if (cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device) !=
+          cudaSuccess) {
     (void)cudaGetLastError();  // not sticky; cleared so that later checks do not see it
     info.sm_clock_khz = memory_clock_khz = bus_width_bits = 0;
   }

@@ -100,6 +100,7 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   if (spec.lhs_scale.mode == ScaleMode::kTensor) gemm.lhs_scale = {0, 0};
   if (spec.rhs_scale.mode == ScaleMode::kTensor) gemm.rhs_scale = {0, 0};
   gemm.device = device;
+  gemm.dependent_launch = OwnGemmLaunchesAsDependent(dot, options);
   return gemm;
 }
 
@@ -144,6 +145,11 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDev
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= device.sm_count;
 }
 
+bool OwnGemmLaunchesAsDependent(const CanonicalDot& dot, const CudaDotOptions& options) {
+  constexpr int64_t kMaxRows = 128;
+  return dot.m <= kMaxRows && options.sm_count_target == 0;
+}
+
 bool OwnGemmReordersScales(const BlockScaledGemmParams& launch_shape) {
   const bool has_block_scales = launch_shape.scaling != GemmScaling::kOuter;
   return has_block_scales && launch_shape.m > 64 &&
@@ -164,6 +170,7 @@ BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot
   p.output_ld = dot.n;
   p.tile = gemm.tile;
   p.sm_count = gemm.device.sm_count;
+  p.dependent_launch = gemm.dependent_launch;
   return p;
 }
 

@@ -16,9 +16,10 @@ struct OwnGemm {
   BlockScaledGemmTile tile;
   ScaleStrides lhs_scale, rhs_scale;  // row stride 0: one tensor scale
   GemmScaling scaling = GemmScaling::kBlocks;
-  int promotion_blocks = 1;    // K-blocks of 128 per promotion (kOuter; 1 with block scales)
-  GemmDevice device;           // what the tile was chosen for; its SMs bound the persistent grid
-  size_t workspace_bytes = 0;  // split-K's, zero-filled once (the kernel leaves it so)
+  int promotion_blocks = 1;       // K-blocks of 128 per promotion (kOuter; 1 with block scales)
+  GemmDevice device;              // what the tile was chosen for; its SMs bound the persistent grid
+  bool dependent_launch = false;  // OwnGemmLaunchesAsDependent
+  size_t workspace_bytes = 0;     // split-K's, zero-filled once (the kernel leaves it so)
 };
 
 // How the kernel applies `spec`'s scales; INVALID_ARGUMENT naming them when it cannot.
@@ -51,6 +52,15 @@ StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
 // 192x128 tile (1.01-1.09x on the 12 of the training benchmarks' 13 GEMMs where it does; the
 // 13th, 2048x2048x16384, keeps 256x128, 0.98-0.99x), bench/results/2026-12-05-h200-session28.md.
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDevice& device);
+
+// Whether the plan's GEMM is a programmatic dependent launch (BlockScaledGemmParams::
+// dependent_launch): at M <= 128, where it measured 1.00-1.11x in CUDA graphs and 1.00-1.21x in
+// a loop of calls on an H100 (DeepGEMM's 12 small-M shapes, tensor scales promoted and A 1x128 x
+// B 128x128; bench/results/2026-12-06-h100-session41.md, call 3). Not on larger problems: there
+// it measured 0.85-0.99x on the 192x128 tile's long-K GEMMs (16384^3, 8192x8192x28672), for a
+// reason not yet found, and 1.01-1.04x on 4096^3. Not with CudaDotOptions::sm_count_target,
+// whose SMs left free are for other streams, not for the next kernel's waiting CTAs.
+bool OwnGemmLaunchesAsDependent(const CanonicalDot& dot, const CudaDotOptions& options);
 
 // Whether a plan reorders 1x128 scales that the copy engine cannot stage (not M-major, or N-major
 // for rhs 1x128, with 16-byte aligned K-blocks: fp8dot's default row-major ones) into that layout

@@ -25,6 +25,11 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
   Line(out, StrFormat("GEMM: D[M,N] = A[M,K] . B[N,K]^T, both K-major; tile %s x 128 (K), "
                       "persistent grid of up to %d CTAs",
                       own.tile.ToString().c_str(), own.device.sm_count));
+  Line(out, own.dependent_launch
+                ? "launch: programmatic dependent (its set-up overlaps the kernel before it; the "
+                  "next kernel may start on the SMs it frees as it finishes)"
+                : "launch: plain (programmatic dependent launch at M <= 128 without "
+                  "sm_count_target)");
   const double dram = own.device.dram_bytes_per_clock;
   Line(out,
        !plan.options.own_tile.empty()

@@ -262,6 +262,63 @@ TEST(CudaOwnGemmTest, SplitKPlansCanBeRunAgain) {
   }
 }
 
+// Runs enqueued back to back in one stream, no synchronisation between them. At M <= 128 the own
+// GEMM is a programmatic dependent launch: it may start while the kernel before it still runs,
+// and must see that kernel's memory all the same: the scales this run's reordering kernel wrote
+// (row-major scales at M > 64), or, with scales read in place, the previous run's GEMM leaving
+// the split-K counters at zero. Alternating data, a D per run, each bit-identical to the
+// emulation.
+TEST(CudaOwnGemmTest, RunsBackToBackInOneStreamSeeTheKernelsBeforeThem) {
+  FP8_SKIP_WITHOUT_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  uint64_t seed = 9900;
+  for (const bool column_major_scales : {false, true}) {
+    for (const char* tile : {"64x64s4", "128x64s2", "128x128"}) {
+      const OwnCase shape{
+          .m = 128, .n = 512, .k = 4096, .column_major_scales = column_major_scales};
+      const std::string label = Label(shape, tile);
+      FP8_ASSERT_OK_AND_ASSIGN(DotProblem first, BlockScaledProblem(shape, ++seed));
+      FP8_ASSERT_OK_AND_ASSIGN(DotProblem second, BlockScaledProblem(shape, ++seed));
+      FP8_ASSERT_OK_AND_ASSIGN(CanonicalDot dot, ValidateDotSpec(first.spec));
+      CudaDotOptions options;
+      options.engine = GemmEngine::kOwn;
+      options.own_tile = tile;
+      FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
+                               CudaDotPlan::Create(first.spec, options));
+      EXPECT_NE(plan->Explain().find("launch: programmatic dependent"), std::string::npos)
+          << plan->Explain();
+      Fp8AccumulatorModel model;
+      model.fused_promotion = true;
+      model.split = plan->info().k_split;
+      FP8_ASSERT_OK_AND_ASSIGN(DotResult first_emulated,
+                               EmulatedDot(first.spec, first.arguments(), model));
+      FP8_ASSERT_OK_AND_ASSIGN(DotResult second_emulated,
+                               EmulatedDot(second.spec, second.arguments(), model));
+      constexpr int kRuns = 8;
+      std::vector<testing::GpuBuffers> buffers;
+      for (int run = 0; run < kRuns; ++run) {
+        FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g,
+                                 testing::MakeGpuBuffers(run % 2 ? second : first, dot));
+        buffers.push_back(std::move(g));
+      }
+      for (const testing::GpuBuffers& g : buffers) FP8_ASSERT_OK(plan->Run(g.pointers, stream));
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << label;
+      for (int run = 0; run < kRuns; ++run) {
+        const DotProblem& p = run % 2 ? second : first;
+        const DotResult& emulated = run % 2 ? second_emulated : first_emulated;
+        FP8_ASSERT_OK_AND_ASSIGN(DotResult gpu, testing::Download(buffers[run], p.spec, dot));
+        int64_t differences = 0;
+        for (int64_t i = 0; i < gpu.output.element_count(); ++i) {
+          differences += gpu.output.GetPhysical(i) != emulated.output.GetPhysical(i);
+        }
+        EXPECT_EQ(differences, 0) << label << ", run " << run;
+      }
+    }
+  }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 // A plan held to fewer SMs (CudaDotOptions::sm_count_target) runs a persistent grid that small.
 // On one SM, one CTA runs a tile's runs one after another, so its last run always finds every
 // other run counted in and adds them at once (its own sums from registers): the path that on a
@@ -317,6 +374,12 @@ TEST(CudaOwnGemmTest, PlansNameTheGpuTheirTileWasChosenFor) {
   EXPECT_NE(plan->Explain().find("tile choice: CudaDotOptions::own_tile '64x32'"),
             std::string::npos)
       << plan->Explain();
+  EXPECT_NE(plan->Explain().find("launch: programmatic dependent"), std::string::npos)
+      << plan->Explain();
+  // Held to fewer SMs, the GEMM does not let the next kernel take the SMs it leaves.
+  options.sm_count_target = 64;
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, options));
+  EXPECT_NE(plan->Explain().find("launch: plain"), std::string::npos) << plan->Explain();
 }
 
 TEST(CudaOwnGemmTest, TypesLayoutsAndShapesAreBitIdenticalToTheEmulation) {

@@ -322,6 +322,25 @@ TEST(OwnGemmRulesTest, EachTileHasTheScheduleItsRegistersAllow) {
             std::string::npos);
 }
 
+// The own GEMM is a programmatic dependent launch where that measured faster: M <= 128, and not
+// with SMs kept for other streams.
+TEST(OwnGemmRulesTest, SmallProblemsLaunchAsDependents) {
+  CanonicalDot dot;
+  dot.n = 4096, dot.k = 7168;
+  CudaDotOptions options;
+  for (const int64_t m : {1, 64, 128}) {
+    dot.m = m;
+    EXPECT_TRUE(cuda::OwnGemmLaunchesAsDependent(dot, options)) << m;
+  }
+  for (const int64_t m : {129, 4096, 16384}) {
+    dot.m = m;
+    EXPECT_FALSE(cuda::OwnGemmLaunchesAsDependent(dot, options)) << m;
+  }
+  dot.m = 64;
+  options.sm_count_target = 100;
+  EXPECT_FALSE(cuda::OwnGemmLaunchesAsDependent(dot, options));
+}
+
 // The tile choice weighs the GPU's DRAM: on an H100, where reading the operands once bounds a
 // small-M GEMM, the plan takes the tiles a sweep measured fastest there rather than those that
 // read fewer bytes per SM (bench/results/2026-12-06-h100-session41.md: the old picks 7-14%

@@ -165,6 +165,9 @@ struct KernelArgs {
   // paired_stores says they are aligned.
   bool tma_store;
   bool paired_stores;
+  // Programmatic dependent launch (BlockScaledGemmParams::dependent_launch): the next grid may
+  // be scheduled once every CTA has issued its last copies.
+  bool lets_next_grid_start_early;
 };
 
 // A position in the ring of shared-memory stages: the stage, and the parity of its barriers'
@@ -311,6 +314,10 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
   }
   __syncthreads();
   if constexpr (kCluster > 1) hopper::ClusterSync();
+  // Launched as a programmatic dependent of the kernel before it in the stream, this grid's
+  // set-up above overlaps that kernel's last CTAs; its memory (operands, scales, the split-K
+  // workspace, D) is touched only from here on.
+  hopper::WaitForPriorGrids();
 
   const int rank = kCluster > 1 ? static_cast<int>(hopper::ClusterRank()) : 0;
   const int first_unit = blockIdx.x / kCluster, unit_stride = gridDim.x / kCluster;
@@ -449,6 +456,9 @@ __global__ void __launch_bounds__(TileShape<kBlockM, kBlockN, sizeof(Out), kScal
         ring.Advance(kStages);
       }
     }
+    // Every copy this CTA issues is issued: the next kernel may start on the SMs this grid
+    // frees as its CTAs finish (it waits for all of this grid before touching memory).
+    if (copies_tiles && args.lets_next_grid_start_early) hopper::LetDependentGridsStart();
     if constexpr (kCluster > 1) {
       // The other CTAs' math warps still arrive on this CTA's barriers: stay until every stage
       // has been released once more, i.e. by all of them.
@@ -1183,19 +1193,30 @@ StatusOr<ScaleMaps> ScaleMapsFor(const BlockScaledGemmParams& p, const std::stri
 }
 
 // A launch of `grid` CTAs of `threads` threads, in clusters of `cluster` (a plain launch when it
-// is 1). Holds the cluster attribute that config.attrs points at, hence not copyable.
+// is 1), programmatic dependent or not. Holds the attributes config.attrs points at, hence not
+// copyable.
 struct KernelLaunch {
-  cudaLaunchAttribute cluster_dims{};
+  cudaLaunchAttribute attributes[2]{};
   cudaLaunchConfig_t config{};
-  KernelLaunch(int grid, int threads, int shared_bytes, int cluster, cudaStream_t stream) {
-    cluster_dims.id = cudaLaunchAttributeClusterDimension;
-    cluster_dims.val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};
+  // `dependent`: a programmatic dependent launch, which may start while the kernel before it in
+  // the stream still runs (the kernel waits for it before touching memory).
+  KernelLaunch(int grid, int threads, int shared_bytes, int cluster, cudaStream_t stream,
+               bool dependent) {
     config.gridDim = dim3(grid);
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = shared_bytes;
     config.stream = stream;
-    config.attrs = &cluster_dims;
-    config.numAttrs = cluster > 1 ? 1 : 0;
+    config.attrs = attributes;
+    if (cluster > 1) {
+      cudaLaunchAttribute& cluster_dims = attributes[config.numAttrs++];
+      cluster_dims.id = cudaLaunchAttributeClusterDimension;
+      cluster_dims.val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};
+    }
+    if (dependent) {
+      cudaLaunchAttribute& serialization = attributes[config.numAttrs++];
+      serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      serialization.val.programmaticStreamSerializationAllowed = 1;
+    }
   }
   KernelLaunch(const KernelLaunch&) = delete;
   KernelLaunch& operator=(const KernelLaunch&) = delete;
@@ -1215,7 +1236,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
         context);
     if constexpr (kCluster == 1) return std::numeric_limits<int>::max();
     const KernelLaunch launch(kCluster * p.sm_count, Shape::kThreads, Shape::kSharedBytes, kCluster,
-                              nullptr);
+                              nullptr, false);
     int clusters = 0;
     FP8_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config),
                              context);
@@ -1279,7 +1300,9 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   }
   const int units = args.unit_rows * args.unit_cols * args.k_splits;
   const int grid = kCluster * std::max(1, std::min(units, resident_units));
-  const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream);
+  args.lets_next_grid_start_early = p.dependent_launch;
+  const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream,
+                            p.dependent_launch);
   FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map,
                                               scale_maps.lhs, scale_maps.rhs, output_map, args),
                            context);

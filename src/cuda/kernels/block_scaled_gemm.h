@@ -223,6 +223,11 @@ struct BlockScaledGemmParams {
   int64_t output_ld = 0;
   BlockScaledGemmTile tile;
   int sm_count = 0;  // CTAs of the persistent grid (at most one per unit of work)
+  // A programmatic dependent launch: the grid may start while the kernel before it in the
+  // stream still runs (its set-up overlaps that kernel's last CTAs; it waits for that kernel's
+  // memory before touching any), and lets the next kernel, if launched the same way, start once
+  // every CTA has issued its last operand copies, on the SMs this grid frees as it finishes.
+  bool dependent_launch = false;
   // BlockScaledGemmWorkspaceBytes(tile, m, n, k) bytes, zero-filled when allocated. Launches
   // sharing a workspace must not overlap (like cuBLASLt's).
   void* workspace = nullptr;

@@ -189,6 +189,21 @@ __device__ inline void BarrierArriveInCta(uint64_t* barrier, uint32_t cta) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// ---- Programmatic dependent launch ------------------------------------------------------------
+// A grid launched with cudaLaunchAttributeProgrammaticStreamSerialization may start while the
+// grid before it in the stream still runs; both instructions are no-ops in a grid launched
+// without it.
+
+// Waits until the grids this one depends on have completed and their memory is visible: before
+// this thread touches global memory.
+__device__ inline void WaitForPriorGrids() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// Lets the next grid in the stream be scheduled once every CTA of this one has said so (one
+// thread per CTA is enough) or exited; it still waits in WaitForPriorGrids for this grid's end.
+__device__ inline void LetDependentGridsStart() {
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+}
+
 // ---- wgmma --------------------------------------------------------------------------------------
 
 // Orders this thread's register accesses before the wgmma instructions that follow (needed

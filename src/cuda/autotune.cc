@@ -21,7 +21,6 @@
 #include "cuda/own_gemm.h"
 #include "cuda/streaming_copies.h"
 #include "fp8dot/arithmetic.h"
-#include "fp8dot/cuda_device.h"
 
 namespace fp8dot::cuda {
 namespace {
@@ -407,10 +406,10 @@ StatusOr<EngineRace> RaceEngines(const DotSpec& spec, const CanonicalDot& dot,
       }
     }
   }
-  FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
+  FP8_ASSIGN_OR_RETURN(const GemmDevice device, PlanGemmDevice(options));
   FP8_ASSIGN_OR_RETURN(
       const std::vector<std::string> tiles,
-      OwnGemmTileCandidates(spec, dot, options, PlanGemmDevice(options, device),
+      OwnGemmTileCandidates(spec, dot, options, device,
                             std::min(options.autotune_candidates, kOwnTileCandidates)));
   // The entrants, the static rule's favourite first: it keeps the win unless another is faster
   // by more than the noise margin.

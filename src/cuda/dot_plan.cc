@@ -401,8 +401,8 @@ StatusOr<bool> ChooseOwnEngine(const CudaDotPlan::Impl& plan, const CanonicalDot
   const std::string rejection = OwnGemmRejection(plan.spec, dot);
   if (plan.options.engine == GemmEngine::kAuto) {
     if (!rejection.empty()) return false;
-    FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    return OwnGemmIsFaster(plan.spec, dot, PlanGemmDevice(plan.options, device));
+    FP8_ASSIGN_OR_RETURN(const GemmDevice device, PlanGemmDevice(plan.options));
+    return OwnGemmIsFaster(plan.spec, dot, device);
   }
   if (!rejection.empty()) {
     return InvalidArgument("engine=own: %s [%s]", rejection.c_str(), plan.context.c_str());
@@ -450,9 +450,8 @@ std::vector<LtShape> CublasLtShapes(const CudaDotPlan::Impl& plan, const TypePla
 // cuBLASLt, the split-K workspace zero-filled once, and the plan's info.
 Status BuildOwnPlan(CudaDotPlan::Impl& plan, const TypePlan& types) {
   const CanonicalDot& dot = plan.info.dot;
-  FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm, MakeOwnGemm(plan.spec, dot, plan.options,
-                                                       PlanGemmDevice(plan.options, device)));
+  FP8_ASSIGN_OR_RETURN(const GemmDevice device, PlanGemmDevice(plan.options));
+  FP8_ASSIGN_OR_RETURN(const OwnGemm gemm, MakeOwnGemm(plan.spec, dot, plan.options, device));
   const int64_t k = RoundUp(dot.k, kAlignmentBytes);
   FP8_RETURN_IF_ERROR(
       PlanBuilder(plan, types, LtShape{.m = dot.n, .n = dot.m, .k = k}).BuildOwn(gemm));
@@ -726,7 +725,8 @@ Status EnqueueEpilogue(const CudaDotPlan::Impl& plan, const CudaDotBuffers& b, c
 
 }  // namespace
 
-GemmDevice PlanGemmDevice(const CudaDotOptions& options, const CudaDeviceInfo& device) {
+StatusOr<GemmDevice> PlanGemmDevice(const CudaDotOptions& options) {
+  FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
   GemmDevice gemm_device;
   gemm_device.sm_count = options.sm_count_target > 0
                              ? std::min(options.sm_count_target, device.multiprocessor_count)
@@ -774,9 +774,8 @@ StatusOr<std::unique_ptr<CudaDotPlan>> CudaDotPlan::Create(const DotSpec& spec,
     // The own kernel can run it and the user asked for tuning: time the candidates (kAuto: both
     // engines; kOwn: the kernel's tiles) rather than trust the static rules, which decide only
     // who must be beaten.
-    FP8_ASSIGN_OR_RETURN(const CudaDeviceInfo device, QueryCudaDevice());
-    const bool own_first =
-        tunes_own_tile || cuda::OwnGemmIsFaster(spec, dot, cuda::PlanGemmDevice(options, device));
+    FP8_ASSIGN_OR_RETURN(const cuda::GemmDevice device, cuda::PlanGemmDevice(options));
+    const bool own_first = tunes_own_tile || cuda::OwnGemmIsFaster(spec, dot, device);
     FP8_ASSIGN_OR_RETURN(cuda::EngineRace race,
                          cuda::RaceEngines(spec, dot, options, own_first, plan.context));
     Impl& won = *race.plan->impl_;

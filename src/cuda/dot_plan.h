@@ -14,7 +14,6 @@
 #include "cuda/stream_handoff.h"
 #include "fp8dot/cuda_backend.h"
 #include "fp8dot/cuda_buffer.h"
-#include "fp8dot/cuda_device.h"
 
 namespace fp8dot::cuda {
 
@@ -27,10 +26,10 @@ struct LtShape {
   int64_t k = 0;  // fp8dot's K, zero-padded to 16 bytes of elements
 };
 
-// The GPU as the own kernel's tile choice sees it for a plan: the SMs the GEMM may use
-// (CudaDotOptions::sm_count_target where it is set, at most the device's; else all) and its
-// DRAM's bytes per SM clock.
-GemmDevice PlanGemmDevice(const CudaDotOptions& options, const CudaDeviceInfo& device);
+// The current GPU (QueryCudaDevice) as the own kernel's tile choice sees it for a plan: the SMs
+// the GEMM may use (CudaDotOptions::sm_count_target where it is set, at most the device's; else
+// all) and its DRAM's bytes per SM clock.
+StatusOr<GemmDevice> PlanGemmDevice(const CudaDotOptions& options);
 
 }  // namespace fp8dot::cuda
 

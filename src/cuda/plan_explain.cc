@@ -19,6 +19,26 @@ std::string Header(const CudaDotPlan::Impl& plan) {
   return out;
 }
 
+// Where the own plan's tile came from: the autotune race (its winner; the engine line has the
+// times), CudaDotOptions::own_tile, or the cost model for the plan's GPU.
+std::string TileChoice(const CudaDotPlan::Impl& plan) {
+  const OwnGemm& own = *plan.own;
+  if (plan.info.autotune.ran) return "tile choice: the autotune race's fastest (engine: above)";
+  if (!plan.options.own_tile.empty()) {
+    return StrFormat("tile choice: CudaDotOptions::own_tile '%s'", plan.options.own_tile.c_str());
+  }
+  const double dram = own.device.dram_bytes_per_clock;
+  if (dram <= 0) {
+    return StrFormat(
+        "tile choice: the cost model's for %d SMs (the driver reports no DRAM bandwidth: left "
+        "out)",
+        own.device.sm_count);
+  }
+  return StrFormat(
+      "tile choice: the cost model's for %d SMs and DRAM at %.0f bytes per SM clock (peak)",
+      own.device.sm_count, dram);
+}
+
 std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
   const OwnGemm& own = *plan.own;
   std::string out = Header(plan);
@@ -30,16 +50,7 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
                   "next kernel may start on the SMs it frees as it finishes)"
                 : "launch: plain (programmatic dependent launch at M <= 128 without "
                   "sm_count_target)");
-  const double dram = own.device.dram_bytes_per_clock;
-  Line(out,
-       !plan.options.own_tile.empty()
-           ? StrFormat("tile choice: CudaDotOptions::own_tile '%s'", plan.options.own_tile.c_str())
-       : dram > 0 ? StrFormat("tile choice: the cost model's for %d SMs and DRAM at %.0f bytes "
-                              "per SM clock (peak)",
-                              own.device.sm_count, dram)
-                  : StrFormat("tile choice: the cost model's for %d SMs (the driver reports no "
-                              "DRAM bandwidth: left out)",
-                              own.device.sm_count));
+  Line(out, TileChoice(plan));
   Line(out, std::string("schedule: ") + MathScheduleDescription(MathScheduleOf(
                                             own.tile.block_m, own.tile.block_n, own.scaling)));
   Line(out, plan.lhs.how);

@@ -787,6 +787,8 @@ TEST(CudaOwnGemmTest, AutotuningTheOwnEngineRacesItsTiles) {
   EXPECT_FALSE(plan->info().autotune.engines_raced);  // cuBLASLt is not an entrant
   EXPECT_GT(plan->info().autotune.own_ms, 0.0);
   EXPECT_NE(plan->Explain().find("the fastest of 4 tiles"), std::string::npos) << plan->Explain();
+  EXPECT_NE(plan->Explain().find("tile choice: the autotune race's fastest"), std::string::npos)
+      << plan->Explain();
   // A second plan takes the kept tile from the cache file.
   FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> again,
                            CudaDotPlan::Create(p.spec, options));

@@ -100,7 +100,8 @@ StatusOr<OwnGemm> MakeOwnGemm(const DotSpec& spec, const CanonicalDot& dot,
   if (spec.lhs_scale.mode == ScaleMode::kTensor) gemm.lhs_scale = {0, 0};
   if (spec.rhs_scale.mode == ScaleMode::kTensor) gemm.rhs_scale = {0, 0};
   gemm.device = device;
-  gemm.dependent_launch = OwnGemmLaunchesAsDependent(dot, options);
+  gemm.dependent_launch = OwnGemmLaunchesAsDependent(options);
+  gemm.lets_next_grid_start_early = OwnGemmLetsNextGridStartEarly(dot, options);
   return gemm;
 }
 
@@ -145,9 +146,13 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDev
   return BlockScaledGemmWorkUnits(tile, dot.m, dot.n, dot.k) <= device.sm_count;
 }
 
-bool OwnGemmLaunchesAsDependent(const CanonicalDot& dot, const CudaDotOptions& options) {
+bool OwnGemmLaunchesAsDependent(const CudaDotOptions& options) {
+  return options.sm_count_target == 0;
+}
+
+bool OwnGemmLetsNextGridStartEarly(const CanonicalDot& dot, const CudaDotOptions& options) {
   constexpr int64_t kMaxRows = 128;
-  return dot.m <= kMaxRows && options.sm_count_target == 0;
+  return dot.m <= kMaxRows && OwnGemmLaunchesAsDependent(options);
 }
 
 bool OwnGemmReordersScales(const BlockScaledGemmParams& launch_shape) {
@@ -171,6 +176,7 @@ BlockScaledGemmParams OwnGemmLaunchShape(const OwnGemm& gemm, const CanonicalDot
   p.tile = gemm.tile;
   p.sm_count = gemm.device.sm_count;
   p.dependent_launch = gemm.dependent_launch;
+  p.lets_next_grid_start_early = gemm.lets_next_grid_start_early;
   return p;
 }
 

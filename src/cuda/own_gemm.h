@@ -19,7 +19,8 @@ struct OwnGemm {
   int promotion_blocks = 1;       // K-blocks of 128 per promotion (kOuter; 1 with block scales)
   GemmDevice device;              // what the tile was chosen for; its SMs bound the persistent grid
   bool dependent_launch = false;  // OwnGemmLaunchesAsDependent
-  size_t workspace_bytes = 0;     // split-K's, zero-filled once (the kernel leaves it so)
+  bool lets_next_grid_start_early = false;  // OwnGemmLetsNextGridStartEarly
+  size_t workspace_bytes = 0;               // split-K's, zero-filled once (the kernel leaves it so)
 };
 
 // How the kernel applies `spec`'s scales; INVALID_ARGUMENT naming them when it cannot.
@@ -54,13 +55,22 @@ StatusOr<std::vector<std::string>> OwnGemmTileCandidates(const DotSpec& spec,
 bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDevice& device);
 
 // Whether the plan's GEMM is a programmatic dependent launch (BlockScaledGemmParams::
-// dependent_launch): at M <= 128, where it measured 1.00-1.11x in CUDA graphs and 1.00-1.21x in
-// a loop of calls on an H100 (DeepGEMM's 12 small-M shapes, tensor scales promoted and A 1x128 x
-// B 128x128; bench/results/2026-12-06-h100-session41.md, call 3). Not on larger problems: there
-// it measured 0.85-0.99x on the 192x128 tile's long-K GEMMs (16384^3, 8192x8192x28672), for a
-// reason not yet found, and 1.01-1.04x on 4096^3. Not with CudaDotOptions::sm_count_target,
-// whose SMs left free are for other streams, not for the next kernel's waiting CTAs.
-bool OwnGemmLaunchesAsDependent(const CanonicalDot& dot, const CudaDotOptions& options);
+// dependent_launch), whose launch and set-up overlap the end of the kernel before it: always, but
+// not with CudaDotOptions::sm_count_target, whose SMs left free are for other streams, not for
+// this grid's waiting CTAs. Measured on an H100 (bench/results/2026-12-06-session42.md, call 1):
+// without the early start below, 4096^3 promoted 1.02x, 16384^3 and 8192x8192x28672 level
+// (session 41's loss of up to 15% on those two, with the early start, did not repeat there
+// with or without it).
+bool OwnGemmLaunchesAsDependent(const CudaDotOptions& options);
+
+// Whether the plan's GEMM also lets the next kernel start early (BlockScaledGemmParams::
+// lets_next_grid_start_early): as a dependent launch at M <= 128, where the two together measured
+// 1.00-1.11x in CUDA graphs and 1.00-1.21x in a loop of calls on an H100 (DeepGEMM's 12 small-M
+// shapes, tensor scales promoted and A 1x128 x B 128x128; bench/results/
+// 2026-12-06-h100-session41.md, call 3). Not above: the next kernel's CTAs would wait on SMs
+// that a long GEMM's last wave frees, and on 8192x8192x28672 that measured 0.97x (session 42,
+// call 1).
+bool OwnGemmLetsNextGridStartEarly(const CanonicalDot& dot, const CudaDotOptions& options);
 
 // Whether a plan reorders 1x128 scales that the copy engine cannot stage (not M-major, or N-major
 // for rhs 1x128, with 16-byte aligned K-blocks: fp8dot's default row-major ones) into that layout

@@ -45,11 +45,12 @@ std::string ExplainOwnPlan(const CudaDotPlan::Impl& plan) {
   Line(out, StrFormat("GEMM: D[M,N] = A[M,K] . B[N,K]^T, both K-major; tile %s x 128 (K), "
                       "persistent grid of up to %d CTAs",
                       own.tile.ToString().c_str(), own.device.sm_count));
-  Line(out, own.dependent_launch
-                ? "launch: programmatic dependent (its set-up overlaps the kernel before it; the "
-                  "next kernel may start on the SMs it frees as it finishes)"
-                : "launch: plain (programmatic dependent launch at M <= 128 without "
-                  "sm_count_target)");
+  Line(out, !own.dependent_launch ? "launch: plain (sm_count_target keeps SMs for other streams)"
+            : own.lets_next_grid_start_early
+                ? "launch: programmatic dependent (its set-up overlaps the kernel before it); lets "
+                  "the next kernel start on the SMs it frees as it finishes"
+                : "launch: programmatic dependent (its set-up overlaps the kernel before it); the "
+                  "next kernel starts as it ends (early at M <= 128)");
   Line(out, TileChoice(plan));
   Line(out, std::string("schedule: ") + MathScheduleDescription(MathScheduleOf(
                                             own.tile.block_m, own.tile.block_n, own.scaling)));

@@ -262,12 +262,12 @@ TEST(CudaOwnGemmTest, SplitKPlansCanBeRunAgain) {
   }
 }
 
-// Runs enqueued back to back in one stream, no synchronisation between them. At M <= 128 the own
-// GEMM is a programmatic dependent launch: it may start while the kernel before it still runs,
-// and must see that kernel's memory all the same: the scales this run's reordering kernel wrote
-// (row-major scales at M > 64), or, with scales read in place, the previous run's GEMM leaving
-// the split-K counters at zero. Alternating data, a D per run, each bit-identical to the
-// emulation.
+// Runs enqueued back to back in one stream, no synchronisation between them. The own GEMM is a
+// programmatic dependent launch, and at M <= 128 lets the next start early: it may start while
+// the kernel before it still runs, and must see that kernel's memory all the same: the scales this
+// run's reordering kernel wrote (row-major scales at M > 64), or, with scales read in place, the
+// previous run's GEMM leaving the split-K counters at zero. Alternating data, a D per run, each
+// bit-identical to the emulation.
 TEST(CudaOwnGemmTest, RunsBackToBackInOneStreamSeeTheKernelsBeforeThem) {
   FP8_SKIP_WITHOUT_GPU();
   cudaStream_t stream = nullptr;
@@ -287,6 +287,8 @@ TEST(CudaOwnGemmTest, RunsBackToBackInOneStreamSeeTheKernelsBeforeThem) {
       FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
                                CudaDotPlan::Create(first.spec, options));
       EXPECT_NE(plan->Explain().find("launch: programmatic dependent"), std::string::npos)
+          << plan->Explain();
+      EXPECT_NE(plan->Explain().find("lets the next kernel start"), std::string::npos)
           << plan->Explain();
       Fp8AccumulatorModel model;
       model.fused_promotion = true;
@@ -376,7 +378,18 @@ TEST(CudaOwnGemmTest, PlansNameTheGpuTheirTileWasChosenFor) {
       << plan->Explain();
   EXPECT_NE(plan->Explain().find("launch: programmatic dependent"), std::string::npos)
       << plan->Explain();
-  // Held to fewer SMs, the GEMM does not let the next kernel take the SMs it leaves.
+  EXPECT_NE(plan->Explain().find("lets the next kernel start"), std::string::npos)
+      << plan->Explain();
+  // Above M = 128 it is still a dependent, but the next kernel starts as it ends.
+  FP8_ASSERT_OK_AND_ASSIGN(DotProblem large,
+                           BlockScaledProblem({.m = 256, .n = 4096, .k = 7168}, 10));
+  options.own_tile.clear();
+  FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(large.spec, options));
+  EXPECT_NE(plan->Explain().find("launch: programmatic dependent"), std::string::npos)
+      << plan->Explain();
+  EXPECT_NE(plan->Explain().find("the next kernel starts as it ends"), std::string::npos)
+      << plan->Explain();
+  // Held to fewer SMs, the GEMM's grid does not wait on SMs kept for other streams.
   options.sm_count_target = 64;
   FP8_ASSERT_OK_AND_ASSIGN(plan, CudaDotPlan::Create(p.spec, options));
   EXPECT_NE(plan->Explain().find("launch: plain"), std::string::npos) << plan->Explain();

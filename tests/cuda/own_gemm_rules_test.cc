@@ -322,23 +322,25 @@ TEST(OwnGemmRulesTest, EachTileHasTheScheduleItsRegistersAllow) {
             std::string::npos);
 }
 
-// The own GEMM is a programmatic dependent launch where that measured faster: M <= 128, and not
-// with SMs kept for other streams.
-TEST(OwnGemmRulesTest, SmallProblemsLaunchAsDependents) {
+// The own GEMM is a programmatic dependent launch unless SMs are kept for other streams, and lets
+// the next kernel start early only at M <= 128, where that measured faster.
+TEST(OwnGemmRulesTest, PlansLaunchAsDependentsAndSmallOnesLetTheNextStartEarly) {
   CanonicalDot dot;
   dot.n = 4096, dot.k = 7168;
   CudaDotOptions options;
+  EXPECT_TRUE(cuda::OwnGemmLaunchesAsDependent(options));
   for (const int64_t m : {1, 64, 128}) {
     dot.m = m;
-    EXPECT_TRUE(cuda::OwnGemmLaunchesAsDependent(dot, options)) << m;
+    EXPECT_TRUE(cuda::OwnGemmLetsNextGridStartEarly(dot, options)) << m;
   }
   for (const int64_t m : {129, 4096, 16384}) {
     dot.m = m;
-    EXPECT_FALSE(cuda::OwnGemmLaunchesAsDependent(dot, options)) << m;
+    EXPECT_FALSE(cuda::OwnGemmLetsNextGridStartEarly(dot, options)) << m;
   }
   dot.m = 64;
   options.sm_count_target = 100;
-  EXPECT_FALSE(cuda::OwnGemmLaunchesAsDependent(dot, options));
+  EXPECT_FALSE(cuda::OwnGemmLaunchesAsDependent(options));
+  EXPECT_FALSE(cuda::OwnGemmLetsNextGridStartEarly(dot, options));
 }
 
 // The tile choice weighs the GPU's DRAM: on an H100, where reading the operands once bounds a

@@ -165,8 +165,8 @@ struct KernelArgs {
   // paired_stores says they are aligned.
   bool tma_store;
   bool paired_stores;
-  // Programmatic dependent launch (BlockScaledGemmParams::dependent_launch): the next grid may
-  // be scheduled once every CTA has issued its last copies.
+  // BlockScaledGemmParams::lets_next_grid_start_early: the next grid may be scheduled once
+  // every CTA has issued its last copies.
   bool lets_next_grid_start_early;
 };
 
@@ -1300,7 +1300,7 @@ Status Launch(const BlockScaledGemmParams& p, cudaStream_t stream, const std::st
   }
   const int units = args.unit_rows * args.unit_cols * args.k_splits;
   const int grid = kCluster * std::max(1, std::min(units, resident_units));
-  args.lets_next_grid_start_early = p.dependent_launch;
+  args.lets_next_grid_start_early = p.lets_next_grid_start_early;
   const KernelLaunch launch(grid, Shape::kThreads, Shape::kSharedBytes, kCluster, stream,
                             p.dependent_launch);
   FP8_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, lhs_map, rhs_map,

@@ -225,9 +225,11 @@ struct BlockScaledGemmParams {
   int sm_count = 0;  // CTAs of the persistent grid (at most one per unit of work)
   // A programmatic dependent launch: the grid may start while the kernel before it in the
   // stream still runs (its set-up overlaps that kernel's last CTAs; it waits for that kernel's
-  // memory before touching any), and lets the next kernel, if launched the same way, start once
-  // every CTA has issued its last operand copies, on the SMs this grid frees as it finishes.
+  // memory before touching any).
   bool dependent_launch = false;
+  // Lets the next kernel, if launched as a dependent, start once every CTA has issued its last
+  // operand copies, on the SMs this grid frees as it finishes.
+  bool lets_next_grid_start_early = false;
   // BlockScaledGemmWorkspaceBytes(tile, m, n, k) bytes, zero-filled when allocated. Launches
   // sharing a workspace must not overlap (like cuBLASLt's).
   void* workspace = nullptr;

@@ -5,12 +5,12 @@
 # launch (the kernel waits after its set-up) without the early trigger, 2 with it (the
 # producer lets the next grid start after its last copies); tensor scales promoted every 128.
 # The change's GPU tests first.
-# Build: bench/pending/build.sh bench/pending/2026-12-06-dependent-launch-modes/change.diff
+# Build: bench/pending/build.sh bench/results/2026-12-06-session42/call1/change.diff
 # Carry ["build/carry"]; command
 # "tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-06-dependent-launch-modes/run.sh".
 set -u
-cd "$(dirname "$0")/../../.."
-here=bench/pending/2026-12-06-dependent-launch-modes
+cd "$(dirname "$0")/../../../.."
+here=bench/results/2026-12-06-session42/call1
 O=$OUT/o && mkdir -p $O
 export LD_LIBRARY_PATH=$PWD/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 timeout 60 build/tests/cuda/cuda_test --gtest_filter='CudaOwnGemmTest.RunsBackToBack*:CudaOwnGemmTest.PlansName*:CudaOwnGemmTest.SplitK*' > $O/tests.log 2>&1

@@ -45,6 +45,31 @@ def read_rows(paths, config_filter):
     return floors, runs
 
 
+def bound_table(paths, target=1.3, config=""):
+    """The markdown table and its summary line for gpu_bench CSVs `paths`."""
+    floors, runs = read_rows(paths, config)
+    if not runs:
+        raise ValueError("no rows with graph times (M <= 128) in " + " ".join(map(str, paths)))
+    lines = ["| M,N,K | config | own / cuBLASLt | bound: cuBLASLt / floor | own / floor speed | "
+             f"{target}x within the bound |", "|---|---|---:|---:|---:|---|"]
+    out_of_reach = 0
+    for (shape, name), times in sorted(runs.items()):
+        own = statistics.median(t for t, _ in times)
+        direct = statistics.median(d for _, d in times)
+        label = f"| {','.join(map(str, shape))} | {name} | {direct / own:.3f} |"
+        if shape not in floors:
+            lines.append(f"{label} no floor row | | |")
+            continue
+        floor = statistics.median(floors[shape])
+        bound = direct / floor
+        out_of_reach += bound < target
+        lines.append(f"{label} {bound:.3f} | {floor / own:.0%} | "
+                     f"{'yes' if bound >= target else '**no**'} |")
+    lines.append(f"\n{out_of_reach} of {len(runs)} rows cannot reach {target}x cuBLASLt: reading "
+                 "their operands once takes longer than cuBLASLt's time over the target.")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("csv", nargs="+")
@@ -52,27 +77,10 @@ def main():
                         help="the speed-up over cuBLASLt to check (default 1.3)")
     parser.add_argument("--config", default="", help="only this gpu_bench config")
     args = parser.parse_args()
-    floors, runs = read_rows(args.csv, args.config)
-    if not runs:
-        sys.exit("floor_bound.py: no rows with graph times (M <= 128) in " + " ".join(args.csv))
-    print("| M,N,K | config | own / cuBLASLt | bound: cuBLASLt / floor | own / floor speed | "
-          f"{args.target}x within the bound |")
-    print("|---|---|---:|---:|---:|---|")
-    out_of_reach = 0
-    for (shape, config), times in sorted(runs.items()):
-        own = statistics.median(t for t, _ in times)
-        direct = statistics.median(d for _, d in times)
-        if shape not in floors:
-            print(f"| {','.join(map(str, shape))} | {config} | {direct / own:.3f} | no floor row | | |")
-            continue
-        floor = statistics.median(floors[shape])
-        bound = direct / floor
-        reachable = bound >= args.target
-        out_of_reach += not reachable
-        print(f"| {','.join(map(str, shape))} | {config} | {direct / own:.3f} | {bound:.3f} | "
-              f"{floor / own:.0%} | {'yes' if reachable else '**no**'} |")
-    print(f"\n{out_of_reach} of {len(runs)} rows cannot reach {args.target}x cuBLASLt: reading "
-          "their operands once takes longer than cuBLASLt's time over the target.")
+    try:
+        print(bound_table(args.csv, args.target, args.config))
+    except (OSError, ValueError, KeyError) as error:
+        sys.exit(f"floor_bound.py: {error}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 //
 //   gpu_bench [shapes.txt] [--csv out.csv] [--quick] [--configs NAME,NAME,...]
 //             [--own-tiles TILE,TILE,...]   (the own-kernel config once per tile, e.g. 256x128c2)
+//             [--sustain SECONDS]   (also run each side alone for SECONDS: energy per call, clock)
 //
 // Per shape and configuration (bf16; FP8 fast and promoted, each also autotuned over the
 // heuristic's top 8; per-row/column scales; 1x128 blocks; the 1x128 x 128x128 recipe;
@@ -23,21 +24,31 @@
 // so both see the same clocks; other baselines take the median of 5 batches of their own;
 // inputs rotate among several copies when one set fits in L2. For M <= 128 the plan is also
 // timed as a replayed CUDA graph of 20 calls. 2*M*N*K flops per call.
+// --sustain: at the power limit the clock, hence the speed, follows each kernel's energy per
+// call, and interleaved batches average the two kernels' clocks. So each side also runs alone
+// in phases of back-to-back batches (A B B A, SECONDS/2 each), and a table at the end gives per
+// side the time and energy (NVML's counter) per call, the mean SM clock over the batches and
+// the share of them the power limit held down.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/memory_floor.h"
+#include "bench/power_meter.h"
 #include "cuda/captured_graph.h"
 #include "cuda/kernels/fill_random.h"
 #include "cuda/lt_matmul.h"
@@ -366,6 +377,56 @@ StatusOr<size_t> CountLaunches(cudaStream_t stream, const Call& call) {
   return nodes;
 }
 
+// One side of a --sustain run: its calls alone, back to back, in phases.
+struct SustainedSide {
+  int64_t calls = 0;
+  double ms = 0;             // CUDA-event time of those calls
+  double energy_mj = 0;      // NVML's counter over the phases
+  double clock_sum_mhz = 0;  // one SM-clock sample after each batch
+  int batches = 0, power_capped = 0;
+
+  double MsPerCall() const { return ms / static_cast<double>(calls); }
+  double EnergyPerCallMj() const { return energy_mj / static_cast<double>(calls); }
+  double MeanClockMhz() const { return clock_sum_mhz / batches; }
+};
+
+// --sustain: call_a and call_b each alone in back-to-back batches, in phases A B B A of
+// `seconds` / 2, with the meter read around each phase (energy) and after each batch (clock).
+template <typename CallA, typename CallB>
+StatusOr<std::pair<SustainedSide, SustainedSide>> TimeSustained(cudaStream_t stream,
+                                                                bench::PowerMeter& meter,
+                                                                double seconds, const CallA& call_a,
+                                                                const CallB& call_b) {
+  BatchTimer timer(stream);
+  FP8_ASSIGN_OR_RETURN(const int calls_a, timer.CallsPerBatch(call_a));
+  FP8_ASSIGN_OR_RETURN(const int calls_b, timer.CallsPerBatch(call_b));
+  std::pair<SustainedSide, SustainedSide> sides;
+  auto phase = [&](const auto& call, int calls, SustainedSide& side) -> Status {
+    bench::PowerSample start, now;
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    if (!meter.Sample(start)) return Internal("power meter: %s", meter.error().c_str());
+    const auto begin = std::chrono::steady_clock::now();
+    do {
+      FP8_ASSIGN_OR_RETURN(const double ms, timer.Batch(call, calls));
+      if (!meter.Sample(now)) return Internal("power meter: %s", meter.error().c_str());
+      side.calls += calls;
+      side.ms += ms * calls;
+      side.clock_sum_mhz += now.sm_clock_mhz;
+      side.batches += 1;
+      side.power_capped +=
+          (now.throttle_reasons & (bench::kSoftwarePowerCap | bench::kHardwarePowerBrake)) != 0;
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() <
+             seconds / 2);
+    side.energy_mj += static_cast<double>(now.energy_mj - start.energy_mj);
+    return OkStatus();
+  };
+  FP8_RETURN_IF_ERROR(phase(call_a, calls_a, sides.first));
+  FP8_RETURN_IF_ERROR(phase(call_b, calls_b, sides.second));
+  FP8_RETURN_IF_ERROR(phase(call_b, calls_b, sides.second));
+  FP8_RETURN_IF_ERROR(phase(call_a, calls_a, sides.first));
+  return sides;
+}
+
 // ---- cuBLASLt called directly ------------------------------------------------------------------
 
 // The plain cuBLASLt call a user would write for this configuration: TN, D of its type, the same
@@ -456,6 +517,7 @@ struct Result {
   double direct_m_unpadded_ms = NAN, direct_with_padding_ms = NAN;
   size_t launches = 0;
   std::string note;
+  SustainedSide sustained_fp8dot, sustained_direct;  // --sustain only (calls > 0)
 };
 
 StatusOr<DeviceBuffer> Random(int64_t count, DType type, uint64_t seed, float low, float high) {
@@ -561,8 +623,9 @@ std::string PlanNotes(const CudaDotPlan& plan, const Config& c, bool padded) {
   return note;
 }
 
+// `meter` (may be null): also time each side alone for `sustain_seconds` (--sustain).
 StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& c, int64_t l2_bytes,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, bench::PowerMeter* meter, double sustain_seconds) {
   Result r;
   const DotSpec spec = MakeSpec(s, c);
   CudaDotOptions options;
@@ -634,6 +697,10 @@ StatusOr<Result> Measure(cublasLtHandle_t handle, const Shape& s, const Config& 
   } else {
     r.note = direct.status().message();
     FP8_ASSIGN_OR_RETURN(r.fp8dot_ms, TimeCalls(stream, plan_call));
+  }
+  if (meter != nullptr && direct.ok()) {
+    FP8_ASSIGN_OR_RETURN(std::tie(r.sustained_fp8dot, r.sustained_direct),
+                         TimeSustained(stream, *meter, sustain_seconds, plan_call, direct_call));
   }
   const bool padded = s.k != k || (fp8 && m != s.n);
   if (padded && direct.ok()) {
@@ -709,6 +776,7 @@ struct Flags {
   std::vector<std::string> configs;  // empty: all (--configs "fp8 fast,fp8 fast tuned")
   // --own-tiles 256x128c2,128x128: the own-kernel configs run once per tile (else the plan's).
   std::vector<std::string> own_tiles;
+  double sustain_seconds = 0;  // --sustain: 0 off
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -722,6 +790,8 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--own-tiles") == 0 && i + 1 < argc) {
       std::stringstream list(argv[++i]);
       for (std::string tile; std::getline(list, tile, ',');) flags.own_tiles.push_back(tile);
+    } else if (std::strcmp(argv[i], "--sustain") == 0 && i + 1 < argc) {
+      flags.sustain_seconds = std::atof(argv[++i]);
     } else if (std::strcmp(argv[i], "--quick") == 0) {
       flags.quick = true;
     } else {
@@ -766,6 +836,21 @@ void PrintRow(const Shape& s, const Config& c, const StatusOr<Result>& r, std::F
   }
 }
 
+// A row of the --sustain table: fp8dot's side `a` against the direct call's `b`.
+std::string SustainedRow(const Shape& s, const Config& c, const SustainedSide& a,
+                         const SustainedSide& b) {
+  const double ratio = b.MsPerCall() / a.MsPerCall();
+  return StrFormat(
+      "| %lld,%lld,%lld | %s | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f | %.0f | %.0f | %.0f | %.0f "
+      "| "
+      "%.0f%% | %.0f%% | %.3f |",
+      static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), c.name,
+      Tflops(s, a.MsPerCall()), Tflops(s, b.MsPerCall()), ratio, a.EnergyPerCallMj(),
+      b.EnergyPerCallMj(), b.EnergyPerCallMj() / a.EnergyPerCallMj(), a.energy_mj / a.ms,
+      b.energy_mj / b.ms, a.MeanClockMhz(), b.MeanClockMhz(), 100.0 * a.power_capped / a.batches,
+      100.0 * b.power_capped / b.batches, ratio * b.MeanClockMhz() / a.MeanClockMhz());
+}
+
 // The sustained read rate and the memory floor of each M <= 128 shape.
 Status PrintMemoryFloors(const std::vector<std::pair<Shape, double>>& floors, int multiprocessors,
                          cudaStream_t stream) {
@@ -801,6 +886,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (flags.quick) shapes->resize(std::min<size_t>(shapes->size(), 2));
+  if (!(flags.sustain_seconds >= 0 && flags.sustain_seconds <= 600)) {
+    std::fprintf(stderr, "gpu_bench: --sustain takes seconds from 0 (off) to 600\n");
+    return 2;
+  }
+  std::unique_ptr<bench::PowerMeter> meter;
+  if (flags.sustain_seconds > 0) {
+    int cuda_device = 0;
+    cudaGetDevice(&cuda_device);
+    meter = std::make_unique<bench::PowerMeter>(cuda_device);
+    if (!meter->ok()) {
+      std::fprintf(stderr, "gpu_bench: --sustain: %s\n", meter->error().c_str());
+      return 1;
+    }
+  }
   cublasLtHandle_t handle;
   if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 1;
   cudaStream_t stream;
@@ -828,6 +927,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   std::vector<std::pair<Shape, double>> floors;  // M <= 128 shapes: their memory floor (ms)
+  std::vector<std::string> sustained;            // --sustain: the table's rows
   std::deque<std::string> variant_names;         // Config::name of the --own-tiles variants
   for (const Shape& s : *shapes) {
     if (s.m <= 128) {
@@ -856,8 +956,12 @@ int main(int argc, char** argv) {
         }
       }
       for (const Config& variant : variants) {
-        const StatusOr<Result> r = Measure(handle, s, variant, l2, stream);
+        const StatusOr<Result> r =
+            Measure(handle, s, variant, l2, stream, meter.get(), flags.sustain_seconds);
         PrintRow(s, variant, r, csv);
+        if (r.ok() && r->sustained_fp8dot.calls > 0) {
+          sustained.push_back(SustainedRow(s, variant, r->sustained_fp8dot, r->sustained_direct));
+        }
         if (!r.ok()) (void)cudaGetLastError();
       }
     }
@@ -868,6 +972,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gpu_bench: sustained read: %s\n", printed.message().c_str());
       return 1;
     }
+  }
+  if (!sustained.empty()) {
+    std::printf(
+        "\n# Sustained: each side alone, back to back, in phases A B B A of %.1f s; energy from "
+        "NVML's counter, the SM clock sampled after each ~20 ms batch, 'capped' the share of "
+        "batches the power limit held the clock down\n"
+        "| M,N,K | config | fp8dot TFLOP/s | direct TFLOP/s | fp8dot/direct | fp8dot mJ/call | "
+        "direct mJ/call | energy direct/fp8dot | fp8dot W | direct W | fp8dot MHz | direct MHz | "
+        "fp8dot capped | direct capped | fp8dot/direct per clock |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        flags.sustain_seconds / 2);
+    for (const std::string& row : sustained) std::printf("%s\n", row.c_str());
   }
   if (csv) std::fclose(csv);
   cudaStreamDestroy(stream);

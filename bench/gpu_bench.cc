@@ -380,44 +380,81 @@ StatusOr<size_t> CountLaunches(cudaStream_t stream, const Call& call) {
 // One side of a --sustain run: its calls alone, back to back, in phases.
 struct SustainedSide {
   int64_t calls = 0;
-  double ms = 0;             // CUDA-event time of those calls
-  double energy_mj = 0;      // NVML's counter over the phases
-  double clock_sum_mhz = 0;  // one SM-clock sample after each batch
-  int batches = 0, power_capped = 0;
+  double ms = 0;                      // CUDA-event time of those calls
+  double wall_ms = 0;                 // the phases' host time (the GPU busy throughout)
+  double energy_mj = 0;               // NVML's counter over the phases
+  double clock_sum_mhz = 0;           // SM-clock samples while a batch runs
+  int batches = 0, power_capped = 0;  // those samples, and those the power limit held down
 
   double MsPerCall() const { return ms / static_cast<double>(calls); }
   double EnergyPerCallMj() const { return energy_mj / static_cast<double>(calls); }
   double MeanClockMhz() const { return clock_sum_mhz / batches; }
+  double MeanWatts() const { return energy_mj / wall_ms; }
 };
 
-// --sustain: call_a and call_b each alone in back-to-back batches, in phases A B B A of
-// `seconds` / 2, with the meter read around each phase (energy) and after each batch (clock).
+// A batch's pair of CUDA events.
+struct BatchEvents {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~BatchEvents() {
+    if (start != nullptr) cudaEventDestroy(start);
+    if (stop != nullptr) cudaEventDestroy(stop);
+  }
+};
+
+// --sustain: call_a and call_b each alone, in phases A B B A of `seconds` / 2. A phase keeps
+// two batches queued, so that the GPU never waits for the host: the meter is read around the
+// phase (energy) and, while the next batch runs, after each batch (clock, power cap).
 template <typename CallA, typename CallB>
 StatusOr<std::pair<SustainedSide, SustainedSide>> TimeSustained(cudaStream_t stream,
                                                                 bench::PowerMeter& meter,
                                                                 double seconds, const CallA& call_a,
                                                                 const CallB& call_b) {
-  BatchTimer timer(stream);
+  BatchTimer timer(stream);  // warms each up and sizes its batches
   FP8_ASSIGN_OR_RETURN(const int calls_a, timer.CallsPerBatch(call_a));
   FP8_ASSIGN_OR_RETURN(const int calls_b, timer.CallsPerBatch(call_b));
+  BatchEvents events[2];
+  for (BatchEvents& e : events) {
+    BENCH_CUDA(cudaEventCreate(&e.start));
+    BENCH_CUDA(cudaEventCreate(&e.stop));
+  }
+  int counter = 0;  // rotates the inputs
   std::pair<SustainedSide, SustainedSide> sides;
   auto phase = [&](const auto& call, int calls, SustainedSide& side) -> Status {
+    auto enqueue = [&](const BatchEvents& e) -> Status {
+      BENCH_CUDA(cudaEventRecord(e.start, stream));
+      for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter++));
+      BENCH_CUDA(cudaEventRecord(e.stop, stream));
+      return OkStatus();
+    };
     bench::PowerSample start, now;
     BENCH_CUDA(cudaStreamSynchronize(stream));
     if (!meter.Sample(start)) return Internal("power meter: %s", meter.error().c_str());
     const auto begin = std::chrono::steady_clock::now();
-    do {
-      FP8_ASSIGN_OR_RETURN(const double ms, timer.Batch(call, calls));
-      if (!meter.Sample(now)) return Internal("power meter: %s", meter.error().c_str());
+    auto elapsed_ms = [&] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
+          .count();
+    };
+    FP8_RETURN_IF_ERROR(enqueue(events[0]));
+    for (int oldest = 0, queued = 1; queued > 0; oldest ^= 1) {
+      const bool more = elapsed_ms() < seconds * 500;
+      if (more) FP8_RETURN_IF_ERROR(enqueue(events[oldest ^ 1]));
+      queued += more;
+      BENCH_CUDA(cudaEventSynchronize(events[oldest].stop));
+      float ms = 0;
+      BENCH_CUDA(cudaEventElapsedTime(&ms, events[oldest].start, events[oldest].stop));
       side.calls += calls;
-      side.ms += ms * calls;
-      side.clock_sum_mhz += now.sm_clock_mhz;
-      side.batches += 1;
-      side.power_capped +=
-          (now.throttle_reasons & (bench::kSoftwarePowerCap | bench::kHardwarePowerBrake)) != 0;
-    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() <
-             seconds / 2);
+      side.ms += ms;
+      --queued;
+      if (!meter.Sample(now)) return Internal("power meter: %s", meter.error().c_str());
+      if (more) {  // the GPU is running the next batch
+        side.clock_sum_mhz += now.sm_clock_mhz;
+        side.batches += 1;
+        side.power_capped +=
+            (now.throttle_reasons & (bench::kSoftwarePowerCap | bench::kHardwarePowerBrake)) != 0;
+      }
+    }
     side.energy_mj += static_cast<double>(now.energy_mj - start.energy_mj);
+    side.wall_ms += elapsed_ms();
     return OkStatus();
   };
   FP8_RETURN_IF_ERROR(phase(call_a, calls_a, sides.first));
@@ -846,8 +883,8 @@ std::string SustainedRow(const Shape& s, const Config& c, const SustainedSide& a
       "%.0f%% | %.0f%% | %.3f |",
       static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), c.name,
       Tflops(s, a.MsPerCall()), Tflops(s, b.MsPerCall()), ratio, a.EnergyPerCallMj(),
-      b.EnergyPerCallMj(), b.EnergyPerCallMj() / a.EnergyPerCallMj(), a.energy_mj / a.ms,
-      b.energy_mj / b.ms, a.MeanClockMhz(), b.MeanClockMhz(), 100.0 * a.power_capped / a.batches,
+      b.EnergyPerCallMj(), b.EnergyPerCallMj() / a.EnergyPerCallMj(), a.MeanWatts(), b.MeanWatts(),
+      a.MeanClockMhz(), b.MeanClockMhz(), 100.0 * a.power_capped / a.batches,
       100.0 * b.power_capped / b.batches, ratio * b.MeanClockMhz() / a.MeanClockMhz());
 }
 
@@ -976,8 +1013,8 @@ int main(int argc, char** argv) {
   if (!sustained.empty()) {
     std::printf(
         "\n# Sustained: each side alone, back to back, in phases A B B A of %.1f s; energy from "
-        "NVML's counter, the SM clock sampled after each ~20 ms batch, 'capped' the share of "
-        "batches the power limit held the clock down\n"
+        "NVML's counter, the SM clock sampled as each ~20 ms batch ends while the next runs, "
+        "'capped' the share of those samples where the power limit held the clock down\n"
         "| M,N,K | config | fp8dot TFLOP/s | direct TFLOP/s | fp8dot/direct | fp8dot mJ/call | "
         "direct mJ/call | energy direct/fp8dot | fp8dot W | direct W | fp8dot MHz | direct MHz | "
         "fp8dot capped | direct capped | fp8dot/direct per clock |\n"

@@ -57,10 +57,10 @@ bool OwnGemmIsFaster(const DotSpec& spec, const CanonicalDot& dot, const GemmDev
 // Whether the plan's GEMM is a programmatic dependent launch (BlockScaledGemmParams::
 // dependent_launch), whose launch and set-up overlap the end of the kernel before it: always, but
 // not with CudaDotOptions::sm_count_target, whose SMs left free are for other streams, not for
-// this grid's waiting CTAs. Measured on an H100 (bench/results/2026-12-06-session42.md, call 1):
-// without the early start below, 4096^3 promoted 1.02x, 16384^3 and 8192x8192x28672 level
-// (session 41's loss of up to 15% on those two, with the early start, did not repeat there
-// with or without it).
+// this grid's waiting CTAs. Measured on an H100 (bench/results/2026-12-06-session42.md, calls
+// 1-2): without the early start below, on the 14 shapes above M = 128 of the suite and
+// DeepGEMM's, both scalings, 0.97-1.12x the plain launch (median 1.007; 1000^3 1.12, 4096^3
+// 1.01-1.03); session 41's loss of up to 15% on 16384^3 and 8192x8192x28672 did not repeat.
 bool OwnGemmLaunchesAsDependent(const CudaDotOptions& options);
 
 // Whether the plan's GEMM also lets the next kernel start early (BlockScaledGemmParams::

@@ -27,8 +27,8 @@
 // --sustain: at the power limit the clock, hence the speed, follows each kernel's energy per
 // call, and interleaved batches average the two kernels' clocks. So each side also runs alone
 // in phases of back-to-back batches (A B B A, SECONDS/2 each), and a table at the end gives per
-// side the time and energy (NVML's counter) per call, the mean SM clock over the batches and
-// the share of them the power limit held down.
+// side the time and energy (NVML's counter) per call, the mean SM clock while a batch runs and
+// the share of those samples the power limit held down.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -270,30 +270,50 @@ DotSpec MakeSpec(const Shape& s, const Config& c) {
 
 // ---- Timing ----------------------------------------------------------------------------------
 
+// A batch's pair of CUDA events, created when first recorded.
+struct BatchEvents {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  BatchEvents() = default;
+  ~BatchEvents() {
+    if (start != nullptr) cudaEventDestroy(start);
+    if (stop != nullptr) cudaEventDestroy(stop);
+  }
+  BatchEvents(const BatchEvents&) = delete;
+  BatchEvents& operator=(const BatchEvents&) = delete;
+};
+
 // Times batches of back-to-back calls on a stream with CUDA events. call(i) gets a count of all
-// calls so far (for rotating inputs). Owns its events.
+// calls so far (for rotating inputs).
 class BatchTimer {
  public:
   explicit BatchTimer(cudaStream_t stream) : stream_(stream) {}
-  ~BatchTimer() {
-    if (start_ != nullptr) cudaEventDestroy(start_);
-    if (stop_ != nullptr) cudaEventDestroy(stop_);
-  }
-  BatchTimer(const BatchTimer&) = delete;
-  BatchTimer& operator=(const BatchTimer&) = delete;
 
   // Milliseconds per call over `calls` back-to-back calls.
   template <typename Call>
   StatusOr<double> Batch(const Call& call, int calls) {
-    if (start_ == nullptr) BENCH_CUDA(cudaEventCreate(&start_));
-    if (stop_ == nullptr) BENCH_CUDA(cudaEventCreate(&stop_));
-    BENCH_CUDA(cudaEventRecord(start_, stream_));
+    FP8_RETURN_IF_ERROR(Enqueue(call, calls, events_));
+    FP8_ASSIGN_OR_RETURN(const double ms, WaitMs(events_));
+    return ms / calls;
+  }
+
+  // Enqueues `calls` back-to-back calls between `events`, without waiting (--sustain keeps two
+  // batches queued).
+  template <typename Call>
+  Status Enqueue(const Call& call, int calls, BatchEvents& events) {
+    if (events.start == nullptr) BENCH_CUDA(cudaEventCreate(&events.start));
+    if (events.stop == nullptr) BENCH_CUDA(cudaEventCreate(&events.stop));
+    BENCH_CUDA(cudaEventRecord(events.start, stream_));
     for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter_++));
-    BENCH_CUDA(cudaEventRecord(stop_, stream_));
-    BENCH_CUDA(cudaEventSynchronize(stop_));
+    BENCH_CUDA(cudaEventRecord(events.stop, stream_));
+    return OkStatus();
+  }
+
+  // Waits for an enqueued batch: its milliseconds.
+  StatusOr<double> WaitMs(const BatchEvents& events) {
+    BENCH_CUDA(cudaEventSynchronize(events.stop));
     float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-    return static_cast<double>(ms) / calls;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, events.start, events.stop));
+    return static_cast<double>(ms);
   }
 
   // Warms `call` up and returns how many calls make a batch of about kTargetBatchMs.
@@ -306,7 +326,7 @@ class BatchTimer {
 
  private:
   cudaStream_t stream_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  BatchEvents events_;
   int counter_ = 0;
 };
 
@@ -392,15 +412,6 @@ struct SustainedSide {
   double MeanWatts() const { return energy_mj / wall_ms; }
 };
 
-// A batch's pair of CUDA events.
-struct BatchEvents {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~BatchEvents() {
-    if (start != nullptr) cudaEventDestroy(start);
-    if (stop != nullptr) cudaEventDestroy(stop);
-  }
-};
-
 // --sustain: call_a and call_b each alone, in phases A B B A of `seconds` / 2. A phase keeps
 // two batches queued, so that the GPU never waits for the host: the meter is read around the
 // phase (energy) and, while the next batch runs, after each batch (clock, power cap).
@@ -409,23 +420,12 @@ StatusOr<std::pair<SustainedSide, SustainedSide>> TimeSustained(cudaStream_t str
                                                                 bench::PowerMeter& meter,
                                                                 double seconds, const CallA& call_a,
                                                                 const CallB& call_b) {
-  BatchTimer timer(stream);  // warms each up and sizes its batches
+  BatchTimer timer(stream);  // warms each up, sizes its batches and rotates the inputs
   FP8_ASSIGN_OR_RETURN(const int calls_a, timer.CallsPerBatch(call_a));
   FP8_ASSIGN_OR_RETURN(const int calls_b, timer.CallsPerBatch(call_b));
   BatchEvents events[2];
-  for (BatchEvents& e : events) {
-    BENCH_CUDA(cudaEventCreate(&e.start));
-    BENCH_CUDA(cudaEventCreate(&e.stop));
-  }
-  int counter = 0;  // rotates the inputs
   std::pair<SustainedSide, SustainedSide> sides;
   auto phase = [&](const auto& call, int calls, SustainedSide& side) -> Status {
-    auto enqueue = [&](const BatchEvents& e) -> Status {
-      BENCH_CUDA(cudaEventRecord(e.start, stream));
-      for (int i = 0; i < calls; ++i) FP8_RETURN_IF_ERROR(call(counter++));
-      BENCH_CUDA(cudaEventRecord(e.stop, stream));
-      return OkStatus();
-    };
     bench::PowerSample start, now;
     BENCH_CUDA(cudaStreamSynchronize(stream));
     if (!meter.Sample(start)) return Internal("power meter: %s", meter.error().c_str());
@@ -434,24 +434,20 @@ StatusOr<std::pair<SustainedSide, SustainedSide>> TimeSustained(cudaStream_t str
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
           .count();
     };
-    FP8_RETURN_IF_ERROR(enqueue(events[0]));
-    for (int oldest = 0, queued = 1; queued > 0; oldest ^= 1) {
+    FP8_RETURN_IF_ERROR(timer.Enqueue(call, calls, events[0]));
+    for (int oldest = 0;; oldest ^= 1) {
       const bool more = elapsed_ms() < seconds * 500;
-      if (more) FP8_RETURN_IF_ERROR(enqueue(events[oldest ^ 1]));
-      queued += more;
-      BENCH_CUDA(cudaEventSynchronize(events[oldest].stop));
-      float ms = 0;
-      BENCH_CUDA(cudaEventElapsedTime(&ms, events[oldest].start, events[oldest].stop));
+      if (more) FP8_RETURN_IF_ERROR(timer.Enqueue(call, calls, events[oldest ^ 1]));
+      FP8_ASSIGN_OR_RETURN(const double ms, timer.WaitMs(events[oldest]));
       side.calls += calls;
       side.ms += ms;
-      --queued;
       if (!meter.Sample(now)) return Internal("power meter: %s", meter.error().c_str());
-      if (more) {  // the GPU is running the next batch
-        side.clock_sum_mhz += now.sm_clock_mhz;
-        side.batches += 1;
-        side.power_capped +=
-            (now.throttle_reasons & (bench::kSoftwarePowerCap | bench::kHardwarePowerBrake)) != 0;
-      }
+      if (!more) break;
+      // The GPU is running the next batch.
+      side.clock_sum_mhz += now.sm_clock_mhz;
+      side.batches += 1;
+      side.power_capped +=
+          (now.throttle_reasons & (bench::kSoftwarePowerCap | bench::kHardwarePowerBrake)) != 0;
     }
     side.energy_mj += static_cast<double>(now.energy_mj - start.energy_mj);
     side.wall_ms += elapsed_ms();

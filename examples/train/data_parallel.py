@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -82,6 +83,25 @@ class DataParallel:
         # which aborts the process.
         dist.barrier()
         dist.destroy_process_group()
+
+
+def end_rank_process() -> None:
+    """Ends a torchrun rank's process at once, its output flushed; returns in a plain process.
+
+    After destroy_process_group gloo's worker threads live on (gloo has no shutdown), and one
+    may still be releasing the last collective's tensors. Where such a tensor's Python object
+    outlived Python's own reference, releasing it takes the GIL; once the interpreter has
+    started to finalise, a thread that asks for the GIL is ended by pthread_exit, whose unwinding
+    through the work's destructor calls std::terminate ("terminate called without an active
+    exception", SIGABRT). The race is rare and wants a busy machine: CI's 2 cores met it
+    twice, once with the barrier above in place; 18 runs on an idle machine did not. A rank has
+    nothing left to finalise here (every collective is done, the log closed), so it skips
+    finalisation."""
+    if not dist.is_torchelastic_launched():
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def full_value(tensor: torch.Tensor) -> torch.Tensor:

@@ -32,7 +32,7 @@ import torch
 
 from configs import HYPERPARAMETERS, add_config_flags, fill_from_config
 from corpus import VOCAB_SIZE, evaluation_batches, load_corpus, random_batch
-from data_parallel import DataParallel, full_value
+from data_parallel import DataParallel, end_rank_process, full_value
 from gpt import GPT, MLP, GPTConfig, parameter_counts
 from linears import FP8DOT_RECIPES, LINEARS, TORCHAO_RECIPES, swap_block_linears
 from optim import lr_at, make_adamw, set_lr
@@ -266,3 +266,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 if __name__ == "__main__":
     main()
+    end_rank_process()

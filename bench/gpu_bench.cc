@@ -4,6 +4,8 @@
 //   gpu_bench [shapes.txt] [--csv out.csv] [--quick] [--configs NAME,NAME,...]
 //             [--own-tiles TILE,TILE,...]   (the own-kernel config once per tile, e.g. 256x128c2)
 //             [--sustain SECONDS]   (also run each side alone for SECONDS: energy per call, clock)
+// (--help lists them). An unknown flag or config name, a value out of range or a malformed shape
+// line stops it with a message before it looks for a GPU.
 //
 // Per shape and configuration (bf16; FP8 fast and promoted, each also autotuned over the
 // heuristic's top 8; per-row/column scales; 1x128 blocks; the 1x128 x 128x128 recipe;
@@ -33,6 +35,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -45,7 +48,10 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "bench/memory_floor.h"
 #include "bench/power_meter.h"
@@ -244,12 +250,18 @@ StatusOr<std::vector<Shape>> ReadShapes(const std::string& path) {
   if (!in) return NotFound("cannot open %s", path.c_str());
   std::vector<Shape> shapes;
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t") == std::string::npos || line[0] == '#') continue;
     std::istringstream fields(line);
     Shape s{};
-    if (fields >> s.m >> s.n >> s.k) shapes.push_back(s);
+    std::string rest;
+    if (!(fields >> s.m >> s.n >> s.k) || fields >> rest || s.m <= 0 || s.n <= 0 || s.k <= 0) {
+      return InvalidArgument("%s:%d: expected three positive integers M N K, got '%s'",
+                             path.c_str(), number, line.c_str());
+    }
+    shapes.push_back(s);
   }
+  if (shapes.empty()) return InvalidArgument("%s holds no shape (M N K lines)", path.c_str());
   return shapes;
 }
 
@@ -812,24 +824,28 @@ struct Flags {
   double sustain_seconds = 0;  // --sustain: 0 off
 };
 
-Flags ParseFlags(int argc, char** argv) {
+// The flags, or the exit code of a refused command line (CLI11 has printed why) or of --help.
+std::variant<Flags, int> ParseFlags(int argc, char** argv) {
   Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      flags.csv_path = argv[++i];
-    } else if (std::strcmp(argv[i], "--configs") == 0 && i + 1 < argc) {
-      std::stringstream list(argv[++i]);
-      for (std::string name; std::getline(list, name, ',');) flags.configs.push_back(name);
-    } else if (std::strcmp(argv[i], "--own-tiles") == 0 && i + 1 < argc) {
-      std::stringstream list(argv[++i]);
-      for (std::string tile; std::getline(list, tile, ',');) flags.own_tiles.push_back(tile);
-    } else if (std::strcmp(argv[i], "--sustain") == 0 && i + 1 < argc) {
-      flags.sustain_seconds = std::atof(argv[++i]);
-    } else if (std::strcmp(argv[i], "--quick") == 0) {
-      flags.quick = true;
-    } else {
-      flags.shapes_path = argv[i];
-    }
+  CLI::App app("TFLOP/s of fp8dot's CUDA plans against cuBLASLt called directly", "gpu_bench");
+  app.add_option("shapes", flags.shapes_path, "the shape suite, one M N K per line");
+  app.add_option("--csv", flags.csv_path, "also write every row to this CSV file");
+  app.add_flag("--quick", flags.quick, "only the first two shapes");
+  std::vector<std::string> config_names;
+  for (const Config& c : kConfigs) config_names.emplace_back(c.name);
+  app.add_option("--configs", flags.configs, "only these configs, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember(config_names));
+  app.add_option("--own-tiles", flags.own_tiles,
+                 "run the own-kernel configs once per tile, e.g. 256x128c2,128x128")
+      ->delimiter(',');
+  app.add_option("--sustain", flags.sustain_seconds,
+                 "also run each side alone for SECONDS: energy per call, clock (0: off)")
+      ->check(CLI::Range(0.0, 600.0));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
   return flags;
 }
@@ -907,22 +923,34 @@ Status PrintMemoryFloors(const std::vector<std::pair<Shape, double>>& floors, in
 
 int main(int argc, char** argv) {
   using namespace fp8dot;
-  const Flags flags = ParseFlags(argc, argv);
-  StatusOr<CudaDeviceInfo> device = QueryCudaDevice();
-  if (!device.ok()) {
-    std::fprintf(stderr, "gpu_bench: %s\n", device.status().message().c_str());
-    return 77;
-  }
+  std::variant<Flags, int> parsed = ParseFlags(argc, argv);
+  if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
+  const Flags& flags = std::get<Flags>(parsed);
   StatusOr<std::vector<Shape>> shapes = ReadShapes(flags.shapes_path);
   if (!shapes.ok()) {
     std::fprintf(stderr, "gpu_bench: %s\n", shapes.status().message().c_str());
     return 1;
   }
-  if (flags.quick) shapes->resize(std::min<size_t>(shapes->size(), 2));
-  if (!(flags.sustain_seconds >= 0 && flags.sustain_seconds <= 600)) {
-    std::fprintf(stderr, "gpu_bench: --sustain takes seconds from 0 (off) to 600\n");
-    return 2;
+  std::FILE* csv = flags.csv_path.empty() ? nullptr : std::fopen(flags.csv_path.c_str(), "w");
+  if (!flags.csv_path.empty() && csv == nullptr) {
+    std::fprintf(stderr, "gpu_bench: --csv: cannot write %s: %s\n", flags.csv_path.c_str(),
+                 std::strerror(errno));
+    return 1;
   }
+  if (csv) {
+    // A row on disk as soon as it is printed: a run its caller's timeout cuts keeps its rows.
+    std::setvbuf(csv, nullptr, _IOLBF, 1 << 12);
+    std::fprintf(
+        csv,
+        "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,direct_graph_ms,launches,direct_m_unpadded_ms,"
+        "direct_with_padding_ms,note\n");
+  }
+  StatusOr<CudaDeviceInfo> device = QueryCudaDevice();
+  if (!device.ok()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", device.status().message().c_str());
+    return 77;
+  }
+  if (flags.quick) shapes->resize(std::min<size_t>(shapes->size(), 2));
   std::unique_ptr<bench::PowerMeter> meter;
   if (flags.sustain_seconds > 0) {
     int cuda_device = 0;
@@ -939,15 +967,6 @@ int main(int argc, char** argv) {
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   int l2 = 0;
   cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
-  std::FILE* csv = flags.csv_path.empty() ? nullptr : std::fopen(flags.csv_path.c_str(), "w");
-  if (csv) {
-    // A row on disk as soon as it is printed: a run its caller's timeout cuts keeps its rows.
-    std::setvbuf(csv, nullptr, _IOLBF, 1 << 12);
-    std::fprintf(
-        csv,
-        "m,n,k,config,fp8dot_ms,direct_ms,graph_ms,direct_graph_ms,launches,direct_m_unpadded_ms,"
-        "direct_with_padding_ms,note\n");
-  }
   std::printf(
       "# gpu_bench on %s (%d SMs at up to %d MHz, L2 %d MiB, DRAM %.2f TB/s peak), TFLOP/s, D = "
       "bf16, TN\n",

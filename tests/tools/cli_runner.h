@@ -1,4 +1,4 @@
-// Runs the fp8dot binary (FP8DOT_CLI_PATH) as a user would, for the CLI tests.
+// Runs the fp8dot binary (FP8DOT_CLI_PATH), or another of the project's programs, as a user would.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -24,11 +24,12 @@ inline std::string TempPath(const std::string& name) {
          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
 }
 
-// `shell_prefix` runs before the binary in the same shell command (e.g. "ulimit -f 8; exec ").
-inline CliRun RunCli(const std::string& args, const std::string& shell_prefix = "") {
+// `program` with `args` (shell words); `shell_prefix` runs before it in the same shell command
+// (e.g. "ulimit -f 8; exec ").
+inline CliRun RunProgram(const std::string& program, const std::string& args,
+                         const std::string& shell_prefix = "") {
   const std::string err_path = TempPath("stderr.txt");
-  const std::string command =
-      shell_prefix + std::string(FP8DOT_CLI_PATH) + " " + args + " 2>" + err_path;
+  const std::string command = shell_prefix + program + " " + args + " 2>" + err_path;
   CliRun run{-1, "", ""};
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -43,6 +44,10 @@ inline CliRun RunCli(const std::string& args, const std::string& shell_prefix = 
   }
   if (err != nullptr) fclose(err);
   return run;
+}
+
+inline CliRun RunCli(const std::string& args, const std::string& shell_prefix = "") {
+  return RunProgram(FP8DOT_CLI_PATH, args, shell_prefix);
 }
 
 // `text` quoted for /bin/sh: every character reaches the program literally.

@@ -115,14 +115,31 @@ def _mean_over_ranks(value: torch.Tensor) -> torch.Tensor:
     return value / WORLD
 
 
-def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True) -> dict:
+def fp8_bytes_kept_for_the_backward(mlp: nn.Module, x: torch.Tensor) -> int:
+    """The bytes of the FP8 tensors autograd keeps from a forward of `mlp` for its backward."""
+    kept = []
+
+    def pack(tensor):
+        kept.append(tensor)
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        mlp(x)
+    return sum(t.numel() * t.element_size() for t in kept
+               if t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2))
+
+
+def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True,
+                  recompute_weight_transpose: bool = False) -> dict:
     """DDP or FSDP2 over all ranks, each with its rows of the global batch; the loss reported is
-    the mean over ranks (the global batch's). Every rank's histories are kept, to compare."""
+    the mean over ranks (the global batch's). Every rank's histories are kept, to compare, and
+    (last, a forward without a backward) the FP8 bytes a forward keeps for the backward."""
     import torch.distributed as dist
     rank = dist.get_rank()
     mlp = model(recipe_name)
     group = dist.group.WORLD if reduce_amax else None
-    ft.convert(mlp, recipe(recipe_name), amax_reduction_group=group)
+    ft.convert(mlp, recipe(recipe_name), amax_reduction_group=group,
+               recompute_weight_transpose=recompute_weight_transpose)
     if wrapper == "ddp":
         mlp = nn.parallel.DistributedDataParallel(mlp)
     else:
@@ -135,22 +152,26 @@ def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True) -> d
     gathered = [None] * WORLD
     dist.all_gather_object(gathered, out["histories"])
     out["histories_per_rank"] = gathered
+    out["fp8_bytes_kept"] = fp8_bytes_kept_for_the_backward(mlp, batch(0, rank)[0])
     return out
 
 
-def _tensor_parallel_model(recipe_name: str) -> nn.Module:
+def _tensor_parallel_model(recipe_name: str, recompute_weight_transpose: bool = False
+                           ) -> nn.Module:
     """The first layer column-parallel, the second row-parallel (torch's own styles)."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
     mesh = init_device_mesh(DEVICE, (WORLD,))
-    return parallelize_module(model(recipe_name), mesh,
-                              {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    mlp = model(recipe_name)
+    for layer in (mlp[0], mlp[2]):
+        layer.recompute_weight_transpose = recompute_weight_transpose
+    return parallelize_module(mlp, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
 
 
-def tensor_parallel(recipe_name: str) -> dict:
+def tensor_parallel(recipe_name: str, recompute_weight_transpose: bool = False) -> dict:
     """The tensor-parallel MLP on the whole global batch on every rank, and its explain()."""
-    mlp = _tensor_parallel_model(recipe_name)
+    mlp = _tensor_parallel_model(recipe_name, recompute_weight_transpose)
     out = steps(mlp, global_batch)
     out["explain"] = ft.explain(mlp)
     return out
@@ -428,6 +449,13 @@ def main(out_dir: str) -> None:
     for recipe_name in TENSOR_PARALLEL_RECIPES:
         results[("tp", recipe_name)] = tensor_parallel(recipe_name)
     results[("tp forward", "tensorwise")] = tensor_parallel_forward("tensorwise")
+    # dgrad's Wᵀ cast again in the backward: the gathered weight under FSDP2, the shard (its
+    # tensorwise amax reduced again over the shards) under tensor parallelism.
+    for recipe_name in DATA_PARALLEL_RECIPES:
+        results[("fsdp2", recipe_name, "recompute")] = data_parallel(
+            "fsdp2", recipe_name, recompute_weight_transpose=True)
+    results[("tp", "tensorwise promoted", "recompute")] = tensor_parallel(
+        "tensorwise promoted", recompute_weight_transpose=True)
     results[("ddp", "tensorwise", "no reduction")] = data_parallel("ddp", "tensorwise",
                                                                    reduce_amax=False)
     results[("empty rank", "delayed")] = empty_rank("delayed")

@@ -284,6 +284,31 @@ def test_fp8_all_gather_keeps_no_weight_copy_between_forward_and_backward(result
     assert 0 <= difference - runs.HIDDEN * runs.FEATURES <= 2 * 4
 
 
+@pytest.mark.parametrize("recipe_name", runs.DATA_PARALLEL_RECIPES)
+def test_fsdp2_casting_the_weight_transpose_again_is_the_same_run_and_keeps_no_copy(
+        results, recipe_name):
+    """recompute_weight_transpose under FSDP2: dgrad casts Wᵀ again from the weight FSDP2
+    gathers again for the backward. Every loss, gradient and history equals the run that keeps
+    Wᵀ, and the forward keeps W's bytes fewer: the second layer's (the one with dgrad)."""
+    keep, again = results[("fsdp2", recipe_name)], results[("fsdp2", recipe_name, "recompute")]
+    assert all(torch.equal(a, b) for a, b in zip(again["loss"], keep["loss"]))
+    for got, want in zip(again["grads"], keep["grads"]):
+        assert all(torch.equal(g, w) for g, w in zip(got, want))
+    for got, want in zip(again["histories_per_rank"], keep["histories_per_rank"]):
+        assert all(torch.equal(g, w) for g, w in zip(got, want))
+    assert keep["fp8_bytes_kept"] - again["fp8_bytes_kept"] == runs.HIDDEN * runs.FEATURES
+
+
+def test_tensor_parallel_casting_the_weight_transpose_again_is_the_same_run(results):
+    """Each rank casts its shard's Wᵀ again, its tensorwise scale from the amax reduced over
+    the shards once more in the backward: the same run to the bit."""
+    keep = results[("tp", "tensorwise promoted")]
+    again = results[("tp", "tensorwise promoted", "recompute")]
+    assert all(torch.equal(a, b) for a, b in zip(again["loss"], keep["loss"]))
+    for got, want in zip(again["grads"], keep["grads"]):
+        assert all(torch.equal(local(g), local(w)) for g, w in zip(got, want))
+
+
 def test_an_fp8_all_gather_checkpoint_loads_into_either_kind_of_model(results):
     """torch.distributed.checkpoint saves the weights' own values: a model gathered in FP8 and
     one gathered in float32 load the same weights from it."""

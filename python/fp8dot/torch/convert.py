@@ -18,7 +18,7 @@ ModuleFilter = Callable[[str, nn.Module], bool]
 
 def convert(model: nn.Module, recipe: Optional[Recipe] = None,
             module_filter: Optional[ModuleFilter] = None, *,
-            amax_reduction_group=None) -> nn.Module:
+            amax_reduction_group=None, recompute_weight_transpose: bool = False) -> nn.Module:
     """Replaces, in place, every nn.Linear (not its other subclasses) for which
     module_filter(fully_qualified_name, module) is true with an fp8dot.torch.Linear sharing its
     parameters; fp8dot.torch.Linear layers the filter selects take the recipe too (a different
@@ -27,7 +27,9 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
     amax_reduction_group: the torch.distributed group the batch is split over (data
     parallelism), whose tensorwise and delayed scales become the whole batch's
     (fp8dot.torch.Linear; docs/distributed.md). Convert after init_process_group: before it,
-    dist.group.WORLD is None, which means no reduction."""
+    dist.group.WORLD is None, which means no reduction. recompute_weight_transpose: the layers
+    cast Wᵀ again in the backward instead of keeping it from the forward (fp8dot.torch.Linear's
+    "Memory")."""
     recipe = check_recipe(Recipe.seed() if recipe is None else recipe, "fp8dot.torch.convert")
     for name, module in list(model.named_modules()):
         for child_name, child in list(module.named_children()):
@@ -40,9 +42,11 @@ def convert(model: nn.Module, recipe: Optional[Recipe] = None,
                 if child.recipe != recipe:
                     child._set_recipe(recipe)
                 child.amax_reduction_group = amax_reduction_group
+                child.recompute_weight_transpose = recompute_weight_transpose
             else:
                 setattr(module, child_name,
-                        Linear.from_linear(child, recipe, amax_reduction_group))
+                        Linear.from_linear(child, recipe, amax_reduction_group,
+                                           recompute_weight_transpose))
     return model
 
 
@@ -90,6 +94,8 @@ def explain(model: nn.Module) -> str:
             name += " ({} over {})".format(*module.last_tensor_parallel)
         if gathers_in_fp8(module.weight):
             name += " (W gathered in FP8)"  # forward and dgrad read the gathered bytes
+        elif module.recompute_weight_transpose:
+            name += " (Wᵀ cast again in the backward)"
         shapes = {"forward": (tokens, n, k), "dgrad": (tokens, k, n), "wgrad": (n, k, tokens)}
         scales = _scale_names(recipe)
         for gemm in GEMMS:

@@ -10,7 +10,8 @@ row-major), which is the layout Hopper's FP8 tensor cores read (cuBLASLt's TN):
 and passed to fp8dot's scaled_mm with the rhs as its transpose view. Each of X, W and dY is
 therefore needed in both orientations; fp8dot's quantisation kernel writes both from one read
 (q and q_t, each with the scales of its own contracting dim), so the backward pass keeps FP8
-operands only: Xᵀ and Wᵀ, never the high-precision tensors.
+operands only: Xᵀ and Wᵀ, never the high-precision tensors (or Xᵀ alone, with Wᵀ cast again in
+the backward: Linear's recompute_weight_transpose).
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
                                Optional[torch.Tensor], Optional[list]]:
     """Y = X·Wᵀ (+ bias) in FP8, and what the backward pass will need: Xᵀ for wgrad (need_wgrad)
     and Wᵀ for dgrad (need_dgrad), written by the same quantisation kernels, as `_as_rhs`
-    operands, else None; under delayed scaling dY's scale for this step, else None. `record`:
+    operands, else None; under delayed scaling this step's scales (X, W, dY), else None. `record`:
     a delayed-scaling history takes this call's amaxes (in training, not in eval mode); with
     `defer_recording` X's and W's are returned last instead, for the backward to record. With
     `up`, X is SiLU(x) · up (x the gate), with activation="gelu" GELU(x), quantised without
@@ -271,8 +272,24 @@ def _linear_forward(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
         _record_amaxes(amax_history, _INPUT, [x_amax, w_amax])  # rows _INPUT and _WEIGHT
     bias_for_gemm = None if bias is None else bias.to(out_dtype)
     output = _gemm(x_q, w_rhs, recipe.forward, out_dtype, recipe.backend, bias_for_gemm)
-    scale_dy = None if scales is None else scales[_GRAD_OUTPUT]
-    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scale_dy, pending
+    return output, None if x_t is None else _as_rhs(x_t), w_t_rhs, scales, pending
+
+
+def _weight_transpose_again(weight: torch.Tensor, recipe: Recipe,
+                            delayed_scale: Optional[torch.Tensor], groups: tuple) -> Operand:
+    """dgrad's Wᵀ quantised again in the backward, as `_quantized_weight` wrote it in the forward
+    (Linear's recompute_weight_transpose): the same scales (delayed scaling's from the forward;
+    current scales from the same weight, reduced over the same groups), the transposed
+    orientation alone."""
+    granularity = _granularity(recipe, "weight")
+    dtype = recipe.dgrad.rhs_dtype
+    cast = cast_scales(weight, groups, recipe.forward.rhs_dtype, dtype, delayed_scale)
+    # The forward's pass casts a transpose of its own dtype with its own scale; one of another
+    # dtype with the current scale (both_orientations).
+    scale = cast.scale if dtype == recipe.forward.rhs_dtype else cast.transposed_scale
+    result = quantize(weight, dtype, granularity, row_major=False, transposed=True, scale=scale,
+                      scale_layout=gemm_scale_layout(granularity))
+    return _as_rhs((result.q_t, result.scale_t))
 
 
 class _Fp8Linear(torch.autograd.Function):
@@ -284,17 +301,24 @@ class _Fp8Linear(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 amax_history: Optional[torch.Tensor], recipe: Recipe, out_dtype: torch.dtype,
                 weight_cache: Optional[dict], record: bool, up: Optional[torch.Tensor] = None,
-                activation: Optional[str] = None, reduction: AmaxReduction = AmaxReduction()):
+                activation: Optional[str] = None, reduction: AmaxReduction = AmaxReduction(),
+                recompute_weight_transpose: bool = False):
         need_dgrad = ctx.needs_input_grad[0] or (up is not None and ctx.needs_input_grad[8])
+        # Wᵀ cast again in the backward rather than kept: not for a weight gathered in FP8
+        # (dgrad transposes the gathered bytes), nor when the weight cache holds Wᵀ anyway.
+        ctx.weight_transpose_again = (recompute_weight_transpose and need_dgrad and
+                                      weight_cache is None and
+                                      not isinstance(weight, GatheredFp8Weight))
         # Delayed scaling: X's and W's amaxes go into the history in the backward, with dY's, so
         # that until then the history is the one this forward cast with. Whatever runs between
         # this forward and its backward sees the same scales: activation checkpointing's
         # recomputed forward, and FSDP2's gather before the backward of a weight gathered in
         # FP8 (fp8_all_gather.py). A forward no backward follows records at once (Linear._run).
-        output, x_t, w_t, scale_dy, ctx.pending_amaxes = _linear_forward(
-            x, weight, bias, amax_history, recipe, out_dtype, weight_cache, need_dgrad,
-            ctx.needs_input_grad[1], record, up, activation, reduction, defer_recording=True)
-        ctx.recipe, ctx.dy_groups = recipe, reduction.grad_output
+        output, x_t, w_t, scales, ctx.pending_amaxes = _linear_forward(
+            x, weight, bias, amax_history, recipe, out_dtype, weight_cache,
+            need_dgrad and not ctx.weight_transpose_again, ctx.needs_input_grad[1], record, up,
+            activation, reduction, defer_recording=True)
+        ctx.recipe, ctx.dy_groups, ctx.weight_groups = recipe, reduction.grad_output, reduction.weight
         # FSDP2 gathers such a weight again for the backward (into the same memory, with the
         # scale of that gather): dgrad reads the bytes and scale it holds then.
         ctx.gathered_weight = weight if isinstance(weight, GatheredFp8Weight) else None
@@ -307,7 +331,11 @@ class _Fp8Linear(torch.autograd.Function):
         ctx.activation = activation
         activation_inputs = ((x, up) if (up is not None or activation == "gelu") and need_dgrad
                              else (None, None))
-        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scale_dy, *activation_inputs)
+        # The weight itself where Wᵀ is cast again: the parameter, which lives on anyway (FSDP2
+        # frees its gathered storage after the forward and gathers it again before the backward,
+        # as for nn.Linear, which saves it too).
+        ctx.save_for_backward(x_t[0], x_t[1], w_t[0], w_t[1], scales,
+                              weight if ctx.weight_transpose_again else None, *activation_inputs)
         # The history is state that every call updates in place, so it is not a saved tensor:
         # saved, a layer called twice in one step (shared weights, activation checkpointing's
         # recomputation) failed autograd's check that nothing it saved was modified.
@@ -318,8 +346,9 @@ class _Fp8Linear(torch.autograd.Function):
     @torch.autograd.function.once_differentiable  # the FP8 ops have no derivatives of their own
     def backward(ctx, grad_output: torch.Tensor):
         recipe: Recipe = ctx.recipe
-        (x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, scale_dy, gate,
+        (x_t_rhs_q, x_t_rhs_scale, w_t_rhs_q, w_t_rhs_scale, scales, weight, gate,
          up) = ctx.saved_tensors
+        scale_dy = None if scales is None else scales[_GRAD_OUTPUT]
         amax_history = ctx.amax_history
         dy = grad_output.contiguous()
         need_dgrad = ctx.needs_input_grad[0] or ctx.needs_input_grad[8]
@@ -341,6 +370,10 @@ class _Fp8Linear(torch.autograd.Function):
                 if gathered is not None:  # the rows FSDP2 gathered again for this pass
                     w_t_rhs = _as_rhs((regathered_rows(gathered._data).t().contiguous(),
                                        gathered._scale))
+                elif ctx.weight_transpose_again:
+                    w_t_rhs = _weight_transpose_again(
+                        weight, recipe, None if scales is None else scales[_WEIGHT],
+                        ctx.weight_groups)
                 grad_x = _gemm(dy_q, w_t_rhs, recipe.dgrad, ctx.x_dtype, recipe.backend)
             else:  # only dYᵀ (the delayed scale is dY's in the dgrad dtype)
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
@@ -366,7 +399,7 @@ class _Fp8Linear(torch.autograd.Function):
                 grad_x = torch.ops.aten.gelu_backward(grad_x, gate, approximate="tanh")
             else:
                 grad_x, grad_up = _swiglu_backward(grad_x, gate, up)
-        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up, None, None
+        return grad_x, grad_w, grad_bias, None, None, None, None, None, grad_up, None, None, None
 
 
 class Linear(nn.Linear):
@@ -393,13 +426,23 @@ class Linear(nn.Linear):
     the input and the output's gradient those of the whole batch, on every rank alike. A weight
     sharded by tensor parallelism (a DTensor from torch's ColwiseParallel or RowwiseParallel)
     runs the layer on the local shards, its amaxes reduced over the shards' mesh.
+
+    Memory: the backward's dgrad multiplies by Wᵀ in FP8, which the forward writes from the
+    same pass as W's cast and keeps until the backward: one byte per weight element, for every
+    layer at once at the start of the backward. With `recompute_weight_transpose=True` the
+    layer keeps nothing of the weight and casts Wᵀ again in its backward instead (one more pass
+    over the weight), bit-identical under every recipe: for large models under FSDP2, where the
+    kept copies would add up to one byte per parameter of the whole model on every GPU. (A
+    weight FSDP2 gathers in FP8, fp8dot.torch.fp8_all_gather, keeps nothing either way.)
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None, *, recipe: Optional[Recipe] = None, amax_reduction_group=None):
+                 dtype=None, *, recipe: Optional[Recipe] = None, amax_reduction_group=None,
+                 recompute_weight_transpose: bool = False):
         super().__init__(in_features, out_features, bias, device=device, dtype=dtype)
         self._set_recipe(recipe or Recipe.seed())
         self.amax_reduction_group = amax_reduction_group
+        self.recompute_weight_transpose = recompute_weight_transpose
 
     def _set_recipe(self, recipe: Recipe) -> None:
         self.recipe = check_recipe(recipe, "fp8dot.torch.Linear")
@@ -432,7 +475,8 @@ class Linear(nn.Linear):
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, recipe: Optional[Recipe] = None,
-                    amax_reduction_group=None) -> "Linear":
+                    amax_reduction_group=None, recompute_weight_transpose: bool = False
+                    ) -> "Linear":
         """An FP8 layer that shares `linear`'s parameters (no copy)."""
         layer = cls.__new__(cls)
         nn.Module.__init__(layer)
@@ -447,6 +491,7 @@ class Linear(nn.Linear):
         layer.bias = linear.bias
         layer._set_recipe(recipe or Recipe.seed())
         layer.amax_reduction_group = amax_reduction_group
+        layer.recompute_weight_transpose = recompute_weight_transpose
         return layer
 
     def amax_reduction(self, tensor_parallel: AmaxReduction = AmaxReduction()) -> AmaxReduction:
@@ -575,7 +620,8 @@ class Linear(nn.Linear):
                                         (bias is not None and bias.requires_grad) or
                                         (up2d is not None and up2d.requires_grad)):
             return _Fp8Linear.apply(x2d, weight, bias, history, self.recipe, out_dtype, cache,
-                                    self.training, up2d, activation, reduction)
+                                    self.training, up2d, activation, reduction,
+                                    self.recompute_weight_transpose)
         # No backward pass can come: no autograd node, no transposes.
         return _linear_forward(x2d, weight, bias, history, self.recipe, out_dtype, cache, False,
                                False, self.training, up2d, activation, reduction)[0]
@@ -601,4 +647,5 @@ class Linear(nn.Linear):
                 "scaling (tensorwise) for this layer")
 
     def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, recipe={self.recipe.describe()}"
+        again = ", recompute_weight_transpose=True" if self.recompute_weight_transpose else ""
+        return f"{super().extra_repr()}, recipe={self.recipe.describe()}{again}"

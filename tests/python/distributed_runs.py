@@ -311,8 +311,12 @@ AMAX_REDUCTIONS: list = []  # what _amax_reduction_spy records
 UNEVEN_HIDDEN = 129  # 65 and 64 rows a rank: FSDP2 pads the second shard
 
 
+PRECOMPUTE_STEP = 1  # the step before which precompute_fp8_all_gather_scales runs
+
+
 def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = False,
-                   uneven: bool = False, recipe_name: str = "tensorwise") -> dict:
+                   uneven: bool = False, recipe_name: str = "tensorwise",
+                   precompute: bool = False) -> dict:
     """FSDP2, the seed recipe (tensorwise, or with recipe_name "delayed" delayed scaling), 3
     AdamW steps that change the weights (so every gather casts with a new scale); with or
     without fp8dot.torch.fp8_all_gather, with or without a MixedPrecisionPolicy's param_dtype,
@@ -320,7 +324,9 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     Linear(129 -> 1), whose shards FSDP2 pads (the second's second rank holds no row). The
     losses, the final weights and amax histories, and every all-gather's (dtype, bytes); for
     the tensorwise FP8 run in float32 also a checkpoint of the final weights loaded into a
-    fresh model gathered in FP8 and into one without."""
+    fresh model gathered in FP8 and into one without. `precompute`: the weights' amaxes are
+    reduced by fp8dot.torch.precompute_fp8_all_gather_scales before PRECOMPUTE_STEP, after the
+    previous step's optimizer step (the step after it finds them written since)."""
     import torch.distributed as dist
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
@@ -352,6 +358,8 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
     losses = []
     saved: list = []  # the tensors autograd saved in the first step's forward
     for step in range(STEPS):
+        if precompute and step == PRECOMPUTE_STEP:
+            ft.precompute_fp8_all_gather_scales(mlp)
         x, target = batch(step, rank)
         # The pack hook hands autograd back the tensor it was given. (Keying the tensors by
         # their storage's address and handing back the first one stored under it, as this
@@ -388,6 +396,28 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
             set_model_state_dict(fresh, state)
             out[f"loaded, fp8 {fp8}"] = [full(p.detach()).clone() for p in fresh.parameters()]
     return out
+
+
+def precompute_refusals() -> dict:
+    """What precompute_fp8_all_gather_scales says of a model with no weight gathered in FP8, of
+    one whose FP8-gathered weights are not sharded yet, and of one FSDP2 has not run yet."""
+    from torch.distributed.fsdp import fully_shard
+
+    def sharded_not_run(mlp):
+        ft.fp8_all_gather(mlp)
+        for layer in (mlp[0], mlp[2]):
+            fully_shard(layer)
+        return fully_shard(mlp)
+
+    messages = {}
+    for name, prepare in (("none", lambda mlp: mlp), ("not sharded", ft.fp8_all_gather),
+                          ("not run", sharded_not_run)):
+        try:
+            ft.precompute_fp8_all_gather_scales(prepare(model("tensorwise")))
+            messages[name] = ""
+        except ValueError as error:
+            messages[name] = str(error)
+    return messages
 
 
 def cached_weights_refusal() -> str:
@@ -470,6 +500,14 @@ def main(out_dir: str) -> None:
         for fp8 in (False, True):
             results[("fp8 all-gather", fp8, param_dtype)] = fp8_all_gather(fp8, param_dtype)
     results[("fp8 all-gather", True, "compiled")] = fp8_all_gather(True, compiled=True)
+    results[("fp8 all-gather", True, None, "precompute")] = fp8_all_gather(True, precompute=True)
+    results[("fp8 all-gather", True, torch.bfloat16, "precompute")] = fp8_all_gather(
+        True, torch.bfloat16, precompute=True)
+    results[("fp8 all-gather", True, "uneven", "precompute")] = fp8_all_gather(
+        True, uneven=True, precompute=True)
+    results[("fp8 all-gather", True, "delayed", "precompute")] = fp8_all_gather(
+        True, recipe_name="delayed", precompute=True)
+    results["precompute refusals"] = precompute_refusals()
     for fp8 in (False, True):
         results[("fp8 all-gather", fp8, "uneven")] = fp8_all_gather(fp8, uneven=True)
         results[("fp8 all-gather", fp8, "delayed")] = fp8_all_gather(fp8, recipe_name="delayed")

@@ -309,6 +309,33 @@ def test_tensor_parallel_casting_the_weight_transpose_again_is_the_same_run(resu
         assert all(torch.equal(local(g), local(w)) for g, w in zip(got, want))
 
 
+@pytest.mark.parametrize("variant", [None, torch.bfloat16, "uneven", "delayed"],
+                         ids=["float32", "bf16 params", "uneven", "delayed"])
+def test_precomputed_all_gather_scales_train_bit_identically_with_one_reduction_a_step(
+        results, variant):
+    """precompute_fp8_all_gather_scales after the first step's optimizer step: the same losses,
+    weights and histories as reducing at every gather, the same bytes gathered; the weight
+    amaxes reduced once (both weights together) for the second step, and at each gather (2
+    weights x forward and backward) in the first step and in the third, whose weights the
+    second step's optimizer wrote. X and dY are reduced as before, 2 layers x 2 a step."""
+    plain = results[("fp8 all-gather", True, variant)]
+    run = results[("fp8 all-gather", True, variant, "precompute")]
+    assert all(torch.equal(a, b) for a, b in zip(run["loss"], plain["loss"]))
+    assert all(torch.equal(a, b) for a, b in zip(run["weights"], plain["weights"]))
+    assert all(torch.equal(a, b) for a, b in zip(run["histories"], plain["histories"]))
+    assert run["all_gathers"] == plain["all_gathers"]
+    activations = 2 * 2 * runs.STEPS
+    assert plain["amax_reductions"] == activations + 2 * 2 * runs.STEPS
+    assert run["amax_reductions"] == activations + 1 + 2 * 2 * (runs.STEPS - 1)
+
+
+def test_precompute_refuses_models_it_has_nothing_to_do_for(results):
+    refusals = results["precompute refusals"]
+    assert "has no weight that FSDP2 gathers in FP8" in refusals["none"]
+    assert "not sharded yet; call it after fully_shard" in refusals["not sharded"]
+    assert "FSDP2 has not run this model yet" in refusals["not run"]
+
+
 def test_an_fp8_all_gather_checkpoint_loads_into_either_kind_of_model(results):
     """torch.distributed.checkpoint saves the weights' own values: a model gathered in FP8 and
     one gathered in float32 load the same weights from it."""

@@ -9,7 +9,7 @@ quantisation they use.
 
 from . import ops
 from .convert import convert, explain
-from .fp8_all_gather import fp8_all_gather
+from .fp8_all_gather import fp8_all_gather, precompute_fp8_all_gather_scales
 from .linear import Linear
 from .quantize import quantize, quantize_blocks, quantize_rowwise, quantize_tensorwise
 from .recipe import E4M3, E5M2, GemmConfig, Recipe
@@ -18,5 +18,5 @@ from .weight_cache import cached_weights
 scaled_mm = ops.scaled_mm
 
 __all__ = ["E4M3", "E5M2", "GemmConfig", "Linear", "Recipe", "cached_weights", "convert",
-           "explain", "fp8_all_gather", "quantize", "quantize_blocks", "quantize_rowwise",
-           "quantize_tensorwise", "scaled_mm"]
+           "explain", "fp8_all_gather", "precompute_fp8_all_gather_scales", "quantize",
+           "quantize_blocks", "quantize_rowwise", "quantize_tensorwise", "scaled_mm"]

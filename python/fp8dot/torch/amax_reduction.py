@@ -68,7 +68,13 @@ def cast_scales(tensor: torch.Tensor, groups: tuple, dtype: torch.dtype,
     casts one."""
     if not groups:
         return CastScales(delayed_scale)
-    amax = global_amax(tensor, groups)
+    return scales_for_amax(global_amax(tensor, groups), dtype, transposed_dtype, delayed_scale)
+
+
+def scales_for_amax(amax: torch.Tensor, dtype: torch.dtype,
+                    transposed_dtype: Optional[torch.dtype],
+                    delayed_scale: Optional[torch.Tensor]) -> CastScales:
+    """cast_scales for a tensor whose amax over the ranks is known already."""
     current = scale_from_amax(amax, dtype)
     scale = current if delayed_scale is None else torch.where(delayed_scale > 0, delayed_scale,
                                                               current)

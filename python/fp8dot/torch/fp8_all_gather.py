@@ -23,7 +23,14 @@ weight's own), and the gathered weight's amax goes into the history as a plain w
 in the layer's backward: FSDP2 gathers the weight again before the backward, and that gather
 casts with the scale the forward's did. Rowwise and block scaling, and a weight two
 delayed-scaling layers share, are refused with the reason; so is a gather after a layer's
-recipe changed to one of those. The FSDP2 hooks are
+recipe changed to one of those.
+
+Each gather reduces its weight's amax over the FSDP group first: one small all-reduce per weight
+and gather, the backward's gather too. `precompute_fp8_all_gather_scales(model)`, called after
+each optimizer step, reduces every such weight's amax in one all-reduce instead, which the
+step's gathers then take; a weight written since (the next optimizer step, load_state_dict,
+copy_) is reduced at its gather again. Not before the model's first forward: FSDP2 sets up its
+shards then, on some ranks into new tensors. The FSDP2 hooks are
 `fsdp_pre_all_gather` / `fsdp_post_all_gather` on the tensor each rank's shard is held in
 (FSDP2's extension point for tensor subclasses); the optimizer, state_dict() and
 torch.distributed.checkpoint see the weight's own values.
@@ -38,7 +45,7 @@ from torch import nn
 from torch.utils import _pytree as pytree
 
 from .._arrays import storage_reach
-from .amax_reduction import cast_scales
+from .amax_reduction import cast_scales, scales_for_amax
 from .quantize import quantize
 
 aten = torch.ops.aten
@@ -53,6 +60,17 @@ _SAME_WEIGHT = {aten.detach.default, aten.alias.default, aten.view.default,
 # The views FSDP2 takes of a gathered weight (the parameter's shape out of the padded buffer).
 _GATHERED_VIEWS = {aten.detach.default, aten.alias.default, aten.view.default,
                    aten._unsafe_view.default, aten.as_strided.default, aten.slice.Tensor}
+
+
+def _written(func, args: tuple, kwargs: dict) -> list:
+    """The tensors an op writes in place: its arguments marked as written in its schema (a
+    foreach op's are lists)."""
+    written = []
+    for index, argument in enumerate(func._schema.arguments):
+        if argument.alias_info is not None and argument.alias_info.is_write:
+            value = args[index] if index < len(args) else kwargs.get(argument.name)
+            written += pytree.tree_leaves(value)
+    return written
 
 
 class Fp8AllGatherWeight(torch.Tensor):
@@ -70,6 +88,9 @@ class Fp8AllGatherWeight(torch.Tensor):
         self._data = data
         self._fp8_dtype = fp8_dtype
         self._shared = shared  # by several layers
+        # max |weight| over the FSDP group (float32), from precompute_fp8_all_gather_scales;
+        # cleared by any write to the weight.
+        self._precomputed_amax: Optional[torch.Tensor] = None
 
     def __repr__(self) -> str:
         return f"Fp8AllGatherWeight({self._data!r}, all-gathered as {self._fp8_dtype})"
@@ -96,18 +117,24 @@ class Fp8AllGatherWeight(torch.Tensor):
             source = next(t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, cls))
             return pytree.tree_map_only(
                 torch.Tensor, lambda t: cls(t, source._fp8_dtype, source._shared), out)
-        if func._schema.is_mutable and isinstance(args[0], cls):
-            return args[0]  # updated in place (the optimizer's step, copy_, load_state_dict)
+        if func._schema.is_mutable:
+            # Written (the optimizer's step, copy_, load_state_dict): a precomputed amax no
+            # longer holds.
+            for tensor in _written(func, args, kwargs):
+                if isinstance(tensor, cls):
+                    tensor._precomputed_amax = None
+            if isinstance(args[0], cls):
+                return args[0]  # updated in place
         return out
 
     def fsdp_pre_all_gather(self, mesh, outer_size, outer_stride, module, mp_policy):
         """This rank's shard in FP8 with the whole weight's scale, padded to FSDP2's shard size
         (bytes, which every backend gathers); the scale and the whole weight's amax. Every
-        gather casts afresh, the backward's too (one small amax all-reduce a weight each time):
-        whether a shard changed since the last gather is not visible here (the optimizer writes
-        below autograd, without a version bump), and all ranks must agree on whether to reduce.
-        Under delayed scaling the reduction also gives the amax the history records, and the
-        first step's scale."""
+        gather casts afresh, the backward's too, with the whole weight's amax: the one
+        precompute_fp8_all_gather_scales reduced where the weight is unwritten since, else one
+        small all-reduce here (every rank alike: all of them precompute and write together).
+        Under delayed scaling the amax also goes into the history, and gives the first step's
+        scale."""
         weight = self._data
         if tuple(weight.shape[1:]) != tuple(outer_size[1:]):
             raise NotImplementedError(
@@ -116,8 +143,14 @@ class Fp8AllGatherWeight(torch.Tensor):
                 "in FP8 takes the default row sharding (no shard_placement_fn)")
         if mp_policy.param_dtype is not None and mp_policy.param_dtype != weight.dtype:
             weight = weight.to(mp_policy.param_dtype)  # what FSDP2 would gather
-        cast = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None,
-                           self._delayed_scale(module))
+        delayed_scale = self._delayed_scale(module)
+        if self._precomputed_amax is not None:
+            # The weight's amax in its own dtype rounded to param_dtype is the amax of the
+            # weight rounded so: rounding keeps the order of magnitudes.
+            amax = self._precomputed_amax.to(weight.dtype).float()
+            cast = scales_for_amax(amax, self._fp8_dtype, None, delayed_scale)
+        else:
+            cast = cast_scales(weight, (mesh.get_group(),), self._fp8_dtype, None, delayed_scale)
         q = (quantize(weight, self._fp8_dtype, "tensor", scale=cast.scale).q.view(torch.uint8)
              if weight.numel() > 0 else weight.new_empty(weight.shape, dtype=torch.uint8))
         missing_rows = -(-outer_size[0] // mesh.size()) - q.shape[0]
@@ -261,6 +294,62 @@ def _why_not(layer) -> Optional[str]:
         return ("its weight is already sharded (a DTensor): call fp8_all_gather before "
                 "fully_shard, and without tensor parallelism")
     return None
+
+
+def precompute_fp8_all_gather_scales(model: nn.Module) -> None:
+    """Reduces the amax of every weight FSDP2 gathers in FP8 in `model` over its FSDP group in one
+    all-reduce (a group each), for the gathers until the weight is next written, which then need
+    none of their own. Call it on every rank after each optimizer step (and before the first
+    step), as torchao's precompute_float8_dynamic_scale_for_fsdp: with L such layers a step then
+    makes one amax all-reduce instead of 2L (the forward's gathers and the backward's). The
+    gathered bytes, hence the run, are the same to the bit. All ranks must call it together and
+    write the weights together: a rank whose weight lost its amax would reduce at its gather
+    while the others do not. Refused before the model's first forward, where FSDP2 puts the
+    shards of uneven weights into new tensors on some ranks only."""
+    from torch.distributed import _functional_collectives as collectives
+    from torch.distributed.fsdp import FSDPModule
+
+    from .linear import is_dtensor
+
+    for module in model.modules():
+        group = (module._get_fsdp_state()._fsdp_param_group
+                 if isinstance(module, FSDPModule) else None)
+        if group is not None and not getattr(group, "_reset_sharded_params", True):
+            raise ValueError(
+                "fp8dot.torch.precompute_fp8_all_gather_scales: FSDP2 has not run this model "
+                "yet (it sets up its shards at the first forward); call it after each "
+                "optimizer step, the first step's gathers reduce their own amaxes")
+
+    shards: dict[int, tuple] = {}  # (local shard, parameter): each weight once
+    for parameter in model.parameters():
+        local = parameter._local_tensor if is_dtensor(parameter) else parameter
+        if isinstance(local, Fp8AllGatherWeight):
+            if not is_dtensor(parameter):
+                raise ValueError(
+                    "fp8dot.torch.precompute_fp8_all_gather_scales: a weight gathered in FP8 is "
+                    "not sharded yet; call it after fully_shard")
+            shards[id(local)] = (local, parameter)
+    if not shards:
+        raise ValueError("fp8dot.torch.precompute_fp8_all_gather_scales: the model has no weight "
+                         "that FSDP2 gathers in FP8 (fp8dot.torch.fp8_all_gather, then "
+                         "fully_shard)")
+    by_group: dict = {}
+    for local, parameter in shards.values():
+        shard_dims = [dim for dim, placement in enumerate(parameter.placements)
+                      if placement.is_shard()]
+        group = parameter.device_mesh.get_group(shard_dims[0])
+        by_group.setdefault(group, []).append(local)
+    for group, locals_ in by_group.items():
+        data = [local._data.detach() for local in locals_]
+        # One kernel for all of them on the GPU; a rank without rows of a weight joins with 0.
+        present = [tensor for tensor in data if tensor.numel() > 0]
+        norms = iter(torch._foreach_norm(present, float("inf")) if present else [])
+        amaxes = torch.stack([next(norms).float() if tensor.numel() > 0 else
+                              torch.zeros((), dtype=torch.float32, device=tensor.device)
+                              for tensor in data])
+        amaxes = collectives.wait_tensor(collectives.all_reduce(amaxes, "max", group))
+        for local, amax in zip(locals_, amaxes.unbind()):
+            local._precomputed_amax = amax
 
 
 def fp8_all_gather(model: nn.Module) -> nn.Module:

@@ -299,8 +299,8 @@ def _why_not(layer) -> Optional[str]:
 def precompute_fp8_all_gather_scales(model: nn.Module) -> None:
     """Reduces the amax of every weight FSDP2 gathers in FP8 in `model` over its FSDP group in one
     all-reduce (a group each), for the gathers until the weight is next written, which then need
-    none of their own. Call it on every rank after each optimizer step (and before the first
-    step), as torchao's precompute_float8_dynamic_scale_for_fsdp: with L such layers a step then
+    none of their own. Call it on every rank after each optimizer step, as torchao's
+    precompute_float8_dynamic_scale_for_fsdp: with L such layers a step then
     makes one amax all-reduce instead of 2L (the forward's gathers and the backward's). The
     gathered bytes, hence the run, are the same to the bit. All ranks must call it together and
     write the weights together: a rank whose weight lost its amax would reduce at its gather

@@ -39,6 +39,7 @@ class DataParallel:
         dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self._quiet = None
+        self._model_gathered_in_fp8 = None
         if self.rank != 0:  # one rank reports
             self._quiet = contextlib.redirect_stdout(io.StringIO())
             self._quiet.__enter__()
@@ -63,6 +64,14 @@ class DataParallel:
         for block in model.blocks:
             fully_shard(block)
         fully_shard(model)
+        self._model_gathered_in_fp8 = model if fp8_all_gather else None
+
+    def after_optimizer_step(self) -> None:
+        """With fp8_all_gather: the weights' amaxes for the next step's gathers, all in one
+        all-reduce (fp8dot.torch.precompute_fp8_all_gather_scales) rather than one a gather."""
+        if self._model_gathered_in_fp8 is not None:
+            import fp8dot.torch as ft
+            ft.precompute_fp8_all_gather_scales(self._model_gathered_in_fp8)
 
     def rows(self, tensor: torch.Tensor) -> torch.Tensor:
         """This rank's rows of a global batch."""

@@ -80,7 +80,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "scales instead of the global batch's")
     parser.add_argument("--fp8-all-gather", action="store_true",
                         help="with --fsdp and --linear fp8dot: FSDP2 gathers fp8dot's weights in "
-                             "FP8, each rank casting its shard (fp8dot.torch.fp8_all_gather)")
+                             "FP8, each rank casting its shard (fp8dot.torch.fp8_all_gather), "
+                             "their amaxes reduced together after each optimizer step "
+                             "(fp8dot.torch.precompute_fp8_all_gather_scales)")
     args = parser.parse_args(argv)
     if args.no_amax_reduction and not args.fsdp:
         parser.error("--no-amax-reduction applies to --fsdp")
@@ -237,6 +239,7 @@ def main(argv: list[str] | None = None) -> dict:
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         if parallel:
+            parallel.after_optimizer_step()
             loss, grad_norm = parallel.mean(loss), full_value(grad_norm)
         loss_value, grad_norm_value = loss.item(), grad_norm.item()  # .item() waits for the GPU
         seconds = time.perf_counter() - step_start

@@ -113,7 +113,8 @@ def test_tiny_fp8dot_on_two_processes_with_fsdp_follows_one_process(tmp_path):
         assert two[0] == pytest.approx(one[0], rel=2.0 ** -20)
         for a, b in zip(one, two):
             assert b == pytest.approx(a, rel=2.0 ** -9)
-    # Gathering the weights in FP8 changes the bytes sent, not one bit of the run.
+    # Gathering the weights in FP8 (their amaxes precomputed after each optimizer step) changes
+    # the bytes sent, not one bit of the run.
     fp8_gathered = run_script("train.py", tmp_path, "fsdp-fp8-all-gather", "--linear", "fp8dot",
                               "--fsdp", "--fp8-all-gather", *steps, threads=1, processes=2)
     assert of_type(fp8_gathered, "run")[0]["fp8_all_gather"] is True

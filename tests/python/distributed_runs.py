@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 import fp8dot.torch as ft
+from saved_tensors import fp8_bytes_kept_for_the_backward
 
 FEATURES, HIDDEN = 256, 512  # each tensor-parallel shard holds whole 128-blocks
 ROWS_PER_RANK = 128  # whole 1x128 blocks along the wgrad's contracting dim on every rank
@@ -113,20 +114,6 @@ def _mean_over_ranks(value: torch.Tensor) -> torch.Tensor:
     value = value.detach().clone()
     torch.distributed.all_reduce(value)
     return value / WORLD
-
-
-def fp8_bytes_kept_for_the_backward(mlp: nn.Module, x: torch.Tensor) -> int:
-    """The bytes of the FP8 tensors autograd keeps from a forward of `mlp` for its backward."""
-    kept = []
-
-    def pack(tensor):
-        kept.append(tensor)
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        mlp(x)
-    return sum(t.numel() * t.element_size() for t in kept
-               if t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2))
 
 
 def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True,

@@ -12,6 +12,7 @@ from torch import nn
 
 import fp8dot.torch as ft
 from conftest import DEVICES
+from saved_tensors import fp8_bytes_kept_for_the_backward
 
 RECIPES = {
     "seed-tensorwise": ft.Recipe.seed(),
@@ -33,20 +34,6 @@ def pair(recipe: ft.Recipe, device: str) -> tuple[ft.Linear, ft.Linear]:
     again = copy.deepcopy(keep)
     again.recompute_weight_transpose = True
     return keep, again
-
-
-def fp8_bytes_saved_by_the_forward(layer: nn.Module, x: torch.Tensor) -> int:
-    """The bytes of the FP8 tensors autograd keeps from `layer(x)` for its backward."""
-    saved = []
-
-    def pack(tensor):
-        saved.append(tensor)
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        layer(x)
-    return sum(t.numel() * t.element_size() for t in saved
-               if t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -85,11 +72,11 @@ def test_the_backward_keeps_nothing_of_the_weight(recipe_name):
     """Kept: Xᵀ (rows × in) and Wᵀ (out × in), one byte an element. Cast again: Xᵀ alone."""
     keep, again = pair(RECIPES[recipe_name], "cpu")
     x = torch.randn(ROWS, IN_FEATURES, requires_grad=True)
-    assert fp8_bytes_saved_by_the_forward(keep, x) == (ROWS + OUT_FEATURES) * IN_FEATURES
-    assert fp8_bytes_saved_by_the_forward(again, x) == ROWS * IN_FEATURES
+    assert fp8_bytes_kept_for_the_backward(keep, x) == (ROWS + OUT_FEATURES) * IN_FEATURES
+    assert fp8_bytes_kept_for_the_backward(again, x) == ROWS * IN_FEATURES
     # Without an input gradient there is no dgrad: neither layer keeps Wᵀ.
     x_constant = x.detach()
-    assert fp8_bytes_saved_by_the_forward(keep, x_constant) == ROWS * IN_FEATURES
+    assert fp8_bytes_kept_for_the_backward(keep, x_constant) == ROWS * IN_FEATURES
 
 
 def test_convert_sets_it_explain_and_repr_name_it_and_it_compiles_without_a_graph_break():
@@ -123,6 +110,6 @@ def test_under_cached_weights_the_cache_holds_the_transpose():
     x = torch.randn(ROWS, IN_FEATURES, requires_grad=True)
     with ft.cached_weights(again):
         out = again(x)
-        saved = fp8_bytes_saved_by_the_forward(again, x)
+        saved = fp8_bytes_kept_for_the_backward(again, x)
     assert saved == (ROWS + OUT_FEATURES) * IN_FEATURES
     assert torch.equal(out, keep(x))

@@ -41,16 +41,19 @@ def fp8dot_recipe(recipe_class, name: str):
     return getattr(recipe_class, constructor)(**({} if scaling is None else {"scaling": scaling}))
 
 
-def swap_block_linears(model: nn.Module, linear: str, recipe: str) -> str:
+def swap_block_linears(model: nn.Module, linear: str, recipe: str,
+                       recompute_weight_transpose: bool = False) -> str:
     """Swaps the blocks' nn.Linear projections in place for the chosen implementation (the
     embeddings and LM head are never swapped: see gpt.py). Returns a text description of what
-    the model now runs, for the log. Call before torch.compile."""
+    the model now runs, for the log. Call before torch.compile. recompute_weight_transpose:
+    fp8dot's layers cast Wᵀ again in the backward instead of keeping it."""
     if linear == "bf16":
         return "bf16: torch.nn.Linear everywhere (bf16 autocast)"
     if linear == "fp8dot":
         import fp8dot.torch as ft  # only here: bf16 runs need no fp8dot
 
-        ft.convert(model, recipe=fp8dot_recipe(ft.Recipe, recipe), module_filter=is_block_projection)
+        ft.convert(model, recipe=fp8dot_recipe(ft.Recipe, recipe), module_filter=is_block_projection,
+                   recompute_weight_transpose=recompute_weight_transpose)
         return f"fp8dot recipe {recipe!r} ({FP8DOT_RECIPES[recipe][2]})\n{ft.explain(model)}"
     if linear == "torchao":
         from torchao.float8 import Float8LinearConfig, convert_to_float8_training  # the peer

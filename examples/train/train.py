@@ -58,6 +58,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="with --linear fp8dot: fp8dot.set_autotune(N), each GEMM's GPU plan "
                              "races cuBLASLt's first N algorithms and fp8dot's own kernel when "
                              "it is made (0: the plans' own choice)")
+    parser.add_argument("--recompute-weight-transpose", action="store_true",
+                        help="with --linear fp8dot: each layer casts its weight's FP8 transpose "
+                             "again in the backward instead of keeping it from the forward (one "
+                             "byte per parameter less memory, one more pass over the weights; "
+                             "fp8dot.torch.Linear)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="bf16: autocast over fp32 master weights; fp32: no autocast")
@@ -92,6 +97,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--recipe applies to --linear fp8dot and torchao")
     if args.autotune and args.linear != "fp8dot":
         parser.error("--autotune applies to --linear fp8dot")
+    if args.recompute_weight_transpose and args.linear != "fp8dot":
+        parser.error("--recompute-weight-transpose applies to --linear fp8dot")
     if args.autotune < 0:
         parser.error(f"--autotune takes a number of candidates >= 0, not {args.autotune}")
     if args.linear == "torchao" and args.recipe not in TORCHAO_RECIPES:
@@ -159,7 +166,8 @@ def main(argv: list[str] | None = None) -> dict:
     counts = parameter_counts(model)
     print(f"model: {config}, MLP hidden {config.mlp_hidden}")
     print("parameters: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
-    linear_description = swap_block_linears(model, args.linear, args.recipe)
+    linear_description = swap_block_linears(model, args.linear, args.recipe,
+                                            args.recompute_weight_transpose)
     if args.autotune:
         import fp8dot
 
@@ -203,6 +211,7 @@ def main(argv: list[str] | None = None) -> dict:
         processes=parallel.world if parallel else 1,
         amax_reduction=None if parallel is None else not args.no_amax_reduction,
         fp8_all_gather=args.fp8_all_gather, autotune=args.autotune,
+        recompute_weight_transpose=args.recompute_weight_transpose,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         torch_version=torch.__version__, python_version=corpus.python_version,
         corpus_sha256=corpus.sha256, corpus_train_bytes=len(corpus.train),

@@ -81,6 +81,22 @@ def test_tiny_fp8dot_fused_swiglu_learns_like_bf16(bf16_run, tmp_path):
     assert_final_loss_near_bf16(records, bf16_run)
 
 
+def test_recompute_weight_transpose_is_the_same_run_bit_for_bit(tmp_path):
+    """--recompute-weight-transpose: fp8dot's layers cast Wᵀ again in the backward (every
+    block projection, in explain's table), and the 5 steps' losses are those of keeping it."""
+    pytest.importorskip("fp8dot.torch", reason="the fp8dot Python package is not installed yet")
+    steps = ("--steps", "5", "--eval-every", "5", "--recipe", "blocks")
+    keep = run_tiny(tmp_path, "keep", "--linear", "fp8dot", *steps)
+    again = run_tiny(tmp_path, "again", "--linear", "fp8dot", *steps,
+                     "--recompute-weight-transpose")
+    run = of_type(again, "run")[0]
+    assert run["recompute_weight_transpose"] is True
+    assert run["linear_description"].count("(Wᵀ cast again in the backward)") > 0
+    assert "cast again" not in of_type(keep, "run")[0]["linear_description"]
+    for kind, key in (("train", "loss"), ("eval", "val_loss")):
+        assert [r[key] for r in of_type(again, kind)] == [r[key] for r in of_type(keep, kind)]
+
+
 def assert_final_loss_near_bf16(records, bf16_run):
     fp8_val = of_type(records, "summary")[0]["final_val_loss"]
     bf16_val = of_type(bf16_run, "summary")[0]["final_val_loss"]

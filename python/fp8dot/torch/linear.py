@@ -436,6 +436,9 @@ class Linear(nn.Linear):
     weight FSDP2 gathers in FP8, fp8dot.torch.fp8_all_gather, keeps nothing either way.)
     """
 
+    # A class default too, for layers pickled before the option existed.
+    recompute_weight_transpose: bool = False
+
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None, *, recipe: Optional[Recipe] = None, amax_reduction_group=None,
                  recompute_weight_transpose: bool = False):

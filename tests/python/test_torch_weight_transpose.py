@@ -19,9 +19,10 @@ RECIPES = {
     "seed-delayed": ft.Recipe.seed(scaling="delayed", amax_history_length=4),
     "seed-rowwise": ft.Recipe.seed(scaling="rowwise"),
     "deepseek-blocks": ft.Recipe.deepseek_blocks(),
-    # The weight's transpose in another dtype than its forward cast: quantised on its own.
+    # The weight's transpose in another dtype than its forward cast: quantised on its own
+    # (dgrad e4m3 x e5m2, a pair cuBLASLt multiplies; e5m2 x e5m2 it does not).
     "e5m2-dgrad-weight": ft.Recipe.seed().replace(
-        dgrad=dataclasses.replace(ft.Recipe.seed().dgrad, rhs_dtype=ft.E5M2)),
+        dgrad=dataclasses.replace(ft.Recipe.seed().dgrad, lhs_dtype=ft.E4M3, rhs_dtype=ft.E5M2)),
 }
 # Partial 128-blocks and rows in both dims: every scale granularity's edge cases.
 IN_FEATURES, OUT_FEATURES, ROWS = 200, 136, 72

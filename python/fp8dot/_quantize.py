@@ -167,6 +167,14 @@ def gemm_scale_layout(granularity: str) -> str:
     return "column-major" if granularity == "1x128" else "row-major"
 
 
+def transposed_only(quantize_fn, matrix, granularity: str, dtype, **options):
+    """matrixᵀ alone quantised in `dtype` for the GEMM that contracts matrix's rows: a Quantized
+    whose q_t and scale_t (in gemm_scale_layout's layout) are that operand, no q written.
+    `options`: quantize_fn's scale and amax."""
+    return quantize_fn(matrix, dtype, granularity, row_major=False, transposed=True,
+                       scale_layout=gemm_scale_layout(granularity), **options)
+
+
 def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_dtype,
                       scale=None, amax: bool = False, transposed_scale=None):
     """(q, scale) of matrix [R, C] for the GEMM that contracts C (in `dtype`, with the given
@@ -186,6 +194,6 @@ def both_orientations(quantize_fn, matrix, granularity: str, dtype, transposed_d
         return operand, None, result.amax
     if same_dtype:
         return operand, (result.q_t, result.scale_t), result.amax
-    other = quantize_fn(matrix, transposed_dtype, granularity, row_major=False, transposed=True,
-                        scale=transposed_scale, scale_layout=scale_layout)
+    other = transposed_only(quantize_fn, matrix, granularity, transposed_dtype,
+                            scale=transposed_scale)
     return operand, (other.q_t, other.scale_t), result.amax

@@ -26,7 +26,7 @@ from torch import nn
 
 from . import ops  # also registers torch.ops.fp8dot
 from .._arrays import row_major_strides
-from .._quantize import both_orientations, gemm_scale_layout
+from .._quantize import both_orientations, gemm_scale_layout, transposed_only
 from .amax_reduction import AmaxReduction, cast_scales
 from .fp8_all_gather import GatheredFp8Weight, regathered_rows
 from .quantize import quantize, scale_from_amax
@@ -287,8 +287,7 @@ def _weight_transpose_again(weight: torch.Tensor, recipe: Recipe,
     # The forward's pass casts a transpose of its own dtype with its own scale; one of another
     # dtype with the current scale (both_orientations).
     scale = cast.scale if dtype == recipe.forward.rhs_dtype else cast.transposed_scale
-    result = quantize(weight, dtype, granularity, row_major=False, transposed=True, scale=scale,
-                      scale_layout=gemm_scale_layout(granularity))
+    result = transposed_only(quantize, weight, granularity, dtype, scale=scale)
     return _as_rhs((result.q_t, result.scale_t))
 
 
@@ -379,10 +378,9 @@ class _Fp8Linear(torch.autograd.Function):
                 same_dtype = recipe.wgrad.lhs_dtype == recipe.dgrad.lhs_dtype
                 dy_cast = cast_scales(dy, ctx.dy_groups, recipe.wgrad.lhs_dtype, None,
                                       scale_dy if same_dtype else None)
-                only_t = quantize(dy, recipe.wgrad.lhs_dtype, granularity, row_major=False,
-                                  transposed=True, scale=dy_cast.scale,
-                                  amax=recording and dy_cast.amax is None,
-                                  scale_layout=gemm_scale_layout(granularity))
+                only_t = transposed_only(quantize, dy, granularity, recipe.wgrad.lhs_dtype,
+                                         scale=dy_cast.scale,
+                                         amax=recording and dy_cast.amax is None)
                 dy_t, dy_amax = (only_t.q_t, only_t.scale_t), only_t.amax
             dy_amax = dy_amax if dy_cast.amax is None else dy_cast.amax
             if ctx.pending_amaxes is not None:  # rows _INPUT, _WEIGHT and _GRAD_OUTPUT

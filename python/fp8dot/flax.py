@@ -20,6 +20,9 @@ nn.gelu's default), so an MLP's hidden activation is never written in bf16:
     down = nn.Dense(d_model, dot_general_cls=functools.partial(fp8dot.flax.DotGeneral,
                                                                 activation="gelu"))
     y = down(up(x))                                     # = nn.Dense(d_model)(nn.gelu(up(x)))
+
+recompute_weight_transpose=True keeps no FP8 copy of the kernel between the forward and the
+backward: the backward quantises the dgrad's operand again from the kernel (fp8_dot_general).
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ class DotGeneral(nn.Module):
     # Inside shard_map: the mesh axes x, kernel and the output's gradient are split over, for
     # scales that agree across devices (fp8dot.jax.AmaxReduction; fp8_dot_general).
     amax_reduction: Optional[AmaxReduction] = None
+    # Quantise dgrad's kernel operand again in the backward instead of keeping it from the
+    # forward: one byte per kernel element less held, for one more read of the kernel.
+    recompute_weight_transpose: bool = False
 
     def resolved_recipe(self) -> Recipe:
         if self.recipe is not None:
@@ -69,4 +75,5 @@ class DotGeneral(nn.Module):
         return fp8_dot_general(x, kernel, dimension_numbers, recipe=recipe, state=state,
                                preferred_element_type=preferred_element_type or x.dtype,
                                activation=self.activation,
-                               amax_reduction=self.amax_reduction)
+                               amax_reduction=self.amax_reduction,
+                               recompute_weight_transpose=self.recompute_weight_transpose)

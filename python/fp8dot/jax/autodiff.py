@@ -17,6 +17,12 @@ both orientations from one read), so the backward pass keeps FP8 operands only.
 activation="gelu" applies the dot to GELU(x) (tanh form, jax.nn.gelu's default) computed inside
 X's quantisation (never written), and differentiates through it as jax.nn.gelu does.
 
+recompute_weight_transpose=True keeps no FP8 copy of W from the forward to the backward: the
+forward quantises W's forward orientation alone, and the backward quantises dgrad's Wᵀ again
+from W with the forward's scales (the same bytes), as fp8dot.torch.Linear's option does. It
+saves one byte per weight element of every layer for the whole span between a layer's forward
+and its backward, for one more read of W.
+
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
 output gradient) and returns the updated state as the state's cotangent, as Flax's
 Fp8DirectDotGeneralOp does ('_overwrite_with_gradient'). A state in Flax's
@@ -33,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._quantize import both_orientations
+from .._quantize import both_orientations, transposed_only
 from ._mesh_typing import cotangent_like
 from .amax_reduction import AmaxReduction, global_amax
 from .ops import scaled_dot_general
@@ -69,7 +75,8 @@ def _activated(x, activation: Optional[str]):
 def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = None,
                     state: Optional[Mapping] = None, preferred_element_type=None,
                     activation: Optional[str] = None,
-                    amax_reduction: Optional[AmaxReduction] = None):
+                    amax_reduction: Optional[AmaxReduction] = None,
+                    recompute_weight_transpose: bool = False):
     """dot_general(x, w) in FP8 by `recipe` (default Recipe.seed()), differentiable in x and w.
 
     dimension_numbers as jax.lax.dot_general's, without batch dims (x's free dims, then w's, in
@@ -86,6 +93,10 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     are split (fp8dot.jax.AmaxReduction); their tensorwise and delayed-scaling amaxes are
     reduced over them, so every device casts with the whole tensor's scale and the sharded step
     quantises as the unsharded one does (docs/distributed.md). Row and block scales need none.
+
+    recompute_weight_transpose=True: dgrad's Wᵀ is quantised again in the backward pass (from w
+    as this function flattens it: w itself unless its dims interleave) instead of kept from the
+    forward; the results are the same bit for bit (module doc).
     """
     if activation is not None and activation not in ACTIVATIONS:
         raise ValueError(f"fp8dot.jax.fp8_dot_general: activation {activation!r} is not one of "
@@ -124,7 +135,8 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
         state = ()
     axes = (AmaxReduction() if amax_reduction is None or recipe.scaling not in
             ("tensorwise", "delayed") else AmaxReduction(*amax_reduction).normalized())
-    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)
+    y2 = _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes,
+                     bool(recompute_weight_transpose), x2, w2, state)
     return y2.reshape([x.shape[d] for d in lhs_free] + [w.shape[d] for d in rhs_free])
 
 
@@ -227,10 +239,11 @@ def _reduced_scales(x, axes: tuple, dtype, transposed_dtype):
             None if transposed_dtype == dtype else _scale_from_amax(amax, transposed_dtype))
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
-def _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state):
-    """activation(x2) [M, K] · W -> [M, N], where w2 is W as [K, N] (weight_kn) or as [N, K]."""
-    return _forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)[0]
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4, 5))
+def _fp8_matmul(recipe, out_dtype, weight_kn, activation, axes, recompute, x2, w2, state):
+    """activation(x2) [M, K] · W -> [M, N], where w2 is W as [K, N] (weight_kn) or as [N, K];
+    recompute: dgrad's Wᵀ quantised again in the backward."""
+    return _forward(recipe, out_dtype, weight_kn, activation, axes, recompute, x2, w2, state)[0]
 
 
 def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
@@ -256,8 +269,35 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
     return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity, transposed_scale)
 
 
-def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReduction, x2, w2,
-             state):
+def _weight_dtypes(recipe: Recipe, weight_kn):
+    """(dtype of w2 as stored, of its transpose): dgrad's [K, N] and the forward's [N, K]."""
+    return ((recipe.dgrad.rhs_dtype, recipe.forward.rhs_dtype) if weight_kn
+            else (recipe.forward.rhs_dtype, recipe.dgrad.rhs_dtype))
+
+
+def _one_orientation(recipe: Recipe, matrix, granularity: str, dtype, transposed_dtype,
+                     transposed: bool, scale=None, transposed_scale=None):
+    """One of the two operands _both_orientations(recipe, matrix, granularity, dtype,
+    transposed_dtype, scale, transposed_scale=transposed_scale) returns, the same bytes and
+    scales, without quantising the other: matrix's own orientation, or (transposed) its
+    transpose, which the shared pass casts with `scale` when the dtypes agree."""
+    same_dtype = transposed_dtype == dtype
+    if recipe.quantization == "kernel":
+        if not transposed:
+            return both_orientations(fused_quantize, matrix, granularity, dtype, None, scale)[0]
+        result = transposed_only(fused_quantize, matrix, granularity, transposed_dtype,
+                                 scale=scale if same_dtype else transposed_scale)
+        return result.q_t, result.scale_t
+    if not transposed:
+        return quantize(matrix, dtype, granularity, scale)
+    if same_dtype and granularity in ("tensor", "128x128"):
+        q, q_scale = quantize(matrix, dtype, granularity, scale)
+        return q.T, q_scale.T if granularity == "128x128" else q_scale
+    return quantize(matrix.T, transposed_dtype, granularity, transposed_scale)
+
+
+def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReduction, recompute,
+             x2, w2, state):
     if x2.shape[0] == 0:
         # No rows (an MoE expert that got no tokens): an empty output, nothing quantised. A
         # float32 delayed-scaling state stays as it is (the backward returns it unchanged); an
@@ -274,14 +314,13 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReducti
                                                        s[4], axes.weight)
             updates = (input_scale, kernel_scale, input_history, kernel_history)
         n = w2.shape[1] if weight_kn else w2.shape[0]
-        return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, state, updates))
+        return (jnp.zeros((0, n), out_dtype), (x2[:0], w2[:0], None, None, None, state, updates))
     granularity, weight = _GRANULARITY[recipe.scaling]
     config = recipe.forward
     # The transposes the gradients take come out of the same quantisation: the wgrad's Xᵀ
     # [K, M] and the dgrad's Wᵀ [K, N]. W is quantised as stored: [K, N] (weight_kn) first
     # for dgrad, its transpose for the forward; else [N, K] first for the forward.
-    weight_dtypes = ((recipe.dgrad.rhs_dtype, config.rhs_dtype) if weight_kn
-                     else (config.rhs_dtype, recipe.dgrad.rhs_dtype))
+    weight_dtypes = _weight_dtypes(recipe, weight_kn)
     new_state = ()
     if recipe.scaling == "delayed":
         input_scale, kernel_scale, _, input_history, kernel_history, _ = _state_as_float32(state)
@@ -300,16 +339,38 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReducti
     (x_q, x_scale), x_t = _both_orientations(recipe, x2, granularity, config.lhs_dtype,
                                              recipe.wgrad.rhs_dtype, input_scale, activation,
                                              input_t_scale)
-    first, second = _both_orientations(recipe, w2, weight, *weight_dtypes, kernel_scale,
-                                       transposed_scale=kernel_t_scale)
-    (w_q, w_scale), w_t = (second, first) if weight_kn else (first, second)
+    if recompute:
+        # The forward's orientation alone: [N, K], w2's transpose when w2 is [K, N]. The
+        # backward casts the other from w2 with the same scales (_weight_transpose_again).
+        weight_scales = (kernel_scale, kernel_t_scale)
+        w_q, w_scale = _one_orientation(recipe, w2, weight, *weight_dtypes, weight_kn,
+                                        *weight_scales)
+        w_t = None
+    else:
+        weight_scales = None
+        first, second = _both_orientations(recipe, w2, weight, *weight_dtypes, kernel_scale,
+                                           transposed_scale=kernel_t_scale)
+        (w_q, w_scale), w_t = (second, first) if weight_kn else (first, second)
     y = scaled_dot_general(x_q, w_q, _TN, lhs_scale=x_scale, rhs_scale=_as_rhs(w_scale, weight),
                            precision=config.precision, algorithm=config.algorithm,
                            preferred_element_type=out_dtype)
     # Residuals: FP8 operands only (empty slices of x2 and w2 keep their dtypes and mesh typing
     # for the cotangents), and with an activation x2 itself, which its gradient needs (as an
-    # unfused activation keeps it).
-    return y, (x2 if activation else x2[:0], w2[:0], x_t, w_t, state, new_state)
+    # unfused activation keeps it); with recompute, w2 (the parameter itself, which stays alive
+    # anyway, unless its dims interleave) and W's scales instead of Wᵀ.
+    return y, (x2 if activation else x2[:0], w2 if recompute else w2[:0], x_t, w_t,
+               weight_scales, state, new_state)
+
+
+def _weight_transpose_again(recipe: Recipe, weight_kn, w2, weight_scales, g):
+    """dgrad's W operand [K, N] (q, scale), quantised in the backward from w2 with the forward's
+    scales: the bytes _forward's shared pass would have kept (w2 itself when it is [K, N], else
+    its transpose). The barrier makes the cast wait for g, the output's gradient: it depends on
+    parameters only, and XLA's scheduler would otherwise run it at the start of the step and
+    hold its result as long as keeping it would have."""
+    w2, _ = jax.lax.optimization_barrier((w2, g))
+    return _one_orientation(recipe, w2, _GRANULARITY[recipe.scaling][1],
+                            *_weight_dtypes(recipe, weight_kn), not weight_kn, *weight_scales)
 
 
 def _as_rhs(scale, granularity):
@@ -318,12 +379,14 @@ def _as_rhs(scale, granularity):
     return scale.T if granularity in ("1x128", "128x128") else scale
 
 
-def _fp8_matmul_forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state):
-    return _forward(recipe, out_dtype, weight_kn, activation, axes, x2, w2, state)
+def _fp8_matmul_forward(recipe, out_dtype, weight_kn, activation, axes, recompute, x2, w2,
+                        state):
+    return _forward(recipe, out_dtype, weight_kn, activation, axes, recompute, x2, w2, state)
 
 
-def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residuals, g):
-    x2, w2, x_t, w_t, state, new_state = residuals
+def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, recompute, residuals,
+                         g):
+    x2, w2, x_t, w_t, weight_scales, state, new_state = residuals
     if x_t is None:  # the forward had no rows: zero gradients, the state as _forward says
         n, k = g.shape[1], x2.shape[1]
         dw = jnp.zeros((k, n) if weight_kn else (n, k), w2.dtype)
@@ -339,6 +402,8 @@ def _fp8_matmul_backward(recipe, out_dtype, weight_kn, activation, axes, residua
                            for new, old, primal in zip(updated, values, state))
         return cotangent_like(jnp.zeros(x2.shape, x2.dtype), x2), cotangent_like(dw, w2), \
             tuple(_state_cotangent(value, primal) for value, primal in zip(values, state))
+    if recompute:
+        w_t = _weight_transpose_again(recipe, weight_kn, w2, weight_scales, g)
     (xt_q, xt_scale), (wt_q, wt_scale) = x_t, w_t
     granularity, weight = _GRANULARITY[recipe.scaling]
     dgrad, wgrad = recipe.dgrad, recipe.wgrad

@@ -58,6 +58,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="the blocks' Dense projections (embeddings and LM head stay bf16)")
     parser.add_argument("--recipe", choices=sorted(FP8DOT_RECIPES),
                         help="fp8dot recipe (with --linear fp8dot; default: DotGeneral's, Flax's)")
+    parser.add_argument("--recompute-weight-transpose", action="store_true",
+                        help="with --linear fp8dot: each Dense quantises its kernel's dgrad "
+                             "operand again in the backward instead of keeping it from the "
+                             "forward (fp8dot.flax.DotGeneral)")
     parser.add_argument("--device", choices=("cpu", "cuda"), help="default: JAX's default backend")
     parser.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                         help="the Dense layers' compute dtype (parameters are fp32 either way)")
@@ -68,13 +72,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.recipe is not None and args.linear != "fp8dot":
         parser.error("--recipe applies to --linear fp8dot only")
+    if args.recompute_weight_transpose and args.linear != "fp8dot":
+        parser.error("--recompute-weight-transpose applies to --linear fp8dot only")
     fill_from_config(args)
     return args
 
 
-def block_dot_general(linear: str, recipe: str | None):
-    """The blocks' Dense dot_general_cls for --linear/--recipe, and what it runs, in words. The
-    FP8 libraries are imported only when asked for: a bf16 run needs neither."""
+def block_dot_general(linear: str, recipe: str | None, recompute_weight_transpose: bool = False):
+    """The blocks' Dense dot_general_cls for --linear/--recipe (and
+    --recompute-weight-transpose), and what it runs, in words. The FP8 libraries are imported
+    only when asked for: a bf16 run needs neither."""
     if linear == "bf16":
         return None, "bf16: flax.linen.Dense everywhere (bf16 compute, fp32 parameters)"
     if linear == "flax-fp8":
@@ -86,20 +93,25 @@ def block_dot_general(linear: str, recipe: str | None):
     import fp8dot.flax
     import fp8dot.jax as fj
 
+    again = " (the kernel's dgrad operand cast again in the backward)"
+    again = again if recompute_weight_transpose else ""
+    dot_general = functools.partial(fp8dot.flax.DotGeneral,
+                                    recompute_weight_transpose=recompute_weight_transpose)
     if recipe is None:
         default = fp8dot.flax.DotGeneral().resolved_recipe()
-        return fp8dot.flax.DotGeneral, (
+        return dot_general, (
             f"fp8dot.flax.DotGeneral, its default recipe (Flax's, "
-            f"{default.amax_history_length}-step amax history): {default.describe()}")
+            f"{default.amax_history_length}-step amax history): {default.describe()}{again}")
     chosen = fp8dot_recipe(fj.Recipe, recipe)
-    return functools.partial(fp8dot.flax.DotGeneral, recipe=chosen), (
-        f"fp8dot recipe {recipe!r} ({FP8DOT_RECIPES[recipe][2]}): {chosen.describe()}")
+    return functools.partial(dot_general, recipe=chosen), (
+        f"fp8dot recipe {recipe!r} ({FP8DOT_RECIPES[recipe][2]}): {chosen.describe()}{again}")
 
 
 def make_model(args: argparse.Namespace) -> tuple[GPT, str]:
     """The GPT of the run's config, and what its blocks' projections run, in words."""
     config = GPTConfig(VOCAB_SIZE, args.seq_len, args.d_model, args.layers, args.heads, args.mlp)
-    dot_general_cls, description = block_dot_general(args.linear, args.recipe)
+    dot_general_cls, description = block_dot_general(args.linear, args.recipe,
+                                                     args.recompute_weight_transpose)
     compute_dtype = jnp.bfloat16 if args.dtype == "bf16" else jnp.float32
     return GPT(config, compute_dtype, dot_general_cls), description
 
@@ -184,6 +196,7 @@ def main(argv: list[str] | None = None) -> dict:
     log.record(
         type="run", framework="jax", label=label, **{k: getattr(args, k) for k in HYPERPARAMETERS},
         linear=args.linear, recipe=args.recipe, dtype=args.dtype,
+        recompute_weight_transpose=args.recompute_weight_transpose,
         compile=True,  # jax.jit, always
         seed=args.seed, device=device.platform, device_name=device.device_kind,
         torch_version=torch.__version__,  # the batches' generator

@@ -127,6 +127,29 @@ def test_tiny_fp8dot_default_recipe_learns_like_bf16(bf16_short_run, tmp_path):
     assert run["fp8_gemms"] == seed_rule_gemms(run, "fp8dot")
 
 
+def test_recompute_weight_transpose_is_the_same_run_bit_for_bit(tmp_path, train_modules,
+                                                               capsys):
+    """--recompute-weight-transpose: fp8dot.flax's Dense layers cast the kernel's dgrad operand
+    again in the backward, and the 5 steps' losses are those of keeping it."""
+    pytest.importorskip("fp8dot.flax")
+    import train_flax
+
+    with pytest.raises(SystemExit):  # bf16 and Flax's own FP8 layers have no such option
+        train_flax.parse_args(["--linear", "flax-fp8", "--recompute-weight-transpose"])
+    assert "applies to --linear fp8dot only" in capsys.readouterr().err
+    steps = ("--steps", "5", "--batch-size", "2", "--eval-every", "5", "--eval-batches", "2",
+             "--recipe", "blocks")
+    keep = run_tiny(tmp_path, "keep", "--linear", "fp8dot", *steps)
+    again = run_tiny(tmp_path, "again", "--linear", "fp8dot", *steps,
+                     "--recompute-weight-transpose")
+    run = of_type(again, "run")[0]
+    assert run["recompute_weight_transpose"] is True
+    assert "cast again in the backward" in run["linear_description"]
+    assert "cast again" not in of_type(keep, "run")[0]["linear_description"]
+    for kind, key in (("train", "loss"), ("eval", "val_loss")):
+        assert [r[key] for r in of_type(again, kind)] == [r[key] for r in of_type(keep, kind)]
+
+
 @pytest.mark.parametrize("recipe, fast, promoted", [("seed", 1, 2), ("fast", 3, 0),
                                                     ("promoted", 0, 3)])
 def test_fp8dot_recipes_give_the_jitted_step_their_gemms(train_modules, recipe, fast, promoted):

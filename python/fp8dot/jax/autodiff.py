@@ -262,11 +262,11 @@ def _both_orientations(recipe: Recipe, matrix, granularity: str, dtype, transpos
                                                    transposed_dtype, scale,
                                                    transposed_scale=transposed_scale)
         return operand, transposed
+    # In jax.numpy the two halves' common quantisation is one computation after XLA's CSE.
     matrix = _activated(matrix, activation)
-    q, q_scale = quantize(matrix, dtype, granularity, scale)
-    if transposed_dtype == dtype and granularity in ("tensor", "128x128"):
-        return (q, q_scale), (q.T, q_scale.T if granularity == "128x128" else q_scale)
-    return (q, q_scale), quantize(matrix.T, transposed_dtype, granularity, transposed_scale)
+    return tuple(_one_orientation(recipe, matrix, granularity, dtype, transposed_dtype,
+                                  transposed, scale, transposed_scale)
+                 for transposed in (False, True))
 
 
 def _weight_dtypes(recipe: Recipe, weight_kn):

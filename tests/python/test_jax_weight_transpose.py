@@ -105,6 +105,16 @@ def test_the_backward_keeps_the_weight_itself_and_no_fp8_copy_of_it(quantization
     assert ((512, 128), "float8_e4m3fn") not in kept and ((512, 128), "bfloat16") in kept
 
 
+def test_a_weight_whose_flattening_copies_it_is_refused():
+    """w [K1, N, K2] contracted over K1 and K2: flattening it writes a transposed copy of w in
+    its own dtype, which the backward would keep: more than the FP8 copy the option saves."""
+    x, w = random((8, 4, 6), 0), random((4, 16, 6), 1)
+    dims = (((1, 2), (0, 2)), ((), ()))
+    with pytest.raises(ValueError, match=r"interleave with its other dims, shape \(4, 16, 6\)"):
+        fj.fp8_dot_general(x, w, dims, recompute_weight_transpose=True)
+    assert fj.fp8_dot_general(x, w, dims).shape == (8, 16)  # keeping the transpose: fine
+
+
 @gpu
 @pytest.mark.parametrize("quantization", ["xla", "kernel"])
 def test_a_compiled_stack_of_layers_holds_less_memory_on_the_gpu(quantization):

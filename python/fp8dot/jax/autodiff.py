@@ -94,9 +94,10 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     reduced over them, so every device casts with the whole tensor's scale and the sharded step
     quantises as the unsharded one does (docs/distributed.md). Row and block scales need none.
 
-    recompute_weight_transpose=True: dgrad's Wᵀ is quantised again in the backward pass (from w
-    as this function flattens it: w itself unless its dims interleave) instead of kept from the
-    forward; the results are the same bit for bit (module doc).
+    recompute_weight_transpose=True: dgrad's Wᵀ is quantised again in the backward pass from w
+    itself instead of kept from the forward; the results are the same bit for bit (module doc).
+    w's contracting dims must then come first or last (else flattening w copies it, and that
+    copy would be kept: refused).
     """
     if activation is not None and activation not in ACTIVATIONS:
         raise ValueError(f"fp8dot.jax.fp8_dot_general: activation {activation!r} is not one of "
@@ -125,6 +126,13 @@ def fp8_dot_general(x, w, dimension_numbers=None, *, recipe: Optional[Recipe] = 
     weight_kn = rhs_contracting + rhs_free == tuple(range(w.ndim)) and bool(rhs_free)
     w2 = (w.reshape(k, -1) if weight_kn
           else jnp.transpose(w, rhs_free + rhs_contracting).reshape(-1, k))
+    if recompute_weight_transpose and not weight_kn and rhs_free + rhs_contracting != tuple(
+            range(w.ndim)):
+        raise ValueError(
+            "fp8dot.jax.fp8_dot_general: recompute_weight_transpose=True would keep a transposed "
+            f"copy of w in {jnp.dtype(w.dtype)} (its contracting dims {rhs_contracting} "
+            f"interleave with its other dims, shape {tuple(w.shape)}), more than the FP8 copy it "
+            "saves: pass w with its contracting dims first or last, or keep the transpose")
     out_dtype = jnp.dtype(preferred_element_type or x.dtype)
     if recipe.scaling == "delayed":
         if state is None:
@@ -357,7 +365,7 @@ def _forward(recipe: Recipe, out_dtype, weight_kn, activation, axes: AmaxReducti
     # Residuals: FP8 operands only (empty slices of x2 and w2 keep their dtypes and mesh typing
     # for the cotangents), and with an activation x2 itself, which its gradient needs (as an
     # unfused activation keeps it); with recompute, w2 (the parameter itself, which stays alive
-    # anyway, unless its dims interleave) and W's scales instead of Wᵀ.
+    # anyway) and W's scales instead of Wᵀ.
     return y, (x2 if activation else x2[:0], w2 if recompute else w2[:0], x_t, w_t,
                weight_scales, state, new_state)
 

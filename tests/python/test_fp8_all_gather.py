@@ -234,3 +234,24 @@ def test_deepcopy_and_dtype_conversion_keep_the_wrapper():
     model.to(torch.bfloat16)
     assert isinstance(model[0].weight, Fp8AllGatherWeight)
     assert model[0].weight.dtype == torch.bfloat16 and model(x.bfloat16()).dtype == torch.bfloat16
+
+
+def test_fsdps_set_up_is_read_from_its_state_and_a_torch_without_it_is_a_clear_error():
+    """precompute_fp8_all_gather_scales refuses a model FSDP2 has not set up, which it reads from
+    FSDP2's private state; a torch whose state has another form gets an error naming it, not an
+    AttributeError (nor a guess: a wrong one makes the ranks' collectives disagree)."""
+    from types import SimpleNamespace
+
+    from fp8dot.torch.fp8_all_gather import fsdp_has_set_up_its_shards
+
+    def module(group):
+        return SimpleNamespace(_get_fsdp_state=lambda: SimpleNamespace(_fsdp_param_group=group))
+
+    assert fsdp_has_set_up_its_shards(module(None))  # no parameters of its own
+    assert fsdp_has_set_up_its_shards(module(SimpleNamespace(_reset_sharded_params=True)))
+    assert not fsdp_has_set_up_its_shards(module(SimpleNamespace(_reset_sharded_params=False)))
+    with pytest.raises(RuntimeError, match=r"cannot tell whether FSDP2 has set up its shards in "
+                                           r"torch .*_reset_sharded_params"):
+        fsdp_has_set_up_its_shards(module(SimpleNamespace()))
+    with pytest.raises(RuntimeError, match="fp8dot reads torch 2.11's FSDP2 state"):
+        fsdp_has_set_up_its_shards(SimpleNamespace())

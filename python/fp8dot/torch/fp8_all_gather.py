@@ -296,6 +296,23 @@ def _why_not(layer) -> Optional[str]:
     return None
 
 
+def fsdp_has_set_up_its_shards(module) -> bool:
+    """Whether FSDP2 has run the lazy initialisation of `module` (an FSDPModule), which puts the
+    shards of uneven weights into new tensors on some ranks: read from FSDP2's private state
+    (torch 2.11's); where that has another form, a clear error rather than a guess, since an
+    amax stored on a shard FSDP2 then replaces would make the ranks' collectives disagree."""
+    try:
+        group = module._get_fsdp_state()._fsdp_param_group
+        return group is None or bool(group._reset_sharded_params)
+    except AttributeError as error:
+        import torch
+
+        raise RuntimeError(
+            "fp8dot.torch.precompute_fp8_all_gather_scales: cannot tell whether FSDP2 has set up "
+            f"its shards in torch {torch.__version__} ({error}); fp8dot reads torch 2.11's FSDP2 "
+            "state. Leave the scales to the gathers (do not call it) on this torch") from error
+
+
 def precompute_fp8_all_gather_scales(model: nn.Module) -> None:
     """Reduces the amax of every weight FSDP2 gathers in FP8 in `model` over its FSDP group in one
     all-reduce (a group each), for the gathers until the weight is next written, which then need
@@ -312,9 +329,7 @@ def precompute_fp8_all_gather_scales(model: nn.Module) -> None:
     from .linear import is_dtensor
 
     for module in model.modules():
-        group = (module._get_fsdp_state()._fsdp_param_group
-                 if isinstance(module, FSDPModule) else None)
-        if group is not None and not getattr(group, "_reset_sharded_params", True):
+        if isinstance(module, FSDPModule) and not fsdp_has_set_up_its_shards(module):
             raise ValueError(
                 "fp8dot.torch.precompute_fp8_all_gather_scales: FSDP2 has not run this model "
                 "yet (it sets up its shards at the first forward); call it after each "

@@ -63,22 +63,22 @@ TEST(OwnGemmRulesTest, TheAutoRuleFollowsTheMeasurements) {
   EXPECT_FALSE(own(8192, 8192, 8192));
 }
 
-// With tensor or row scales promoted every block, large problems take the 192x128 tile, whose
-// three warpgroups take turns at the tensor core, over 256x128 (H200, 2026-12-04: 0.99x against
-// 0.94x cuBLASLt's fast GEMM at 8192^3), unless 192-row tiles round M into more waves; longer
-// promotion intervals are not affected.
+// With tensor or row scales promoted every block, large problems take 256x128 wherever it needs
+// no more tensor time per wave than 192x128 (whose three warpgroups take turns at the tensor
+// core), and 192x128 where 256-row tiles round M into a wasted wave; longer promotion intervals
+// never take 256x128 (its two slices per warpgroup cannot hold them).
 TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsTakeTurns) {
   const auto tile = [&](int64_t m, int64_t n, int64_t k, cuda::GemmScaling scaling) {
     return cuda::ChooseBlockScaledGemmTile(m, n, k, kH200, scaling, 1).ToString();
   };
   constexpr cuda::GemmScaling kOuter = cuda::GemmScaling::kOuter;
-  EXPECT_EQ(tile(8192, 8192, 8192, kOuter), "192x128");
-  EXPECT_EQ(tile(16384, 4096, 8192, kOuter), "192x128");  // a training dgrad
   EXPECT_EQ(tile(4096, 4096, 4096, kOuter), "256x128");   // 6 waves of 192 rows against 4
   EXPECT_EQ(tile(4096, 7168, 16384, kOuter), "256x128");  // 10 against 7
-  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // the model's own choice
+  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // 3 waves each, 256's last nearly empty
   EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
   EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
+  EXPECT_EQ(tile(2048, 5504, 16384, kOuter), "256x128");  // training GEMMs: 3 waves against 4
+  EXPECT_EQ(tile(6144, 2048, 16384, kOuter), "256x128");
   EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kH200, kOuter, 8).block_m, 256);
 }
 
@@ -97,6 +97,20 @@ void ExpectTheFasterLargeTile(cuda::GemmScaling scaling,
     EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
         << GemmScalingName(scaling) << " " << shape.m << "x" << shape.n << "x" << shape.k;
   }
+}
+
+// With tensor scales promoted every block, on the large GEMMs where the two differ most: each
+// tile alone at the power limit (gpu_bench --sustain 2, H200, 2026-12-06,
+// bench/results/2026-12-06-session44.md; each tile's speed against cuBLASLt's fast GEMM).
+TEST(OwnGemmRulesTest, TensorScalesTakeTheLargeTileFasterAtThePowerLimit) {
+  ExpectTheFasterLargeTile(cuda::GemmScaling::kOuter, {{16384, 16384, 16384, 0.941 / 0.976},
+                                                       {8192, 8192, 28672, 0.965 / 0.994},
+                                                       {8192, 28672, 8192, 0.946 / 0.972},
+                                                       {28672, 8192, 8192, 0.943 / 0.971},
+                                                       {8192, 8192, 8192, 0.946 / 0.968},
+                                                       {8192, 16384, 4096, 0.949 / 0.982},
+                                                       {16384, 4096, 8192, 0.960 / 0.983},
+                                                       {4096, 2112, 7168, 0.883 / 0.775}});
 }
 
 // With A 1x128 x B 128x128, on each shape where the tiles were measured more than 1% apart: the
@@ -290,7 +304,8 @@ TEST(OwnGemmRulesTest, TheTilesARaceTimesStartWithThePlansAndHoldTheMeasuredBest
     }
   }
   // Large problems: the plan's 192x128 first (the 256-row refinement), then the cost model's.
-  EXPECT_EQ(names(8192, 8192, 8192, GemmScaling::kOuter).front(), "192x128");
+  EXPECT_EQ(names(8192, 8192, 8192, GemmScaling::kBlocks).front(), "192x128");
+  EXPECT_EQ(names(8192, 8192, 8192, GemmScaling::kBlocks)[1], "256x128");
   for (const std::string& tile : names(8192, 8192, 8192, GemmScaling::kOuter, 8)) {
     EXPECT_EQ(tile.find('s'), std::string::npos) << tile;  // a longer interval never splits K
   }

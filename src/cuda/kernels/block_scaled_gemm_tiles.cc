@@ -231,9 +231,13 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   // (4096 rows: 256x128 stays); the two are compared by tensor time per wave, with 256x128 at
   // `efficiency` of 192x128's rate and `clocks_per_tile` for each tile's epilogue and pipeline
   // fill, fitted per scaling to tile sweeps on the H200 (both tiles forced):
-  //   - tensor or row scales promoted every block (192x128's warpgroups take turns; 2026-12-04,
-  //     the suite's large shapes and the 13 training GEMMs, where short K keeps 256x128:
-  //     16384x2048x2048 0.97x against 0.91x cuBLASLt's promoted GEMM): 0.93 and 5000 clocks;
+  //   - tensor or row scales promoted every block (192x128's warpgroups take turns): 256x128 at
+  //     192x128's rate and 5000 clocks, so that it is taken wherever it needs no more tensor
+  //     time per wave. Sustained at the power limit (gpu_bench --sustain, H200, 2026-12-06,
+  //     bench/results/2026-12-06-session44.md) 256x128 ran 2.3-3.7% faster than 192x128 on all
+  //     seven large GEMMs measured (level in interleaved batches, which flatter 192x128's higher
+  //     draw), as on an H100 (session 42); 192x128 stays where 256-row tiles waste a wave
+  //     (4096x2112x7168: 1.14x as fast). Fitted on 2026-12-04's interleaved sweeps it was 0.93.
   //   - A 1x128 x B 128x128 (2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md: the
   //     training GEMMs and DeepGEMM's M = 4096 shapes, 192x128 0.74-1.28x as fast): 0.92 and
   //     none measurable; the rule picks the faster tile on all 22;
@@ -243,7 +247,7 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   //     faster tile on all six.
   double efficiency = 0, clocks_per_tile = 0;
   if (scaling == GemmScaling::kOuter && promotion_blocks == 1) {
-    efficiency = 0.93, clocks_per_tile = 5000;
+    efficiency = 1.0, clocks_per_tile = 5000;
   } else if (scaling == GemmScaling::kBlocks || scaling == GemmScaling::kColumnBlocks) {
     efficiency = 0.92, clocks_per_tile = 0;
   }

@@ -19,9 +19,9 @@ X's quantisation (never written), and differentiates through it as jax.nn.gelu d
 
 recompute_weight_transpose=True keeps no FP8 copy of W from the forward to the backward: the
 forward quantises W's forward orientation alone, and the backward quantises dgrad's Wᵀ again
-from W with the forward's scales (the same bytes), as fp8dot.torch.Linear's option does. It
-saves one byte per weight element of every layer for the whole span between a layer's forward
-and its backward, for one more read of W.
+from W with the forward's scales (the same bytes), as fp8dot.torch.Linear's option does: one
+byte per weight element fewer kept between a layer's forward and its backward, for one more read
+of W (how much of it XLA's buffer assignment turns into less memory: docs/jax.md).
 
 Delayed scaling keeps Flax's state (scales [1] and amax histories [L] for the input, kernel and
 output gradient) and returns the updated state as the state's cotangent, as Flax's

@@ -93,8 +93,8 @@ def block_dot_general(linear: str, recipe: str | None, recompute_weight_transpos
     import fp8dot.flax
     import fp8dot.jax as fj
 
-    again = " (the kernel's dgrad operand cast again in the backward)"
-    again = again if recompute_weight_transpose else ""
+    again = (" (the kernel's dgrad operand cast again in the backward)"
+             if recompute_weight_transpose else "")
     dot_general = functools.partial(fp8dot.flax.DotGeneral,
                                     recompute_weight_transpose=recompute_weight_transpose)
     if recipe is None:

@@ -105,6 +105,27 @@ def test_the_backward_keeps_the_weight_itself_and_no_fp8_copy_of_it(quantization
     assert ((512, 128), "float8_e4m3fn") not in kept and ((512, 128), "bfloat16") in kept
 
 
+@pytest.mark.parametrize("recipe_name", ["seed-tensorwise", "seed-delayed"])
+def test_an_input_without_rows_gives_what_keeping_the_transpose_gives(recipe_name):
+    """An MoE expert that got no tokens: the same empty output, zero gradients and state."""
+    recipe = RECIPES[recipe_name]("kernel")
+    x, w = jnp.zeros((0, 256), jnp.bfloat16), random((256, 128), 3, jnp.bfloat16)
+    state = fj.init_delayed_state(4) if recipe.scaling == "delayed" else None
+
+    def step(recompute):
+        def loss(x, w, state):
+            y = fj.fp8_dot_general(x, w, recipe=recipe, state=state,
+                                   recompute_weight_transpose=recompute)
+            return jnp.sum(y.astype(jnp.float32))
+        return jax.tree_util.tree_leaves(
+            jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))(x, w, state))
+
+    kept, again = step(False), step(True)
+    for a, b in zip(kept, again, strict=True):
+        np.testing.assert_array_equal(_bits(b), _bits(a))
+    assert again[2].shape == w.shape and not np.any(np.asarray(again[2], np.float32))
+
+
 def test_a_weight_whose_flattening_copies_it_is_refused():
     """w [K1, N, K2] contracted over K1 and K2: flattening it writes a transposed copy of w in
     its own dtype, which the backward would keep: more than the FP8 copy the option saves."""

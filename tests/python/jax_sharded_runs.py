@@ -79,9 +79,10 @@ def data_parallel(name, reduce_amax=True):
     return out
 
 
-def tensor_parallel(name, reduce_amax=True):
+def tensor_parallel(name, reduce_amax=True, recompute=False):
     """The first layer column-parallel over "model" (W1's columns), the second row-parallel (W2's
-    rows, its partial outputs summed); the whole batch on both devices."""
+    rows, its partial outputs summed); the whole batch on both devices. recompute: the layers
+    cast Wᵀ again in the backward (from their shards, with the scales reduced in the forward)."""
     recipe = RECIPES[name]
     mesh = Mesh(np.array(jax.devices()[:2]), ("model",))
     x, target, w1, w2 = inputs()
@@ -89,9 +90,11 @@ def tensor_parallel(name, reduce_amax=True):
     row = fj.AmaxReduction(input="model", weight="model") if reduce_amax else None
 
     def loss(w1, w2, x, target):
-        h = fj.fp8_dot_general(x, w1, recipe=recipe, amax_reduction=column)
+        h = fj.fp8_dot_general(x, w1, recipe=recipe, amax_reduction=column,
+                               recompute_weight_transpose=recompute)
         y = jax.lax.psum(fj.fp8_dot_general(jax.nn.gelu(h), w2, recipe=recipe,
-                                            amax_reduction=row), "model")
+                                            amax_reduction=row,
+                                            recompute_weight_transpose=recompute), "model")
         return jnp.sum((y - target) ** 2) / ROWS
 
     sharded = jax.jit(shard_map(jax.grad(loss, argnums=(0, 1)), mesh=mesh,
@@ -146,6 +149,8 @@ def main(path):
         results[f"tp tensorwise promoted {key}"] = pair
     for key, pair in tensor_parallel("tensorwise promoted", reduce_amax=False).items():
         results[f"tp tensorwise promoted no reduction {key}"] = pair
+    for key, pair in tensor_parallel("tensorwise promoted", recompute=True).items():
+        results[f"tp tensorwise promoted recompute {key}"] = pair
     for key, pair in (flax_data_parallel() or {}).items():
         results[f"flax {key}"] = pair
     arrays = {}

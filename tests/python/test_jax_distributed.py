@@ -79,6 +79,15 @@ def test_tensor_parallel_gradients_equal_the_unsharded(runs):
         assert without > 10 * REQUANTISATION, weight
 
 
+def test_tensor_parallel_casting_the_transpose_again_is_bit_identical(runs):
+    """recompute_weight_transpose on sharded weights: each shard's Wᵀ cast again in the backward
+    with the scale reduced over "model" in the forward, the same gradients bit for bit."""
+    for weight in ("dw1", "dw2"):
+        again, _ = runs[f"tp tensorwise promoted recompute {weight}"]
+        kept, _ = runs[f"tp tensorwise promoted {weight}"]
+        np.testing.assert_array_equal(again, kept, err_msg=weight)
+
+
 def test_the_flax_drop_in_data_parallel_equals_the_unsharded(runs):
     """fp8dot.flax.DotGeneral(amax_reduction=...) in nn.Dense (Flax's delayed recipe): the
     kernel's and bias's gradients within float32 reordering, and the delayed state in the

@@ -50,7 +50,7 @@ class DotGeneral(nn.Module):
     # scales that agree across devices (fp8dot.jax.AmaxReduction; fp8_dot_general).
     amax_reduction: Optional[AmaxReduction] = None
     # Quantise dgrad's kernel operand again in the backward instead of keeping it from the
-    # forward: one byte per kernel element less held, for one more read of the kernel.
+    # forward, for one more read of the kernel (what XLA then saves: docs/jax.md).
     recompute_weight_transpose: bool = False
 
     def resolved_recipe(self) -> Recipe:

@@ -235,9 +235,10 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   //     192x128's rate and 5000 clocks, so that it is taken wherever it needs no more tensor
   //     time per wave. Sustained at the power limit (gpu_bench --sustain, H200, 2026-12-06,
   //     bench/results/2026-12-06-session44.md) 256x128 ran 2.3-3.7% faster than 192x128 on all
-  //     seven large GEMMs measured (level in interleaved batches, which flatter 192x128's higher
-  //     draw), as on an H100 (session 42); 192x128 stays where 256-row tiles waste a wave
-  //     (4096x2112x7168: 1.14x as fast). Fitted on 2026-12-04's interleaved sweeps it was 0.93.
+  //     seven large GEMMs measured (level in interleaved batches and per clock: the difference
+  //     is the clock each holds under the power limit), as on an H100 (session 42); 192x128
+  //     stays where 256-row tiles waste a wave (4096x2112x7168: 1.14x as fast). Fitted on
+  //     2026-12-04's interleaved sweeps it was 0.93.
   //   - A 1x128 x B 128x128 (2026-12-04, bench/results/2026-12-04-h200-block-tile-choice.md: the
   //     training GEMMs and DeepGEMM's M = 4096 shapes, 192x128 0.74-1.28x as fast): 0.92 and
   //     none measurable; the rule picks the faster tile on all 22;

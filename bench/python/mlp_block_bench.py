@@ -15,6 +15,9 @@ one JSON line per variant and a table.
 torch's default erf form, and allows fp8dot variants with a "+fused" suffix
 (fp8dot-delayed+fused): the down projection takes GELU inside its FP8 cast
 (fp8dot.torch.Linear.gelu), so GELU(up(x)) is never written in bf16.
+
+A "+recompute" suffix on an fp8dot variant (fp8dot-seed+recompute) converts with
+recompute_weight_transpose=True: what casting Wᵀ again in the backward costs a step.
 """
 
 from __future__ import annotations
@@ -50,9 +53,14 @@ def make_variants(reference: nn.Module, names: list[str], compile_mode: str = "d
     variants = {}
     for name in names:
         model = copy.deepcopy(reference)
-        recipe_name, fused = name.removesuffix("+fused"), name.endswith("+fused")
+        recompute = name.endswith("+recompute")
+        recipe_name = name.removesuffix("+recompute")
+        fused = recipe_name.endswith("+fused")
+        recipe_name = recipe_name.removesuffix("+fused")
         if fused and (not name.startswith("fp8dot-") or reference.approximate != "tanh"):
             raise ValueError(f"{name}: +fused takes an fp8dot variant and --gelu tanh")
+        if recompute and not name.startswith("fp8dot-"):
+            raise ValueError(f"{name}: +recompute takes an fp8dot variant")
         if name.startswith("fp8dot-"):
             import fp8dot.torch as ft
 
@@ -63,7 +71,7 @@ def make_variants(reference: nn.Module, names: list[str], compile_mode: str = "d
                       "fp8dot-fast-delayed": ft.Recipe.fast_everywhere(scaling="delayed"),
                       "fp8dot-rowwise": ft.Recipe.seed(scaling="rowwise"),
                       "fp8dot-blocks": ft.Recipe.deepseek_blocks()}[recipe_name]
-            ft.convert(model, recipe)
+            ft.convert(model, recipe, recompute_weight_transpose=recompute)
             model.fused = fused
         elif name == "torchao":
             from torchao.float8 import convert_to_float8_training
@@ -187,8 +195,15 @@ def main():
             variants.update(make_variants(reference, [name], args.compile_mode))
         except Exception as error:  # a peer that does not install is reported, not fatal
             print(json.dumps({"variant": name, "error": f"{type(error).__name__}: {error}"}))
-    for model in variants.values():  # compile and warm up
+    # Compile and warm up; the allocator's peak during each variant's steps (every variant's
+    # parameters and state are allocated throughout, so differences between variants are what
+    # their steps hold at once).
+    peak_bytes = {}
+    for name, model in variants.items():
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
         time_steps(model, x, dy, 3)
+        peak_bytes[name] = torch.cuda.max_memory_allocated()
     times = {name: [] for name in variants}
     clocks = ClockLog(args.clock_log) if args.clock_log else None
     for _ in range(args.rounds):
@@ -204,7 +219,8 @@ def main():
         ms = statistics.median(samples)
         row = {"variant": name, "ms": round(ms, 4), "min_ms": round(min(samples), 4),
                "max_ms": round(max(samples), 4), "tflops": round(flops / ms / 1e9, 1),
-               "speedup_vs_bf16": None if baseline is None else round(baseline / ms, 3)}
+               "speedup_vs_bf16": None if baseline is None else round(baseline / ms, 3),
+               "peak_mib": round(peak_bytes[name] / 2**20, 1)}
         if "torchao" in times:
             row["vs_torchao"] = round(statistics.median(times["torchao"]) / ms, 3)
         rows.append(row)
@@ -212,10 +228,12 @@ def main():
     print(f"\nMLP block fwd+bwd, {args.tokens} tokens x {args.d_model} -> {args.hidden} -> "
           f"{args.d_model}, GELU {args.gelu}, {args.param_dtype} parameters, torch.compile ({args.compile_mode}), median of {args.rounds} "
           f"rounds x {args.steps} steps")
-    print(f"{'variant':24} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10}")
+    print(f"{'variant':28} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10} "
+          f"{'peak MiB':>9}")
     for row in rows:
-        print(f"{row['variant']:24} {row['ms']:8.3f} {row['tflops']:8.1f} "
-              f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f}")
+        print(f"{row['variant']:28} {row['ms']:8.3f} {row['tflops']:8.1f} "
+              f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f} "
+              f"{row['peak_mib']:9.1f}")
     if clocks:
         for name, clock in clocks.summary().items():
             print(json.dumps({"variant": name, **clock}))

@@ -72,14 +72,19 @@ TEST(OwnGemmRulesTest, TensorScalesPromotedEveryBlockTakeTheTileWhoseWarpgroupsT
     return cuda::ChooseBlockScaledGemmTile(m, n, k, kH200, scaling, 1).ToString();
   };
   constexpr cuda::GemmScaling kOuter = cuda::GemmScaling::kOuter;
-  EXPECT_EQ(tile(4096, 4096, 4096, kOuter), "256x128");   // 6 waves of 192 rows against 4
-  EXPECT_EQ(tile(4096, 7168, 16384, kOuter), "256x128");  // 10 against 7
-  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");   // 3 waves each, 256's last nearly empty
-  EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");  // short K: more epilogues
+  // Where N's 128-column tiles pair up and K >= 4096, two CTAs share A (256x128c2).
+  EXPECT_EQ(tile(4096, 4096, 4096, kOuter), "256x128c2");   // 6 waves of 192 rows against 4
+  EXPECT_EQ(tile(4096, 7168, 16384, kOuter), "256x128c2");  // 10 against 7
+  EXPECT_EQ(tile(4096, 2112, 7168, kOuter), "192x128");     // 3 waves each, 256's last nearly empty
+  EXPECT_EQ(tile(16384, 2048, 2048, kOuter), "256x128");    // short K: more epilogues
   EXPECT_EQ(tile(8192, 8192, 256, kOuter), "256x128");
-  EXPECT_EQ(tile(2048, 5504, 16384, kOuter), "256x128");  // training GEMMs: 3 waves against 4
-  EXPECT_EQ(tile(6144, 2048, 16384, kOuter), "256x128");
+  EXPECT_EQ(tile(2048, 5504, 16384, kOuter), "256x128");    // 43 tiles of N: one would idle
+  EXPECT_EQ(tile(6144, 2048, 16384, kOuter), "256x128c2");  // training GEMMs: 3 waves against 4
+  EXPECT_EQ(tile(4096, 4224, 4096, kOuter), "256x128");     // 33 tiles of N
+  EXPECT_EQ(tile(4096, 4096, 3968, kOuter), "256x128");     // 31 K-blocks: not measured
   EXPECT_NE(cuda::ChooseBlockScaledGemmTile(8192, 8192, 8192, kH200, kOuter, 8).block_m, 256);
+  // Block scales keep the tile alone (192x128 or 256x128).
+  EXPECT_EQ(tile(8192, 8192, 8192, cuda::GemmScaling::kBlocks).find('c'), std::string::npos);
 }
 
 // 192x128's speed over 256x128's on one shape, both tiles forced on the H200.
@@ -94,7 +99,7 @@ void ExpectTheFasterLargeTile(cuda::GemmScaling scaling,
   for (const MeasuredLargeTiles& shape : measured) {
     const std::string tile =
         cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kH200, scaling, 1).ToString();
-    EXPECT_EQ(tile, shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
+    EXPECT_EQ(tile.substr(0, 7), shape.speed_192_over_256 > 1 ? "192x128" : "256x128")
         << GemmScalingName(scaling) << " " << shape.m << "x" << shape.n << "x" << shape.k;
   }
 }
@@ -111,6 +116,29 @@ TEST(OwnGemmRulesTest, TensorScalesTakeTheLargeTileFasterAtThePowerLimit) {
                                                        {8192, 16384, 4096, 0.949 / 0.982},
                                                        {16384, 4096, 8192, 0.960 / 0.983},
                                                        {4096, 2112, 7168, 0.883 / 0.775}});
+}
+
+// With tensor scales promoted every block, 256x128c2 over 256x128 at the power limit on the
+// seven large GEMMs of the same runs (each tile's sustained speed against cuBLASLt's fast GEMM):
+// faster on all seven, so the plan pairs the CTAs there.
+TEST(OwnGemmRulesTest, TensorScalesShareAInPairsWhereMeasuredFaster) {
+  struct Measured {
+    int64_t m, n, k;
+    double paired_over_alone;
+  };
+  const std::vector<Measured> measured = {
+      {16384, 16384, 16384, 0.993 / 0.976}, {8192, 8192, 28672, 0.999 / 0.994},
+      {8192, 28672, 8192, 0.981 / 0.972},   {28672, 8192, 8192, 0.979 / 0.971},
+      {8192, 8192, 8192, 0.971 / 0.968},    {8192, 16384, 4096, 0.990 / 0.982},
+      {16384, 4096, 8192, 0.985 / 0.983}};
+  for (const Measured& shape : measured) {
+    ASSERT_GT(shape.paired_over_alone, 1.0);
+    EXPECT_EQ(cuda::ChooseBlockScaledGemmTile(shape.m, shape.n, shape.k, kH200,
+                                              cuda::GemmScaling::kOuter, 1)
+                  .ToString(),
+              "256x128c2")
+        << shape.m << "x" << shape.n << "x" << shape.k;
+  }
 }
 
 // With A 1x128 x B 128x128, on each shape where the tiles were measured more than 1% apart: the

@@ -182,7 +182,7 @@ double DramBytesPerClock(double memory_bytes_per_second, int sm_clock_khz);
 // The tile and split whose estimated time (tensor-core time or operand bytes, whichever bounds
 // it, per wave, or the time to read the operands from DRAM; plus split-K's reduction) is the
 // least on `device`, among the tiles for `scaling` and `promotion_blocks` (no split-K when that
-// is above 1).
+// is above 1); then the measured rules between the large tiles (192x128, 256x128, 256x128c2).
 BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
                                               const GemmDevice& device, GemmScaling scaling,
                                               int promotion_blocks);

@@ -17,7 +17,9 @@ torch's default erf form, and allows fp8dot variants with a "+fused" suffix
 (fp8dot.torch.Linear.gelu), so GELU(up(x)) is never written in bf16.
 
 A "+recompute" suffix on an fp8dot variant (fp8dot-seed+recompute) converts with
-recompute_weight_transpose=True: what casting Wᵀ again in the backward costs a step.
+recompute_weight_transpose=True: what casting Wᵀ again in the backward costs a step. Each row
+also gives the allocator's peak during the variant's steps above what was allocated before them
+(every variant's gradients freed first).
 """
 
 from __future__ import annotations
@@ -195,15 +197,21 @@ def main():
             variants.update(make_variants(reference, [name], args.compile_mode))
         except Exception as error:  # a peer that does not install is reported, not fatal
             print(json.dumps({"variant": name, "error": f"{type(error).__name__}: {error}"}))
-    # Compile and warm up; the allocator's peak during each variant's steps (every variant's
-    # parameters and state are allocated throughout, so differences between variants are what
-    # their steps hold at once).
-    peak_bytes = {}
-    for name, model in variants.items():
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+    for model in variants.values():  # compile and warm up
         time_steps(model, x, dy, 3)
-        peak_bytes[name] = torch.cuda.max_memory_allocated()
+    # What a variant's step holds at its peak above what was allocated before it: each variant's
+    # steps alone, after every variant's gradients were freed (a step writes its own).
+    step_peak_bytes = {}
+    for name, model in variants.items():
+        x.grad = None
+        for other in variants.values():
+            for parameter in other.parameters():
+                parameter.grad = None
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        time_steps(model, x, dy, 2)
+        step_peak_bytes[name] = torch.cuda.max_memory_allocated() - before
     times = {name: [] for name in variants}
     clocks = ClockLog(args.clock_log) if args.clock_log else None
     for _ in range(args.rounds):
@@ -220,7 +228,7 @@ def main():
         row = {"variant": name, "ms": round(ms, 4), "min_ms": round(min(samples), 4),
                "max_ms": round(max(samples), 4), "tflops": round(flops / ms / 1e9, 1),
                "speedup_vs_bf16": None if baseline is None else round(baseline / ms, 3),
-               "peak_mib": round(peak_bytes[name] / 2**20, 1)}
+               "step_peak_mib": round(step_peak_bytes[name] / 2**20, 1)}
         if "torchao" in times:
             row["vs_torchao"] = round(statistics.median(times["torchao"]) / ms, 3)
         rows.append(row)
@@ -229,11 +237,11 @@ def main():
           f"{args.d_model}, GELU {args.gelu}, {args.param_dtype} parameters, torch.compile ({args.compile_mode}), median of {args.rounds} "
           f"rounds x {args.steps} steps")
     print(f"{'variant':28} {'ms':>8} {'TFLOP/s':>8} {'vs bf16':>8} {'vs torchao':>10} "
-          f"{'peak MiB':>9}")
+          f"{'step peak MiB':>13}")
     for row in rows:
         print(f"{row['variant']:28} {row['ms']:8.3f} {row['tflops']:8.1f} "
               f"{row['speedup_vs_bf16'] or 0:8.3f} {row.get('vs_torchao') or 0:10.3f} "
-              f"{row['peak_mib']:9.1f}")
+              f"{row['step_peak_mib']:13.1f}")
     if clocks:
         for name, clock in clocks.summary().items():
             print(json.dumps({"variant": name, **clock}))

@@ -14,7 +14,7 @@
 # Carry ["build/carry"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session45/call1/run.sh"
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 source scripts/gpu-call-setup.sh
 sweep=bench/pending/2026-12-05-small-m-promoted-sweep
 t0=$SECONDS

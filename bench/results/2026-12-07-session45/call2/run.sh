@@ -11,7 +11,7 @@
 # Carry ["build/carry", "build/wheel-cp312"]; command
 #   "bash bench/results/2026-12-07-session45/call2/run.sh"
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../../.."
 mkdir -p .whl && cp build/carry/torchao-*.whl .whl/
 source scripts/gpu-call-setup.sh
 t0=$SECONDS

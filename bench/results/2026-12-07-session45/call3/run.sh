@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Call 3 of session 45 (the carry of calls 1-2: build/before/gpu_bench at 440eec1, the cp312
+# wheel): what the weight-transpose options cost and save, measured each variant alone, and
+# the block-scaled large tiles on this GPU.
+#  1. torch: the MLP block with and without Linear(recompute_weight_transpose=True), seed and
+#     DeepSeek blocks (mlp_block_bench.py's step peak: each variant's steps alone, every
+#     variant's gradients freed first; call 2's process-wide peak counted the variants before).
+#  2. torch: the 300M model (train.py, h200-300m, 12 steps, seed rule with delayed scaling) with
+#     and without --recompute-weight-transpose, one process each: peak memory and ms per step.
+#  3. A 1x128 x B 128x128 on the large GEMMs: 192x128 (the plan's) against 256x128 and
+#     256x128c2 forced, interleaved, then sustained (gpu_bench --sustain 2).
+# Carry ["build/carry", "build/wheel-cp312"]; command
+#   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session45/call3/run.sh"
+set -u
+cd "$(dirname "$0")/../../../.."
+mkdir -p .whl && cp build/carry/torchao-*.whl .whl/
+source scripts/gpu-call-setup.sh
+here=bench/results/2026-12-07-session45/call3
+t0=$SECONDS
+timeout 150 python3 bench/python/mlp_block_bench.py --rounds 3 --steps 10 \
+  --variants fp8dot-seed,fp8dot-seed+recompute,fp8dot-blocks,fp8dot-blocks+recompute \
+  > $O/mlp-recompute.log 2>&1
+echo "mlp recompute rc=$? ($((SECONDS - t0)) s)"; sed -n '/^MLP block/,$p' $O/mlp-recompute.log
+train() {  # label, train.py flags
+  local label=$1; shift
+  t0=$SECONDS
+  timeout 120 python3 examples/train/train.py --compile --config h200-300m --steps 12 \
+    --linear fp8dot --recipe delayed --log $O/train-$label.jsonl "$@" > $O/train-$label.out 2>&1
+  echo "train $label rc=$? ($((SECONDS - t0)) s)"
+}
+train keep
+train recompute --recompute-weight-transpose
+python3 - $O <<'PY'
+import glob, json, sys
+for path in sorted(glob.glob(f"{sys.argv[1]}/train-*.jsonl")):
+    for line in open(path):
+        s = json.loads(line)
+        if s.get("type") == "summary":
+            print(path.split("train-")[-1], {k: v for k, v in s.items() if "ms" in k or "peak" in k or "val" in k})
+PY
+t0=$SECONDS
+timeout 90 build/before/gpu_bench $here/large-shapes.txt --configs "1x128 x 128x128 own" \
+  --own-tiles 192x128,256x128,256x128c2 --csv $O/blocks.csv > $O/blocks.log 2>&1
+echo "blocks interleaved rc=$? ($((SECONDS - t0)) s)"
+left=$((585 - SECONDS))
+if ((left > 60)); then
+  t0=$SECONDS
+  timeout $left build/before/gpu_bench $here/large-shapes.txt --sustain 2 --configs "1x128 x 128x128 own" \
+    --own-tiles 192x128,256x128,256x128c2 --csv $O/blocks-sustained.csv > $O/blocks-sustained.log 2>&1
+  echo "blocks sustained rc=$? ($((SECONDS - t0)) s)"
+fi
+echo "== blocks, interleaved: M,N,K | config | own/cuBLASLt"
+sed -n '1,/# Sustained/p' $O/blocks.log | grep '^| [0-9]' | awk -F'|' '{print $2 "|" $3 "|" $6}'
+echo "== blocks, sustained: M,N,K | config | own/cuBLASLt | per clock"
+sed -n '/# Sustained/,$p' $O/blocks-sustained.log 2>/dev/null | grep '^| [0-9]' | awk -F'|' '{print $2 "|" $3 "|" $6 "|" $16}'
+cp $O/gpu.txt $OUT/
+tar czf $OUT/call3.tgz -C $O .

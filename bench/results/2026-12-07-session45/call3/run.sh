@@ -7,7 +7,8 @@
 #     variant's gradients freed first; call 2's process-wide peak counted the variants before).
 #  2. torch: the 300M model (train.py, h200-300m, 12 steps, seed rule with delayed scaling) with
 #     and without --recompute-weight-transpose, one process each: peak memory and ms per step.
-#  3. A 1x128 x B 128x128 on the large GEMMs: 192x128 (the plan's) against 256x128 and
+#  3. JAX: call 2's pair of 300M train steps again with XLA's deterministic GPU ops.
+#  4. A 1x128 x B 128x128 on the large GEMMs: 192x128 (the plan's) against 256x128 and
 #     256x128c2 forced, interleaved, then sustained (gpu_bench --sustain 2).
 # Carry ["build/carry", "build/wheel-cp312"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session45/call3/run.sh"
@@ -21,6 +22,18 @@ timeout 150 python3 bench/python/mlp_block_bench.py --rounds 3 --steps 10 \
   --variants fp8dot-seed,fp8dot-seed+recompute,fp8dot-blocks,fp8dot-blocks+recompute \
   > $O/mlp-recompute.log 2>&1
 echo "mlp recompute rc=$? ($((SECONDS - t0)) s)"; sed -n '/^MLP block/,$p' $O/mlp-recompute.log
+# The JAX option's run of call 2 ended 0.05% away from keeping Wᵀ (validation loss after 12
+# steps): the pair again with XLA's deterministic GPU ops, where the two must be bit-identical.
+flax() {  # label, train_flax.py flags
+  local label=$1; shift
+  t0=$SECONDS
+  XLA_FLAGS=--xla_gpu_deterministic_ops=true timeout 90 python3 examples/train/train_flax.py \
+    --config h200-300m --steps 12 --linear fp8dot --log $O/flax-$label.jsonl "$@" \
+    > $O/flax-$label.out 2>&1
+  echo "flax $label rc=$? ($((SECONDS - t0)) s)"
+}
+flax deterministic-keep
+flax deterministic-recompute --recompute-weight-transpose
 train() {  # label, train.py flags
   local label=$1; shift
   t0=$SECONDS
@@ -32,11 +45,11 @@ train keep
 train recompute --recompute-weight-transpose
 python3 - $O <<'PY'
 import glob, json, sys
-for path in sorted(glob.glob(f"{sys.argv[1]}/train-*.jsonl")):
+for path in sorted(glob.glob(f"{sys.argv[1]}/train-*.jsonl") + glob.glob(f"{sys.argv[1]}/flax-*.jsonl")):
     for line in open(path):
         s = json.loads(line)
         if s.get("type") == "summary":
-            print(path.split("train-")[-1], {k: v for k, v in s.items() if "ms" in k or "peak" in k or "val" in k})
+            print(path.split("/")[-1], {k: v for k, v in s.items() if "ms" in k or "peak" in k or "val" in k})
 PY
 t0=$SECONDS
 timeout 90 build/before/gpu_bench $here/large-shapes.txt --configs "1x128 x 128x128 own" \

@@ -9,7 +9,7 @@
 #     and without --recompute-weight-transpose, one process each: peak memory and ms per step.
 #  3. JAX: call 2's pair of 300M train steps again with XLA's deterministic GPU ops.
 #  4. A 1x128 x B 128x128 on the large GEMMs: 192x128 (the plan's) against 256x128 and
-#     256x128c2 forced, interleaved, then sustained (gpu_bench --sustain 2).
+#     256x128c2 forced, interleaved (the session's device time left no room for --sustain).
 # Carry ["build/carry", "build/wheel-cp312"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session45/call3/run.sh"
 set -u
@@ -37,7 +37,7 @@ flax deterministic-recompute --recompute-weight-transpose
 train() {  # label, train.py flags
   local label=$1; shift
   t0=$SECONDS
-  timeout 120 python3 examples/train/train.py --compile --config h200-300m --steps 12 \
+  timeout 90 python3 examples/train/train.py --compile --config h200-300m --steps 12 \
     --linear fp8dot --recipe delayed --log $O/train-$label.jsonl "$@" > $O/train-$label.out 2>&1
   echo "train $label rc=$? ($((SECONDS - t0)) s)"
 }
@@ -51,20 +51,13 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/train-*.jsonl") + glob.glob(f"{sys.
         if s.get("type") == "summary":
             print(path.split("/")[-1], {k: v for k, v in s.items() if "ms" in k or "peak" in k or "val" in k})
 PY
-t0=$SECONDS
-timeout 90 build/before/gpu_bench $here/large-shapes.txt --configs "1x128 x 128x128 own" \
-  --own-tiles 192x128,256x128,256x128c2 --csv $O/blocks.csv > $O/blocks.log 2>&1
-echo "blocks interleaved rc=$? ($((SECONDS - t0)) s)"
-left=$((585 - SECONDS))
-if ((left > 60)); then
-  t0=$SECONDS
-  timeout $left build/before/gpu_bench $here/large-shapes.txt --sustain 2 --configs "1x128 x 128x128 own" \
-    --own-tiles 192x128,256x128,256x128c2 --csv $O/blocks-sustained.csv > $O/blocks-sustained.log 2>&1
-  echo "blocks sustained rc=$? ($((SECONDS - t0)) s)"
+left=$((330 - SECONDS)) t0=$SECONDS
+if ((left > 20)); then
+  timeout $left build/before/gpu_bench $here/large-shapes.txt --configs "1x128 x 128x128 own" \
+    --own-tiles 192x128,256x128,256x128c2 --csv $O/blocks.csv > $O/blocks.log 2>&1
+  echo "blocks interleaved rc=$? ($((SECONDS - t0)) s)"
 fi
 echo "== blocks, interleaved: M,N,K | config | own/cuBLASLt"
-sed -n '1,/# Sustained/p' $O/blocks.log | grep '^| [0-9]' | awk -F'|' '{print $2 "|" $3 "|" $6}'
-echo "== blocks, sustained: M,N,K | config | own/cuBLASLt | per clock"
-sed -n '/# Sustained/,$p' $O/blocks-sustained.log 2>/dev/null | grep '^| [0-9]' | awk -F'|' '{print $2 "|" $3 "|" $6 "|" $16}'
+sed -n '1,/# Sustained/p' $O/blocks.log 2>/dev/null | grep '^| [0-9]' | awk -F'|' '{print $2 "|" $3 "|" $6}'
 cp $O/gpu.txt $OUT/
 tar czf $OUT/call3.tgz -C $O .

@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Call 3 of session 45 (the carry of calls 1-2: build/before/gpu_bench at 440eec1, the cp312
-# wheel): what the weight-transpose options cost and save, measured each variant alone, and
-# the block-scaled large tiles on this GPU.
+# One device call (about 5 minutes; no change to the library), prepared in session 45, whose
+# device time ran out: what the weight-transpose options cost and save, each variant measured
+# alone, and the block-scaled large tiles on the GPU at hand.
 #  1. torch: the MLP block with and without Linear(recompute_weight_transpose=True), seed and
 #     DeepSeek blocks (mlp_block_bench.py's step peak: each variant's steps alone, every
-#     variant's gradients freed first; call 2's process-wide peak counted the variants before).
+#     variant's gradients freed first; session 45's process-wide peak counted the variants before).
 #  2. torch: the 300M model (train.py, h200-300m, 12 steps, seed rule with delayed scaling) with
 #     and without --recompute-weight-transpose, one process each: peak memory and ms per step.
-#  3. JAX: call 2's pair of 300M train steps again with XLA's deterministic GPU ops.
+#  3. JAX: session 45's pair of 300M train steps (call 2) again with XLA's deterministic GPU ops.
 #  4. A 1x128 x B 128x128 on the large GEMMs: 192x128 (the plan's) against 256x128 and
-#     256x128c2 forced, interleaved (the session's device time left no room for --sustain).
-# Carry ["build/carry", "build/wheel-cp312"]; command
-#   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session45/call3/run.sh"
+#     256x128c2 forced, interleaved (on an H100 in session 45 the plan's 192x128 ran 0.92-0.96x
+#     cuBLASLt there).
+# Build here: ninja -C build-gpu gpu_bench && mkdir -p build/before build/carry &&
+#   cp build-gpu/gpu_bench build/before/ && tar cJf build/carry/carry.tar.xz build/before/gpu_bench
+# and the wheel (PYTHON312=... scripts/build-gpu-carry.sh); build/carry also holds torchao's
+# wheel (pip download --no-deps torchao). Carry ["build/carry", "build/wheel-cp312"]; command
+#   "tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-07-weight-transpose-memory/run.sh"
 set -u
-cd "$(dirname "$0")/../../../.."
+cd "$(dirname "$0")/../../.."
 mkdir -p .whl && cp build/carry/torchao-*.whl .whl/
 source scripts/gpu-call-setup.sh
-here=bench/results/2026-12-07-session45/call3
+here=bench/pending/2026-12-07-weight-transpose-memory
 t0=$SECONDS
 timeout 150 python3 bench/python/mlp_block_bench.py --rounds 3 --steps 10 \
   --variants fp8dot-seed,fp8dot-seed+recompute,fp8dot-blocks,fp8dot-blocks+recompute \

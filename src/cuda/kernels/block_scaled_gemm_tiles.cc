@@ -268,7 +268,9 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   // pairs of CTAs sharing A (256x128c2), where N's tiles pair up without an idle CTA. At the
   // power limit it ran 0.2-1.7% faster than 256x128 on all seven large GEMMs measured, at an SM
   // clock up to 21 MHz higher (H200, 2026-12-06, bench/results/2026-12-06-session44.md), level in
-  // interleaved batches; on an H100 (session 42) 9-16% faster at K >= 16384.
+  // interleaved batches; on an H100 (session 42) 9-16% faster at K >= 16384. With it the plan
+  // was at or above cuBLASLt's fast GEMM on 7 of the suite's 13 shapes (interleaved, an H100,
+  // 2026-12-07, bench/results/2026-12-07-session45.md; 5 of 13 before).
   const BlockScaledGemmWorkLayout layout = BlockScaledGemmLayoutOf(best, m, n, k);
   const bool columns_pair_up = (n + best.block_n - 1) / best.block_n % 2 == 0;
   if (scaling == GemmScaling::kOuter && promotion_blocks == 1 && best.block_m == 256 &&

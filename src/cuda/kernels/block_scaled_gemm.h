@@ -187,8 +187,9 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
                                               const GemmDevice& device, GemmScaling scaling,
                                               int promotion_blocks);
 
-// The plan's choice (ChooseBlockScaledGemmTile) first, then the cost model's next cheapest
-// distinct tiles and splits, `count` in all at most: the candidates autotuning times, since
+// The plan's choice (ChooseBlockScaledGemmTile) first, then, where that is a large tile, the
+// other large tiles, then the cost model's next cheapest distinct tiles and splits, `count` in
+// all at most: the candidates autotuning times, since
 // which of them is fastest depends on the GPU's memory (bench/results/
 // 2026-12-05-h100-session34.md: on an H100 other tiles ran 6-16% faster than the H200-fitted
 // choice on 7 of 12 small-M shapes).

@@ -148,6 +148,11 @@ double MmaClocks(const BlockScaledGemmTile& tile) {
 
 int64_t Waves(int64_t units, int sm_count) { return (units + sm_count - 1) / sm_count; }
 
+// Whether N's tiles fill every CTA of `tile`'s clusters (no cluster with an idle CTA).
+bool ClustersFillN(const BlockScaledGemmTile& tile, int64_t n) {
+  return (n + tile.block_n - 1) / tile.block_n % tile.cluster == 0;
+}
+
 struct CostedTile {
   double cost;
   BlockScaledGemmTile tile;
@@ -271,11 +276,11 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   // interleaved batches; on an H100 (session 42) 9-16% faster at K >= 16384. With it the plan
   // was at or above cuBLASLt's fast GEMM on 7 of the suite's 13 shapes (interleaved, an H100,
   // 2026-12-07, bench/results/2026-12-07-session45.md; 5 of 13 before).
-  const BlockScaledGemmWorkLayout layout = BlockScaledGemmLayoutOf(best, m, n, k);
-  const bool columns_pair_up = (n + best.block_n - 1) / best.block_n % 2 == 0;
+  const BlockScaledGemmTile paired{256, 128, 2, 1};
   if (scaling == GemmScaling::kOuter && promotion_blocks == 1 && best.block_m == 256 &&
-      best.block_n == 128 && best.cluster == 1 && layout.k_blocks >= 32 && columns_pair_up) {
-    best.cluster = 2;
+      best.block_n == 128 && best.cluster == 1 &&
+      BlockScaledGemmLayoutOf(best, m, n, k).k_blocks >= 32 && ClustersFillN(paired, n)) {
+    best = paired;
   }
   return best;
 }
@@ -286,13 +291,32 @@ std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, 
                                                           int count) {
   std::vector<BlockScaledGemmTile> ranked;
   if (count < 1) return ranked;
-  ranked.push_back(ChooseBlockScaledGemmTile(m, n, k, device, scaling, promotion_blocks));
-  for (const CostedTile& costed : CostedTiles(m, n, k, device, scaling, promotion_blocks)) {
-    if (static_cast<int>(ranked.size()) == count) break;
-    const std::string name = costed.tile.ToString();
+  const auto add = [&](const BlockScaledGemmTile& tile) {
+    if (static_cast<int>(ranked.size()) == count) return;
+    const std::string name = tile.ToString();
     const bool listed = std::any_of(ranked.begin(), ranked.end(),
-                                    [&](const auto& tile) { return tile.ToString() == name; });
-    if (!listed) ranked.push_back(costed.tile);
+                                    [&](const auto& other) { return other.ToString() == name; });
+    if (!listed) ranked.push_back(tile);
+  };
+  const BlockScaledGemmTile plan =
+      ChooseBlockScaledGemmTile(m, n, k, device, scaling, promotion_blocks);
+  add(plan);
+  // Where the plan takes a large tile, the other large tiles come next: which of them is fastest
+  // differs between GPUs and between cards at the power limit (on an H100 256x128c2 ran 9-16%
+  // faster than 192x128 at K >= 16384 with both scalings, bench/results/2026-12-06-session42.md;
+  // on an H200 192x128 stays ahead with block scales, session 44), and the cost model's byte
+  // terms do not tell them apart.
+  if (plan.block_m >= 192) {
+    for (const BlockScaledGemmTile tile :
+         {BlockScaledGemmTile{192, 128, 1, 1}, BlockScaledGemmTile{256, 128, 1, 1},
+          BlockScaledGemmTile{256, 128, 2, 1}}) {
+      if (ClustersFillN(tile, n) && BlockScaledGemmTileTakes(tile, scaling, promotion_blocks)) {
+        add(tile);
+      }
+    }
+  }
+  for (const CostedTile& costed : CostedTiles(m, n, k, device, scaling, promotion_blocks)) {
+    add(costed.tile);
   }
   return ranked;
 }

@@ -148,6 +148,18 @@ double MmaClocks(const BlockScaledGemmTile& tile) {
 
 int64_t Waves(int64_t units, int sm_count) { return (units + sm_count - 1) / sm_count; }
 
+// The large tiles, between which the plan and autotuning decide by measured rules (the cost
+// model's byte terms do not tell them apart): three math warpgroups of one slice, two of two
+// slices, and the latter in pairs of CTAs sharing A.
+constexpr BlockScaledGemmTile kThreeWarpgroupTile{192, 128, 1, 1};
+constexpr BlockScaledGemmTile kTwoSliceTile{256, 128, 1, 1};
+constexpr BlockScaledGemmTile kPairedTile{256, 128, 2, 1};
+constexpr BlockScaledGemmTile kLargeTiles[] = {kThreeWarpgroupTile, kTwoSliceTile, kPairedTile};
+
+bool SameTile(const BlockScaledGemmTile& a, const BlockScaledGemmTile& b) {
+  return a.block_m == b.block_m && a.block_n == b.block_n && a.cluster == b.cluster;
+}
+
 // Whether N's tiles fill every CTA of `tile`'s clusters (no cluster with an idle CTA).
 bool ClustersFillN(const BlockScaledGemmTile& tile, int64_t n) {
   return (n + tile.block_n - 1) / tile.block_n % tile.cluster == 0;
@@ -257,16 +269,15 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   } else if (scaling == GemmScaling::kBlocks || scaling == GemmScaling::kColumnBlocks) {
     efficiency = 0.92, clocks_per_tile = 0;
   }
-  if (best.block_m == 256 && best.block_n == 128 && best.cluster == 1 && efficiency > 0) {
+  if (SameTile(best, kTwoSliceTile) && efficiency > 0) {
     const auto tensor_time = [&](const BlockScaledGemmTile& tile, double tile_efficiency) {
       const BlockScaledGemmWorkLayout layout = BlockScaledGemmLayoutOf(tile, m, n, k);
       return static_cast<double>(Waves(layout.Tiles(), device.sm_count)) *
              (layout.blocks_per_split * (MmaClocks(tile) / tile_efficiency + kHandshakeClocks) +
               clocks_per_tile);
     };
-    const BlockScaledGemmTile three_warpgroups{192, 128, 1, 1};
-    if (tensor_time(three_warpgroups, 1.0) < tensor_time(best, efficiency)) {
-      best = three_warpgroups;
+    if (tensor_time(kThreeWarpgroupTile, 1.0) < tensor_time(best, efficiency)) {
+      best = kThreeWarpgroupTile;
     }
   }
   // Tensor or row scales promoted every block on 256x128 with K >= 4096 (the range measured):
@@ -276,11 +287,9 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
   // interleaved batches; on an H100 (session 42) 9-16% faster at K >= 16384. With it the plan
   // was at or above cuBLASLt's fast GEMM on 7 of the suite's 13 shapes (interleaved, an H100,
   // 2026-12-07, bench/results/2026-12-07-session45.md; 5 of 13 before).
-  const BlockScaledGemmTile paired{256, 128, 2, 1};
-  if (scaling == GemmScaling::kOuter && promotion_blocks == 1 && best.block_m == 256 &&
-      best.block_n == 128 && best.cluster == 1 &&
-      BlockScaledGemmLayoutOf(best, m, n, k).k_blocks >= 32 && ClustersFillN(paired, n)) {
-    best = paired;
+  if (scaling == GemmScaling::kOuter && promotion_blocks == 1 && SameTile(best, kTwoSliceTile) &&
+      BlockScaledGemmLayoutOf(best, m, n, k).k_blocks >= 32 && ClustersFillN(kPairedTile, n)) {
+    best = kPairedTile;
   }
   return best;
 }
@@ -304,12 +313,9 @@ std::vector<BlockScaledGemmTile> RankBlockScaledGemmTiles(int64_t m, int64_t n, 
   // Where the plan takes a large tile, the other large tiles come next: which of them is fastest
   // differs between GPUs and between cards at the power limit (on an H100 256x128c2 ran 9-16%
   // faster than 192x128 at K >= 16384 with both scalings, bench/results/2026-12-06-session42.md;
-  // on an H200 192x128 stays ahead with block scales, session 44), and the cost model's byte
-  // terms do not tell them apart.
-  if (plan.block_m >= 192) {
-    for (const BlockScaledGemmTile tile :
-         {BlockScaledGemmTile{192, 128, 1, 1}, BlockScaledGemmTile{256, 128, 1, 1},
-          BlockScaledGemmTile{256, 128, 2, 1}}) {
+  // on an H200 192x128 stays ahead with block scales, session 44).
+  if (plan.block_m >= kThreeWarpgroupTile.block_m) {
+    for (const BlockScaledGemmTile& tile : kLargeTiles) {
       if (ClustersFillN(tile, n) && BlockScaledGemmTileTakes(tile, scaling, promotion_blocks)) {
         add(tile);
       }

@@ -2,6 +2,7 @@
 #include <cuda_fp8.h>
 
 #include "cuda/cuda_status.h"
+#include "cuda/kernels/hopper_primitives.cuh"
 #include "cuda/kernels/operand_gather.h"
 
 namespace fp8dot::cuda {
@@ -47,6 +48,7 @@ struct GatherJobs {
 template <typename In, typename Out, GatherConversion kConversion>
 __global__ void gather_kernel(const GatherJobs jobs) {
   __shared__ Out tile[kTile][kTile + 1];  // (row, col); +1 keeps the transposed reads off one bank
+  hopper::LetDependentGridsStart();  // see padded_copy_kernel
   for (int job = 0; job < jobs.count; ++job) {
     // A static index keeps the parameters in the constant bank (a dynamic one copies the
     // whole array to local memory).
@@ -135,19 +137,28 @@ struct VectorOf<1> {
   using type = uint8_t;
 };
 
-template <int V>
+// `Index`: uint32_t where every chunk index fits in 31 bits, so that the three divisions per
+// chunk are 32-bit ones (a 64-bit division is a loop of some 70 instructions), else int64_t.
+template <int V, typename Index>
 __global__ void padded_copy_kernel(const CopyJobs jobs) {
   using Vec = typename VectorOf<V>::type;
-  const int64_t total = jobs.end[jobs.count - 1];
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const bool second = i >= jobs.end[0];
+  // The own GEMM that reads this copy is launched as a programmatic dependent: its set-up may
+  // overlap this grid, and it waits for this grid's end before it reads (a plain launch after
+  // this grid ignores the hint).
+  hopper::LetDependentGridsStart();
+  const Index total = static_cast<Index>(jobs.end[jobs.count - 1]);
+  const Index first_end = static_cast<Index>(jobs.end[0]);
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < total;
+       i += Index{gridDim.x} * blockDim.x) {
+    const bool second = i >= first_end;
     const CopyJob& p = second ? jobs.job[1] : jobs.job[0];
-    const int64_t local = second ? i - jobs.end[0] : i;
-    const int64_t chunk = local % p.chunks_per_row;
-    const int64_t dest_row = local / p.chunks_per_row;  // b * rows_padded + r
-    const int64_t r = dest_row % p.rows_padded;
-    const int64_t b = dest_row / p.rows_padded;
+    const Index local = second ? i - first_end : i;
+    const Index chunks_per_row = static_cast<Index>(p.chunks_per_row);
+    const Index rows_padded = static_cast<Index>(p.rows_padded);
+    const int64_t chunk = local % chunks_per_row;
+    const Index dest_row = local / chunks_per_row;  // b * rows_padded + r
+    const int64_t r = dest_row % rows_padded;
+    const int64_t b = dest_row / rows_padded;
     const int64_t byte = chunk * V;
     union {
       Vec vector;
@@ -163,7 +174,7 @@ __global__ void padded_copy_kernel(const CopyJobs jobs) {
         for (int t = 0; t < V; ++t) value.bytes[t] = byte + t < p.row_bytes ? row[byte + t] : 0;
       }
     }
-    *reinterpret_cast<Vec*>(p.dest + dest_row * p.dest_row_bytes + byte) = value.vector;
+    *reinterpret_cast<Vec*>(p.dest + int64_t{dest_row} * p.dest_row_bytes + byte) = value.vector;
   }
 }
 
@@ -214,7 +225,11 @@ Status LaunchPaddedCopy(const GatherParams* params, int count, cudaStream_t stre
   }
   const int blocks =
       static_cast<int>(std::min<int64_t>((total + kThreads - 1) / kThreads, int64_t{1} << 16));
-  padded_copy_kernel<V><<<blocks, kThreads, 0, stream>>>(jobs);
+  if (total <= INT32_MAX) {
+    padded_copy_kernel<V, uint32_t><<<blocks, kThreads, 0, stream>>>(jobs);
+  } else {
+    padded_copy_kernel<V, int64_t><<<blocks, kThreads, 0, stream>>>(jobs);
+  }
   FP8_CUDA_RETURN_IF_LAUNCH_FAILED("padded_copy_kernel", context);
   return OkStatus();
 }

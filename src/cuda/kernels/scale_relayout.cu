@@ -1,5 +1,6 @@
 // The scale relayout kernel (see scale_relayout.h) and its launcher.
 #include "cuda/cuda_status.h"
+#include "cuda/kernels/hopper_primitives.cuh"
 #include "cuda/kernels/scale_relayout.h"
 
 namespace fp8dot::cuda {
@@ -17,6 +18,7 @@ struct Jobs {
 // One thread per destination element of all jobs, grid-stride. The destination-contiguous
 // index runs fastest so the writes coalesce. Scale arrays are small (M x K/128 at most).
 __global__ void scale_relayout_kernel(const Jobs jobs) {
+  hopper::LetDependentGridsStart();  // as the operand gathers do (operand_gather.cu)
   const int64_t total = jobs.end[jobs.count - 1];
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {

@@ -291,6 +291,25 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
       BlockScaledGemmLayoutOf(best, m, n, k).k_blocks >= 32 && ClustersFillN(kPairedTile, n)) {
     best = kPairedTile;
   }
+  // A 1x128 x B 128x128 on a GPU with less DRAM bandwidth per SM clock than the H200 (the H100:
+  // 1692 bytes against 2429), on the GEMMs of more than twice 8192^3's work: 256x128c2. On an
+  // H100 (2026-12-07, bench/results/2026-12-07-session46.md) it ran 6-10% faster than 192x128 on
+  // the four such GEMMs of the suite (1.011-1.026x cuBLASLt against 0.922-0.955x interleaved;
+  // at the power limit 1.007 against 0.909 at 16384^3, 1.012 against 0.943 at 8192x28672x8192),
+  // while on the three of 8192^3's work the two were within 3% (192x128 ahead on two) and at
+  // 4096x2112x7168 192x128 is 1.37x as fast. On the H200 192x128 was ahead on all of them
+  // (session 44). Which property of the H100 makes pairs sharing A pay is not isolated; DRAM
+  // per clock is what tells the two GPUs apart.
+  constexpr double kPairedBlockScalesBelowDramBytesPerClock = 2000;
+  constexpr double kPairedBlockScalesMinWork = 0x1p40;  // M * N * K
+  if (scaling == GemmScaling::kBlocks && best.block_m >= kThreeWarpgroupTile.block_m &&
+      device.dram_bytes_per_clock > 0 &&
+      device.dram_bytes_per_clock < kPairedBlockScalesBelowDramBytesPerClock &&
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
+          kPairedBlockScalesMinWork &&
+      ClustersFillN(kPairedTile, n)) {
+    best = kPairedTile;
+  }
   return best;
 }
 

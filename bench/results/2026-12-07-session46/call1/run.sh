@@ -18,13 +18,14 @@
 #     row-major block scales (reordered on the device at every run).
 # Build here: ninja -C build-gpu gpu_bench cuda_test && mkdir -p build/before build/carry &&
 #   cp build-gpu/gpu_bench build-gpu/tests/cuda/cuda_test build/before/ &&
-#   tar cJf build/carry/carry.tar.xz build/before build/after   (after: gpu_bench with the diff)
+#   cp build-gpu/libfp8dot_c.so build/ &&   (cuda_test links it; this call lacked it: rc 127)
+#   tar cJf build/carry/carry.tar.xz build/before build/after build/libfp8dot_c.so   (after: the diff)
 # Carry ["build/carry", "build/wheel-cp312"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session46/call1/run.sh"
 set -u
 cd "$(dirname "$0")/../../../.."
 source scripts/gpu-call-setup.sh
-large=bench/pending/2026-12-07-weight-transpose-memory/large-shapes.txt
+large=bench/results/2026-12-07-session46/call1/large-shapes.txt
 t0=$SECONDS
 timeout 150 build/after/cuda_test --gtest_filter='CudaOwnGemmTest.*:CudaPlanTest.*' > $O/tests.log 2>&1
 echo "tests rc=$? ($((SECONDS - t0)) s)"

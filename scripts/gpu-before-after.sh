@@ -45,7 +45,7 @@ def load(which):
 before, after = load("before"), load("after")
 print("after/before speed (> 1: the change is faster), median over rounds; fp8dot/direct from the")
 print("same gpu_bench run shows how far each build's plan is from cuBLASLt called directly")
-print("| M,N,K | config | loop after/before | graph after/before (M<=128) | fp8dot/direct before | fp8dot/direct after |")
+print("| M,N,K | config | loop after/before | graph after/before (small calls) | fp8dot/direct before | fp8dot/direct after |")
 print("|---|---|---|---|---|---|")
 ratios = []
 for key in before:

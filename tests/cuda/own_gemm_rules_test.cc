@@ -143,7 +143,7 @@ TEST(OwnGemmRulesTest, TensorScalesShareAInPairsWhereMeasuredFaster) {
 
 // With A 1x128 x B 128x128 on an H100, the large tiles forced on the suite's large GEMMs
 // (interleaved against cuBLASLt, 2026-12-07, bench/results/2026-12-07-session46.md): pairs of
-// CTAs sharing A (256x128c2) 6-10% faster than 192x128 on the four of more than twice 8192^3's
+// CTAs sharing A (256x128c2) 6-10% faster than 192x128 on the four of at least twice 8192^3's
 // work, so the plan pairs them there on the H100 and not on the H200, where 192x128 was ahead
 // on all (session 44); on the others it keeps the H200's pick, within 3% of the faster or the
 // faster itself.
@@ -463,7 +463,7 @@ TEST(OwnGemmRulesTest, TheTileChoiceWeighsTheGpusDram) {
     for (const Shape& s : shapes) {
       EXPECT_EQ(tile(kH200, s.m, s.n, s.k, scaling), tile(unknown_dram, s.m, s.n, s.k, scaling))
           << GemmScalingName(scaling) << " " << s.m << "x" << s.n << "x" << s.k;
-      // (Block scales on the largest GEMMs differ: BlockScalesShareAInPairsOnTheH100.)
+      // (The H100 pairs block scales on the largest GEMMs: BlockScalesShareAInPairs... above.)
       const bool paired_on_h100 = scaling == GemmScaling::kBlocks &&
                                   static_cast<double>(s.m) * s.n * s.k >= 0x1p40;
       if (s.m >= 1000 && !paired_on_h100) {

@@ -292,7 +292,7 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
     best = kPairedTile;
   }
   // A 1x128 x B 128x128 on a GPU with less DRAM bandwidth per SM clock than the H200 (the H100:
-  // 1692 bytes against 2429), on the GEMMs of more than twice 8192^3's work: 256x128c2. On an
+  // 1692 bytes against 2429), on the GEMMs of at least twice 8192^3's work: 256x128c2. On an
   // H100 (2026-12-07, bench/results/2026-12-07-session46.md) it ran 6-10% faster than 192x128 on
   // the four such GEMMs of the suite (1.011-1.026x cuBLASLt against 0.922-0.955x interleaved;
   // at the power limit 1.007 against 0.909 at 16384^3, 1.012 against 0.943 at 8192x28672x8192),

@@ -57,9 +57,11 @@ void GatherRhs(const CanonicalOperands& operands, const HostTensor& rhs, int64_t
 // S in row-major [batch, M, N] with S[b, m, n] = element(a_row, b_row, m, n), where a_row and
 // b_row are row m of A and column n of B of batch entry b as contiguous, unscaled f64 K-vectors.
 // Rows run in parallel. The shape of every element-at-a-time CPU path (reference, emulation).
-template <typename Element>
+// prepare_batch(a, b) runs on each batch entry's gathered A [M, K] and B [N, K] before its
+// elements: for data per operand element that `element` then reads by m and n.
+template <typename Element, typename PrepareBatch>
 std::vector<double> ForEachOutput(const CanonicalOperands& operands, const DotArguments& arguments,
-                                  const Element& element) {
+                                  const Element& element, const PrepareBatch& prepare_batch) {
   const CanonicalDot& dot = operands.dot;
   std::vector<double> products(static_cast<size_t>(dot.batch * dot.m * dot.n));
   std::vector<double> a(static_cast<size_t>(dot.m * dot.k));  // (M, K)
@@ -69,6 +71,7 @@ std::vector<double> ForEachOutput(const CanonicalOperands& operands, const DotAr
               a.data());
     GatherRhs(operands, *arguments.rhs, batch, /*apply_scales=*/false, GatherOrder::kKContiguous,
               b.data());
+    prepare_batch(static_cast<const double*>(a.data()), static_cast<const double*>(b.data()));
     double* out = products.data() + batch * dot.m * dot.n;
     ParallelFor(dot.m, /*work_per_item=*/dot.n * dot.k, [&](int64_t m_begin, int64_t m_end) {
       for (int64_t m = m_begin; m < m_end; ++m) {
@@ -79,6 +82,12 @@ std::vector<double> ForEachOutput(const CanonicalOperands& operands, const DotAr
     });
   }
   return products;
+}
+
+template <typename Element>
+std::vector<double> ForEachOutput(const CanonicalOperands& operands, const DotArguments& arguments,
+                                  const Element& element) {
+  return ForEachOutput(operands, arguments, element, [](const double*, const double*) {});
 }
 
 }  // namespace fp8dot::cpu

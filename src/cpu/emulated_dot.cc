@@ -4,6 +4,7 @@
 // products for the _X3/_X6/_X9 algorithms) and accumulate in f32 (or f16/bf16/f64 as named).
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cpu/canonical_operands.h"
 #include "cpu/dot_epilogue.h"
@@ -17,22 +18,36 @@ namespace {
 // in fast mode, flushed into an f32 register every promotion_interval K-elements in promoted
 // mode, as cuBLASLt / DeepGEMM do. The runs' f32 results are added in order.
 
-// The smallest normal exponents of A's and B's types (subnormals are aligned as if they had it).
-struct OperandExponentFloors {
-  int lhs, rhs;
-};
+// The alignment exponent of every element of a gathered operand, max(e(x), its type's smallest
+// normal exponent), computed once per batch entry instead of once per product: the
+// operand-exponent alignment adds a row's and a column's (zeros get the floor; their products
+// are zero, whose exponents AddGroup ignores).
+void OperandAlignmentExponents(const double* values, int64_t count, int floor,
+                               std::vector<int>& exponents) {
+  exponents.resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    exponents[static_cast<size_t>(i)] =
+        values[i] == 0.0 ? floor : std::max(BinaryExponent(values[i]), floor);
+  }
+}
 
+// a_exponents / b_exponents: the row's OperandAlignmentExponents, or null to align each product
+// by its own exponent (ProductAlignment::kProductValue).
 float Fp8DotProduct(const cpu::CanonicalOperands& operands, const Fp8AccumulatorModel& model,
-                    OperandExponentFloors floors, bool promoted, const double* a_row,
-                    const double* b_row, int64_t m, int64_t n) {
+                    bool promoted, const double* a_row, const double* b_row, const int* a_exponents,
+                    const int* b_exponents, int64_t m, int64_t n) {
   const int64_t k_size = operands.dot.k;
   // Block scales are applied when a block's partial sum is promoted, so a block always promotes
   // at its end and no tensor-core step straddles two blocks.
   const bool block_scaled = IsBlockScale(operands.lhs_scale_mode);
   const int64_t scale_block = operands.ScaleBlockK();
   Fp8Accumulator accumulator(model);
-  std::vector<double> group(static_cast<size_t>(model.group_size));
-  std::vector<int> exponents(static_cast<size_t>(model.group_size));
+  // One tensor-core step's products and their alignment exponents; per thread, not per output
+  // element (two allocations per element were a tenth of a small dot's time).
+  thread_local std::vector<double> group;
+  thread_local std::vector<int> exponents;
+  group.resize(static_cast<size_t>(model.group_size));
+  exponents.resize(static_cast<size_t>(model.group_size));
   float sum = 0.0f;  // the runs' results, added in f32
   int64_t k0 = 0;
   bool first_run = true;
@@ -42,15 +57,19 @@ float Fp8DotProduct(const cpu::CanonicalOperands& operands, const Fp8Accumulator
       const int64_t block_end = (k0 / scale_block + 1) * scale_block;
       const int count =
           static_cast<int>(std::min<int64_t>({model.group_size, run_end - k0, block_end - k0}));
-      for (int i = 0; i < count; ++i) {
-        const double a = a_row[k0 + i], b = b_row[k0 + i];
-        group[static_cast<size_t>(i)] = a * b;
-        if (a != 0.0 && b != 0.0) {
-          exponents[static_cast<size_t>(i)] =
-              ProductAlignmentExponent(a, floors.lhs, b, floors.rhs, model.alignment);
+      double* products = group.data();
+      int* product_exponents = exponents.data();
+      for (int i = 0; i < count; ++i) products[i] = a_row[k0 + i] * b_row[k0 + i];
+      if (a_exponents != nullptr) {
+        for (int i = 0; i < count; ++i) {
+          product_exponents[i] = a_exponents[k0 + i] + b_exponents[k0 + i];
+        }
+      } else {
+        for (int i = 0; i < count; ++i) {
+          product_exponents[i] = products[i] == 0.0 ? 0 : BinaryExponent(products[i]);
         }
       }
-      accumulator.AddGroup(group.data(), exponents.data(), count);
+      accumulator.AddGroup(products, product_exponents, count);
       k0 += count;
       const bool at_block_end = block_scaled && k0 % scale_block == 0;
       if (promoted && (k0 % model.promotion_interval == 0 || at_block_end || k0 == run_end)) {
@@ -180,18 +199,34 @@ std::vector<double> EmulatedScaledProducts(const cpu::CanonicalOperands& operand
                                            const DotArguments& arguments,
                                            const Fp8AccumulatorModel& model) {
   const AccumulationMode mode = operands.dot.accumulation;
+  const int64_t k = operands.dot.k;
+  if (IsFp8Accumulation(mode)) {
+    const bool promoted = mode == AccumulationMode::kFp8Promoted;
+    const bool by_operands = model.alignment == ProductAlignment::kOperandExponents;
+    std::vector<int> lhs_exponents, rhs_exponents;
+    const auto prepare_batch = [&](const double* a, const double* b) {
+      if (!by_operands) return;
+      OperandAlignmentExponents(a, operands.dot.m * k,
+                                DTypeMinNormalExponent(arguments.lhs->dtype()), lhs_exponents);
+      OperandAlignmentExponents(b, operands.dot.n * k,
+                                DTypeMinNormalExponent(arguments.rhs->dtype()), rhs_exponents);
+    };
+    return cpu::ForEachOutput(
+        operands, arguments,
+        [&](const double* a_row, const double* b_row, int64_t m, int64_t n) {
+          return static_cast<double>(
+              Fp8DotProduct(operands, model, promoted, a_row, b_row,
+                            by_operands ? lhs_exponents.data() + m * k : nullptr,
+                            by_operands ? rhs_exponents.data() + n * k : nullptr, m, n));
+        },
+        prepare_batch);
+  }
   const ModeRecipe recipe = RecipeFor(mode);
-  const OperandExponentFloors floors{DTypeMinNormalExponent(arguments.lhs->dtype()),
-                                     DTypeMinNormalExponent(arguments.rhs->dtype())};
   return cpu::ForEachOutput(
       operands, arguments, [&](const double* a_row, const double* b_row, int64_t m, int64_t n) {
-        if (IsFp8Accumulation(mode)) {
-          return static_cast<double>(Fp8DotProduct(
-              operands, model, floors, mode == AccumulationMode::kFp8Promoted, a_row, b_row, m, n));
-        }
         // Non-FP8 dots take tensor scales only; they multiply the f32 result.
         const double scale = static_cast<float>(operands.LhsScale(m, 0) * operands.RhsScale(n, 0));
-        return OtherDotProduct(recipe, a_row, b_row, operands.dot.k) * scale;
+        return OtherDotProduct(recipe, a_row, b_row, k) * scale;
       });
 }
 

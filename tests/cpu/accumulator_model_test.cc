@@ -2,8 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-
+#include <random>
 #include <vector>
 
 namespace fp8dot {
@@ -82,6 +83,77 @@ TEST(AccumulatorModelTest, ProductsAlignByTheSumOfTheirOperandsExponents) {
   EXPECT_EQ(
       ProductAlignmentExponent(std::ldexp(1.0, -9), -6, 256.0, -6, ProductAlignment::kProductValue),
       -1);
+}
+
+// The model as the header states it, in floating point with library calls only: what the
+// accumulator computes faster (integer quanta, exponents read from the bits).
+double ModelStep(const Fp8AccumulatorModel& model, double value,
+                 const std::vector<double>& products, const std::vector<int>& exponents) {
+  const auto cut = [&](double x, int exponent) {
+    const double units = x / std::ldexp(1.0, exponent);
+    return (model.rounding == AccumulatorRounding::kTruncate ? std::trunc(units)
+                                                             : std::nearbyint(units)) *
+           std::ldexp(1.0, exponent);
+  };
+  bool any_term = value != 0.0;
+  int largest = any_term ? std::ilogb(value) : 0;
+  for (size_t i = 0; i < products.size(); ++i) {
+    if (products[i] == 0.0) continue;
+    largest = any_term ? std::max(largest, exponents[i]) : exponents[i];
+    any_term = true;
+  }
+  if (!any_term) return value + 0.0;
+  double sum = cut(value, largest - model.mantissa_bits);
+  for (double p : products) sum += cut(p, largest - model.mantissa_bits);
+  return sum == 0.0 ? 0.0 : cut(sum, std::ilogb(sum) - model.mantissa_bits);
+}
+
+TEST(AccumulatorModelTest, EveryWidthRoundingAndGroupSizeFollowsTheModelBitForBit) {
+  // Random e4m3-like products (significands 8..15 times 2^e, some operands subnormal, some
+  // zero), aligned by their operands' exponents, over 24 steps each: the accumulator's value
+  // after every step equals the model's, for every width from 1 to 50 bits (the widest ones,
+  // with large groups, are past the integer sum's bounds and take the floating-point one).
+  std::mt19937_64 random(20261207);
+  std::uniform_int_distribution<int> significand(0, 15), exponent(-6, 8), coin(0, 9);
+  for (int bits = 1; bits <= 50; ++bits) {
+    for (AccumulatorRounding rounding :
+         {AccumulatorRounding::kTruncate, AccumulatorRounding::kNearestEven}) {
+      for (int group : {1, 4, 32, 256}) {
+        Fp8AccumulatorModel model;
+        model.mantissa_bits = bits;
+        model.rounding = rounding;
+        model.group_size = group;
+        model.promotion_interval = group;
+        Fp8Accumulator accumulator(model);
+        double expected = 0.0;
+        for (int step = 0; step < 24; ++step) {
+          std::vector<double> products(static_cast<size_t>(group));
+          std::vector<int> exponents(static_cast<size_t>(group));
+          for (int i = 0; i < group; ++i) {
+            double operands[2];
+            int operand_exponents[2];
+            for (int j = 0; j < 2; ++j) {
+              // coin 0: zero; 1: a subnormal (significand below 8 at the smallest exponent).
+              const int kind = coin(random);
+              const int e = kind == 1 ? -6 : exponent(random);
+              const int m = kind == 0   ? 0
+                            : kind == 1 ? significand(random) % 8
+                                        : 8 + significand(random) % 8;
+              operands[j] = std::ldexp(m * (coin(random) < 5 ? -1.0 : 1.0), e - 3);
+              operand_exponents[j] = e;
+            }
+            products[static_cast<size_t>(i)] = operands[0] * operands[1];
+            exponents[static_cast<size_t>(i)] = operand_exponents[0] + operand_exponents[1];
+          }
+          accumulator.AddGroup(products.data(), exponents.data(), group);
+          expected = ModelStep(model, expected, products, exponents);
+          ASSERT_EQ(accumulator.value(), expected)
+              << bits << " bits, " << AccumulatorRoundingName(rounding) << ", groups of " << group
+              << ", step " << step;
+        }
+      }
+    }
+  }
 }
 
 TEST(AccumulatorModelTest, KSliceEndsCutWholeTilesEvenly) {

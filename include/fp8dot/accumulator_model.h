@@ -12,10 +12,8 @@
 #pragma once
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstdint>
 
+#include "fp8dot/arithmetic.h"
 #include "fp8dot/k_split.h"
 #include "fp8dot/status.h"
 
@@ -52,14 +50,6 @@ struct Fp8AccumulatorModel {
 
 const char* AccumulatorRoundingName(AccumulatorRounding rounding);  // "truncate", "nearest"
 StatusOr<AccumulatorRounding> ParseAccumulatorRounding(const char* text);
-
-// std::ilogb(x), read from the bits where x is a normal double (every FP8 value is one, and so
-// is every product of two): the emulation asks for two per product, and the library call was a
-// fifth of its time.
-inline int BinaryExponent(double x) {
-  const int biased = static_cast<int>((std::bit_cast<uint64_t>(x) >> 52) & 0x7ff);
-  return biased == 0 || biased == 0x7ff ? std::ilogb(x) : biased - 1023;
-}
 
 // The alignment exponent of the product a*b (a, b nonzero finite values of types whose smallest
 // normal exponents are a_min_exponent and b_min_exponent).

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +20,19 @@ inline double Median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
                    values.end());
   return values[values.size() / 2];
+}
+
+// std::ilogb(x), read from the bits where x is a normal double (the library call costs more
+// than the rest of an FP8 product's emulation or of a narrowing conversion).
+inline int BinaryExponent(double x) {
+  const int biased = static_cast<int>((std::bit_cast<uint64_t>(x) >> 52) & 0x7ff);
+  return biased == 0 || biased == 0x7ff ? std::ilogb(x) : biased - 1023;
+}
+
+// 2^exponent (std::ldexp(1.0, exponent)), built from the bits where it is a normal double.
+inline double PowerOfTwo(int exponent) {
+  if (exponent < -1022 || exponent > 1023) return std::ldexp(1.0, exponent);
+  return std::bit_cast<double>(static_cast<uint64_t>(exponent + 1023) << 52);
 }
 
 }  // namespace fp8dot

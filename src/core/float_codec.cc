@@ -3,10 +3,13 @@
 // all-ones pattern is NaN). Encode rounds its double argument once.
 #include "fp8dot/float_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+
+#include "fp8dot/arithmetic.h"
 
 namespace fp8dot {
 namespace {
@@ -33,9 +36,9 @@ constexpr uint32_t SignBit(const FloatFormat& f) {
 double MaxFinite(const FloatFormat& f) {
   int max_exponent = static_cast<int>(ExponentMask(f)) - Bias(f) - (f.ieee_top_exponent ? 1 : 0);
   // "fn" formats lose the all-ones mantissa in the top binade to NaN.
-  double max_mantissa = f.ieee_top_exponent ? 2.0 - std::ldexp(1.0, -f.mantissa_bits)
-                                            : 2.0 - std::ldexp(2.0, -f.mantissa_bits);
-  return std::ldexp(max_mantissa, max_exponent);
+  double max_mantissa = f.ieee_top_exponent ? 2.0 - PowerOfTwo(-f.mantissa_bits)
+                                            : 2.0 - PowerOfTwo(1 - f.mantissa_bits);
+  return max_mantissa * PowerOfTwo(max_exponent);
 }
 
 uint32_t NanBits(const FloatFormat& f, bool negative) {
@@ -66,26 +69,30 @@ uint32_t Encode(const FloatFormat& f, double value, Overflow overflow) {
   if (magnitude == 0.0) return sign;
 
   const int min_normal_exponent = 1 - Bias(f);
-  int exponent = std::ilogb(magnitude);
-  if (exponent < min_normal_exponent) exponent = min_normal_exponent;  // subnormal spacing
+  // Exponents and powers of two from the bits, not std::ilogb and std::ldexp: the library calls
+  // were most of a conversion's time. A multiplication by 2^-q rounds as a division by 2^q does
+  // (the same real number), and the scalings here are exact.
+  // Subnormals have the smallest normal exponent's spacing.
+  const int exponent = std::max(BinaryExponent(magnitude), min_normal_exponent);
+  const int quantum_exponent = exponent - f.mantissa_bits;
   // Scale so that one unit in the last place is 1, round half to even, scale back.
-  const double quantum = std::ldexp(1.0, exponent - f.mantissa_bits);
-  const double rounded = std::nearbyint(magnitude / quantum) * quantum;
+  const double rounded =
+      std::nearbyint(magnitude * PowerOfTwo(-quantum_exponent)) * PowerOfTwo(quantum_exponent);
 
   if (rounded > max_finite) {
     if (overflow == Overflow::kSaturate) return sign | Encode(f, max_finite, overflow);
     return f.ieee_top_exponent ? InfBits(f, negative) : NanBits(f, negative);
   }
   if (rounded == 0.0) return sign;
-  int rounded_exponent = std::ilogb(rounded);
+  int rounded_exponent = BinaryExponent(rounded);
   if (rounded_exponent < min_normal_exponent) {
     uint32_t mantissa =
-        static_cast<uint32_t>(std::ldexp(rounded, f.mantissa_bits - min_normal_exponent));
+        static_cast<uint32_t>(rounded * PowerOfTwo(f.mantissa_bits - min_normal_exponent));
     return sign | mantissa;
   }
   uint32_t biased = static_cast<uint32_t>(rounded_exponent + Bias(f));
   uint32_t mantissa =
-      static_cast<uint32_t>(std::ldexp(rounded, f.mantissa_bits - rounded_exponent)) &
+      static_cast<uint32_t>(rounded * PowerOfTwo(f.mantissa_bits - rounded_exponent)) &
       MantissaMask(f);
   return sign | (biased << f.mantissa_bits) | mantissa;
 }

@@ -1,7 +1,6 @@
 #include "fp8dot/accumulator_model.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -38,16 +37,6 @@ StatusOr<AccumulatorRounding> ParseAccumulatorRounding(const char* text) {
   if (std::strcmp(text, "nearest") == 0) return AccumulatorRounding::kNearestEven;
   return InvalidArgument("unknown accumulator rounding '%s' (expected truncate or nearest)", text);
 }
-
-namespace {
-
-// 2^exponent, built from the bits for exponents of normal doubles (ldexp is a library call).
-double PowerOfTwo(int exponent) {
-  if (exponent < -1022 || exponent > 1023) return std::ldexp(1.0, exponent);
-  return std::bit_cast<double>(static_cast<uint64_t>(exponent + 1023) << 52);
-}
-
-}  // namespace
 
 double Fp8Accumulator::Cut(double value, int quantum_exponent) const {
   // value * 2^-e and value / 2^e are the same real number, so both round to the same double;

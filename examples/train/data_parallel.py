@@ -53,6 +53,7 @@ class DataParallel:
         """fp8dot's layers reduce their amaxes over the ranks (and with fp8_all_gather have
         their weights gathered in FP8); FSDP2 shards every block, then the rest (embeddings,
         final norm, LM head)."""
+        from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
 
         import fp8dot.torch as ft
@@ -61,9 +62,12 @@ class DataParallel:
                 module.amax_reduction_group = dist.group.WORLD if amax_reduction else None
         if fp8_all_gather:
             ft.fp8_all_gather(model)
+        # The mesh on the model's device type: without one FSDP2 takes the machine's
+        # accelerator, and a CPU run on a machine with fewer GPUs than ranks would fail.
+        mesh = init_device_mesh(next(model.parameters()).device.type, (self.world,))
         for block in model.blocks:
-            fully_shard(block)
-        fully_shard(model)
+            fully_shard(block, mesh=mesh)
+        fully_shard(model, mesh=mesh)
         self._model_gathered_in_fp8 = model if fp8_all_gather else None
 
     def after_optimizer_step(self) -> None:

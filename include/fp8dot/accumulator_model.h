@@ -71,8 +71,9 @@ class Fp8Accumulator {
   void Reset() { value_ = 0.0; }
 
  private:
-  // value cut to a multiple of the power of two `quantum` (by model_.rounding).
+  // value cut to a multiple of 2^quantum_exponent (by model_.rounding).
   double Cut(double value, int quantum_exponent) const;
+  // AddGroup's cut and sum with truncation, counted in integer quanta; false where it cannot.
   bool AddTruncatedInQuanta(const double* products, int count, int quantum_exponent);
 
   Fp8AccumulatorModel model_;

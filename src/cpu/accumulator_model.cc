@@ -1,6 +1,7 @@
 #include "fp8dot/accumulator_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -57,6 +57,32 @@ TEST(EmulatedDotTest, CraftedSwampingMatchesTheModelByHand) {
   EXPECT_EQ(reference.output.GetPhysical(0), 319.984375);
 }
 
+// e5m2 has infinities and NaNs: a row that holds one gives inf or NaN as the hardware does
+// (inf x finite = inf, inf x 0 = NaN, inf - inf = NaN), in both modes, and leaves the other rows'
+// finite sums alone.
+TEST(EmulatedDotTest, InfinitiesAndNansInOperandsPropagateRowByRow) {
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor a, HostTensor::Create(DType::kF8E5M2, {4, 256}));
+  FP8_ASSERT_OK_AND_ASSIGN(HostTensor b, HostTensor::Create(DType::kF8E5M2, {256, 1}));
+  for (int64_t k = 0; k < 256; ++k) {
+    b.SetPhysical(k, k == 7 ? 0.0 : 2.0);
+    for (int64_t m = 0; m < 4; ++m) a.SetPhysical(m * 256 + k, 1.0);
+  }
+  a.SetPhysical(0 * 256 + 3, INFINITY);  // row 0: + inf x 2
+  a.SetPhysical(1 * 256 + 7, INFINITY);  // row 1: inf x 0 = NaN
+  a.SetPhysical(2 * 256 + 3, INFINITY);  // row 2: inf x 2 and -inf x 2
+  a.SetPhysical(2 * 256 + 200, -INFINITY);
+  DotArguments args{&a, &b};
+  DotSpec spec = SpecFromArguments(args, DotSpec());
+  for (Precision precision : {Precision::kDefault, Precision::kHighest}) {
+    spec.precision_config.operand_precision = {precision, precision};
+    FP8_ASSERT_OK_AND_ASSIGN(DotResult result, EmulatedDot(spec, args));
+    EXPECT_EQ(result.output.GetPhysical(0), INFINITY);
+    EXPECT_TRUE(std::isnan(result.output.GetPhysical(1)));
+    EXPECT_TRUE(std::isnan(result.output.GetPhysical(2)));
+    EXPECT_EQ(result.output.GetPhysical(3), 2.0 * 255);  // 255 products of 2, one of 0
+  }
+}
+
 TEST(EmulatedDotTest, WideAccumulatorReproducesTheReference) {
   Fp8AccumulatorModel wide;
   wide.mantissa_bits = 50;

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import os
 import sys
 
@@ -62,6 +63,15 @@ def device() -> torch.device:
     if DEVICE == "cpu":
         return torch.device("cpu")
     return torch.device("cuda", int(os.environ.get("LOCAL_RANK", torch.cuda.current_device())))
+
+
+@functools.cache
+def world_mesh():
+    """The ranks' 1-D mesh on DEVICE's type. fully_shard without one builds it on the machine's
+    accelerator, so the CPU runs on a 1-GPU machine asked CUDA for a second device."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh(DEVICE, (WORLD,))
 
 
 def batch(step: int, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -132,8 +142,8 @@ def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True,
     else:
         from torch.distributed.fsdp import fully_shard
         for layer in (mlp[0], mlp[2]):
-            fully_shard(layer)
-        fully_shard(mlp)
+            fully_shard(layer, mesh=world_mesh())
+        fully_shard(mlp, mesh=world_mesh())
     out = steps(mlp, lambda step: batch(step, rank))
     out["loss"] = [_mean_over_ranks(loss) for loss in out["loss"]]
     gathered = [None] * WORLD
@@ -238,8 +248,8 @@ def checkpoint_resume(directory: str) -> dict:
         mlp = model("delayed")
         ft.convert(mlp, recipe("delayed"), amax_reduction_group=dist.group.WORLD)
         for layer in (mlp[0], mlp[2]):
-            fully_shard(layer)
-        return fully_shard(mlp)
+            fully_shard(layer, mesh=world_mesh())
+        return fully_shard(mlp, mesh=world_mesh())
 
     def step(mlp, index):
         x, target = batch(index, rank)
@@ -334,8 +344,8 @@ def fp8_all_gather(gathered_in_fp8: bool, param_dtype=None, compiled: bool = Fal
             ft.fp8_all_gather(mlp)
         policy = MixedPrecisionPolicy(param_dtype=param_dtype)
         for layer in (mlp[0], mlp[2]):
-            fully_shard(layer, mp_policy=policy)
-        return fully_shard(mlp, mp_policy=policy)
+            fully_shard(layer, mesh=world_mesh(), mp_policy=policy)
+        return fully_shard(mlp, mesh=world_mesh(), mp_policy=policy)
 
     mlp = sharded(gathered_in_fp8)
     optimizer = torch.optim.AdamW(mlp.parameters(), lr=1e-2)
@@ -393,8 +403,8 @@ def precompute_refusals() -> dict:
     def sharded_not_run(mlp):
         ft.fp8_all_gather(mlp)
         for layer in (mlp[0], mlp[2]):
-            fully_shard(layer)
-        return fully_shard(mlp)
+            fully_shard(layer, mesh=world_mesh())
+        return fully_shard(mlp, mesh=world_mesh())
 
     messages = {}
     for name, prepare in (("none", lambda mlp: mlp), ("not sharded", ft.fp8_all_gather),
@@ -412,7 +422,7 @@ def cached_weights_refusal() -> str:
     not tell from the last step's)."""
     from torch.distributed.fsdp import fully_shard
     mlp = model("tensorwise")
-    fully_shard(mlp)
+    fully_shard(mlp, mesh=world_mesh())
     try:
         with ft.cached_weights(mlp):
             return "not refused"

@@ -51,12 +51,18 @@ struct Fp8AccumulatorModel {
 const char* AccumulatorRoundingName(AccumulatorRounding rounding);  // "truncate", "nearest"
 StatusOr<AccumulatorRounding> ParseAccumulatorRounding(const char* text);
 
+// An operand's share of a product's alignment exponent under kOperandExponents: e(x), or its
+// type's smallest normal exponent for a subnormal x (nonzero, finite).
+inline int OperandAlignmentExponent(double x, int min_exponent) {
+  return std::max(BinaryExponent(x), min_exponent);
+}
+
 // The alignment exponent of the product a*b (a, b nonzero finite values of types whose smallest
 // normal exponents are a_min_exponent and b_min_exponent).
 inline int ProductAlignmentExponent(double a, int a_min_exponent, double b, int b_min_exponent,
                                     ProductAlignment alignment) {
   if (alignment == ProductAlignment::kProductValue) return BinaryExponent(a * b);
-  return std::max(BinaryExponent(a), a_min_exponent) + std::max(BinaryExponent(b), b_min_exponent);
+  return OperandAlignmentExponent(a, a_min_exponent) + OperandAlignmentExponent(b, b_min_exponent);
 }
 
 // The limited-precision accumulator of one output element.

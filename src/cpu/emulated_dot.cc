@@ -18,18 +18,18 @@ namespace {
 // in fast mode, flushed into an f32 register every promotion_interval K-elements in promoted
 // mode, as cuBLASLt / DeepGEMM do. The runs' f32 results are added in order.
 
-// The alignment exponent of every element of a gathered operand, max(e(x), its type's smallest
-// normal exponent), computed once per batch entry instead of once per product: the
-// operand-exponent alignment adds a row's and a column's. Zeros, infinities and NaNs get the
-// floor: their products are zero (whose exponents AddGroup ignores) or not finite (which it adds
-// without aligning), and ilogb's INT_MAX for an infinity would overflow the sum.
+// The OperandAlignmentExponent of every element of a gathered operand, computed once per batch
+// entry instead of once per product: the operand-exponent alignment adds a row's and a
+// column's. Zeros, infinities and NaNs get the floor: their products are zero (whose exponents
+// AddGroup ignores) or not finite (which it adds without aligning), and ilogb's INT_MAX for an
+// infinity would overflow the sum.
 void OperandAlignmentExponents(const double* values, int64_t count, int floor,
                                std::vector<int>& exponents) {
   exponents.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
     const double value = values[i];
     exponents[static_cast<size_t>(i)] =
-        value == 0.0 || !std::isfinite(value) ? floor : std::max(BinaryExponent(value), floor);
+        value == 0.0 || !std::isfinite(value) ? floor : OperandAlignmentExponent(value, floor);
   }
 }
 

@@ -67,8 +67,9 @@ def device() -> torch.device:
 
 @functools.cache
 def world_mesh():
-    """The ranks' 1-D mesh on DEVICE's type. fully_shard without one builds it on the machine's
-    accelerator, so the CPU runs on a 1-GPU machine asked CUDA for a second device."""
+    """The ranks' 1-D mesh on DEVICE's type, for FSDP2 and tensor parallelism alike. fully_shard
+    without one builds it on the machine's accelerator, so the CPU runs on a 1-GPU machine asked
+    CUDA for a second device."""
     from torch.distributed.device_mesh import init_device_mesh
 
     return init_device_mesh(DEVICE, (WORLD,))
@@ -156,14 +157,12 @@ def data_parallel(wrapper: str, recipe_name: str, reduce_amax: bool = True,
 def _tensor_parallel_model(recipe_name: str, recompute_weight_transpose: bool = False
                            ) -> nn.Module:
     """The first layer column-parallel, the second row-parallel (torch's own styles)."""
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
-    mesh = init_device_mesh(DEVICE, (WORLD,))
     mlp = model(recipe_name)
     for layer in (mlp[0], mlp[2]):
         layer.recompute_weight_transpose = recompute_weight_transpose
-    return parallelize_module(mlp, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    return parallelize_module(mlp, world_mesh(), {"0": ColwiseParallel(), "2": RowwiseParallel()})
 
 
 def tensor_parallel(recipe_name: str, recompute_weight_transpose: bool = False) -> dict:
@@ -182,11 +181,9 @@ def tensor_parallel_forward(recipe_name: str) -> torch.Tensor:
 
 def tensor_parallel_refusal(recipe_name: str, hidden: int) -> str:
     """The error a column-parallel layer gives for a recipe it cannot shard ('' if none)."""
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import ColwiseParallel, parallelize_module
-    mesh = init_device_mesh(DEVICE, (WORLD,))
     layer = ft.Linear(FEATURES, hidden, recipe=recipe(recipe_name), device=device())
-    parallelize_module(layer, mesh, ColwiseParallel())
+    parallelize_module(layer, world_mesh(), ColwiseParallel())
     try:
         layer(torch.randn(4, FEATURES, device=device()))
     except ValueError as error:

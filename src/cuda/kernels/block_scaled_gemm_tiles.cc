@@ -292,21 +292,27 @@ BlockScaledGemmTile ChooseBlockScaledGemmTile(int64_t m, int64_t n, int64_t k,
     best = kPairedTile;
   }
   // A 1x128 x B 128x128 on a GPU with less DRAM bandwidth per SM clock than the H200 (the H100:
-  // 1692 bytes against 2429), on the GEMMs of at least twice 8192^3's work: 256x128c2. On an
-  // H100 (2026-12-07, bench/results/2026-12-07-session46.md) it ran 6-10% faster than 192x128 on
-  // the four such GEMMs of the suite (1.011-1.026x cuBLASLt against 0.922-0.955x interleaved;
-  // at the power limit 1.007 against 0.909 at 16384^3, 1.012 against 0.943 at 8192x28672x8192),
-  // while on the three of 8192^3's work the two were within 3% (192x128 ahead on two) and at
-  // 4096x2112x7168 192x128 is 1.37x as fast. On the H200 192x128 was ahead on all of them
-  // (session 44). Which property of the H100 makes pairs sharing A pay is not isolated; DRAM
-  // per clock is what tells the two GPUs apart.
+  // 1692 bytes against 2429): 256x128c2 on the GEMMs of at least twice 8192^3's work, and on
+  // those of 8192^3's work whose N is at least twice M. On an H100 (2026-12-07,
+  // bench/results/2026-12-07-session46.md) it ran 6-10% faster than 192x128 on the four
+  // largest GEMMs of the suite (1.011-1.026x cuBLASLt against 0.922-0.955x interleaved; at the
+  // power limit 1.007 against 0.909 at 16384^3, 1.012 against 0.943 at 8192x28672x8192); at
+  // 2^39 it was ahead on 4096x16384x8192 and 8192x16384x4096 by 4-5% on two cards (sessions
+  // 47 and 48, 2.6% on a third in session 46), and behind by 4-8% on the same shapes
+  // transposed (16384x4096x8192, 8192x4096x16384) and by 2% on 8192^3; at 4096x2112x7168
+  // 192x128 is 1.37x as fast. On the H200 192x128 was ahead on all of them (session 44). Which
+  // property of the H100 makes pairs sharing A pay is not isolated; DRAM per clock is what
+  // tells the two GPUs apart, and wide N (more B columns per wave of tiles) what tells the
+  // shapes of 2^39 apart.
   constexpr double kPairedBlockScalesBelowDramBytesPerClock = 2000;
-  constexpr double kPairedBlockScalesMinWork = 0x1p40;  // M * N * K
+  constexpr double kPairedBlockScalesMinWork = 0x1p40;      // M * N * K
+  constexpr double kPairedWideBlockScalesMinWork = 0x1p39;  // with N >= 2M
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   if (scaling == GemmScaling::kBlocks && best.block_m >= kThreeWarpgroupTile.block_m &&
       device.dram_bytes_per_clock > 0 &&
       device.dram_bytes_per_clock < kPairedBlockScalesBelowDramBytesPerClock &&
-      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
-          kPairedBlockScalesMinWork &&
+      (work >= kPairedBlockScalesMinWork ||
+       (work >= kPairedWideBlockScalesMinWork && n >= 2 * m)) &&
       ClustersFillN(kPairedTile, n)) {
     best = kPairedTile;
   }

@@ -262,61 +262,6 @@ TEST(CudaOwnGemmTest, SplitKPlansCanBeRunAgain) {
   }
 }
 
-// A run's tensor maps are kept for the next run with an equal request (tensor_map_cache.h). Runs
-// on the same device buffers at other shapes (fewer rows, fewer columns, shorter K and with it
-// another row stride, then the first shape again) each need maps of their own: a map kept for
-// the wrong shape reads rows past M as data, or the old row stride, and the run differs from the
-// emulation (or leaves poisoned elements).
-TEST(CudaOwnGemmTest, RunsOnTheSameBuffersAtOtherShapesAreBitIdenticalToTheEmulation) {
-  FP8_SKIP_WITHOUT_GPU();
-  const OwnCase largest{.m = 256, .n = 512, .k = 1024, .column_major_scales = true};
-  FP8_ASSERT_OK_AND_ASSIGN(DotProblem first, BlockScaledProblem(largest, 13100));
-  FP8_ASSERT_OK_AND_ASSIGN(CanonicalDot first_dot, ValidateDotSpec(first.spec));
-  FP8_ASSERT_OK_AND_ASSIGN(testing::GpuBuffers g, testing::MakeGpuBuffers(first, first_dot));
-  const auto upload = [](const DeviceBuffer& buffer, const HostTensor& tensor) {
-    ASSERT_LE(static_cast<size_t>(tensor.size_in_bytes()), buffer.size());
-    ASSERT_EQ(cudaMemcpy(buffer.data(), tensor.data(), static_cast<size_t>(tensor.size_in_bytes()),
-                         cudaMemcpyHostToDevice),
-              cudaSuccess);
-  };
-  const OwnCase shapes[] = {largest,
-                            {.m = 200, .n = 512, .k = 1024, .column_major_scales = true},
-                            {.m = 256, .n = 384, .k = 1024, .column_major_scales = true},
-                            {.m = 256, .n = 512, .k = 640, .column_major_scales = true},
-                            largest};
-  uint64_t seed = 13100;
-  for (const OwnCase& c : shapes) {
-    const std::string label = Label(c, "128x128");
-    FP8_ASSERT_OK_AND_ASSIGN(DotProblem p, BlockScaledProblem(c, ++seed));
-    FP8_ASSERT_OK_AND_ASSIGN(CanonicalDot dot, ValidateDotSpec(p.spec));
-    upload(g.lhs, p.lhs);
-    upload(g.rhs, p.rhs);
-    upload(g.lhs_scale, *p.lhs_scale);
-    upload(g.rhs_scale, *p.rhs_scale);
-    ASSERT_EQ(cudaMemset(g.output.data(), 0xFF, g.output.size()), cudaSuccess);
-    CudaDotOptions options;
-    options.engine = GemmEngine::kOwn;
-    options.own_tile = "128x128";
-    FP8_ASSERT_OK_AND_ASSIGN(std::unique_ptr<CudaDotPlan> plan,
-                             CudaDotPlan::Create(p.spec, options));
-    FP8_ASSERT_OK(plan->Run(g.pointers, nullptr));
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << label;
-    FP8_ASSERT_OK_AND_ASSIGN(HostTensor gpu,
-                             HostTensor::Create(p.spec.output_type, dot.output_dims));
-    ASSERT_EQ(cudaMemcpy(gpu.data(), g.output.data(), static_cast<size_t>(gpu.size_in_bytes()),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    Fp8AccumulatorModel model;
-    model.fused_promotion = true;
-    FP8_ASSERT_OK_AND_ASSIGN(DotResult emulated, EmulatedDot(p.spec, p.arguments(), model));
-    int64_t differences = 0;
-    for (int64_t i = 0; i < gpu.element_count(); ++i) {
-      differences += gpu.GetPhysical(i) != emulated.output.GetPhysical(i);
-    }
-    EXPECT_EQ(differences, 0) << label;
-  }
-}
-
 // Runs enqueued back to back in one stream, no synchronisation between them. The own GEMM is a
 // programmatic dependent launch, and at M <= 128 lets the next start early: it may start while
 // the kernel before it still runs, and must see that kernel's memory all the same: the scales this

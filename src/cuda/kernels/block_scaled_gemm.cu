@@ -52,7 +52,6 @@
 #include "cuda/cuda_status.h"
 #include "cuda/kernels/block_scaled_gemm.h"
 #include "cuda/kernels/hopper_primitives.cuh"
-#include "cuda/kernels/tensor_map_cache.h"
 #include "cuda/kernels/wgmma_fp8.cuh"
 
 namespace fp8dot::cuda {
@@ -1079,38 +1078,30 @@ PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncoder() {
 }
 
 // A 2-D map over a row-major [rows][columns] tensor (rows `row_bytes` apart) whose box is
-// box_columns x box_rows, swizzled as the kernel's shared-memory tiles are. Encoded once per
-// request and thread while it stays among the recent ones: a GEMM call takes three to five maps,
-// which the same layer's next call asks for again.
+// box_columns x box_rows, swizzled as the kernel's shared-memory tiles are.
 StatusOr<CUtensorMap> TensorMap2d(const char* name, const void* data, CUtensorMapDataType type,
                                   int64_t rows, int64_t columns, int64_t row_bytes, int box_columns,
                                   int box_rows, CUtensorMapSwizzle swizzle,
                                   const std::string& context) {
-  const auto encode = [&](const TensorMap2dRequest& request) -> StatusOr<CUtensorMap> {
-    const PFN_cuTensorMapEncodeTiled_v12000 encoder = TensorMapEncoder();
-    if (encoder == nullptr) {
-      return Internal("own GEMM: the driver has no cuTensorMapEncodeTiled [%s]", context.c_str());
-    }
-    CUtensorMap map{};
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(request.columns),
-                                static_cast<cuuint64_t>(request.rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(request.row_bytes)};
-    const cuuint32_t box[2] = {static_cast<cuuint32_t>(request.box_columns),
-                               static_cast<cuuint32_t>(request.box_rows)};
-    const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult result =
-        encoder(&map, request.type, 2, const_cast<void*>(request.data), dims, strides, box,
-                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, request.swizzle,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (result != CUDA_SUCCESS) {
-      return Internal("own GEMM: cuTensorMapEncodeTiled failed (%d) for %s [%s]",
-                      static_cast<int>(result), name, context.c_str());
-    }
-    return map;
-  };
-  // Sixteen: the maps of three GEMM calls in turn (a layer's forward and two gradients).
-  thread_local TensorMapCache<16> cache;
-  return cache.Get({data, type, rows, columns, row_bytes, box_columns, box_rows, swizzle}, encode);
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = TensorMapEncoder();
+  if (encode == nullptr) {
+    return Internal("own GEMM: the driver has no cuTensorMapEncodeTiled [%s]", context.c_str());
+  }
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_columns),
+                             static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult result =
+      encode(&map, type, 2, const_cast<void*>(data), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    return Internal("own GEMM: cuTensorMapEncodeTiled failed (%d) for %s [%s]",
+                    static_cast<int>(result), name, context.c_str());
+  }
+  return map;
 }
 
 // An FP8 operand [rows][k]: one stage's tile is 128 bytes of K by `box_rows` rows, 128-byte

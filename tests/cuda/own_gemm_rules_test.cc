@@ -147,8 +147,7 @@ TEST(OwnGemmRulesTest, TensorScalesShareAInPairsWhereMeasuredFaster) {
 // work, so the plan pairs them there on the H100 and not on the H200, where 192x128 was ahead
 // on all (session 44); at 8192^3's work the wide-N GEMMs too (the medians of sessions 46-48 at
 // 8192x16384x4096, of 47-48 at 4096x16384x8192; session 48's at 8192x4096x16384); on the
-// others it keeps the H200's pick,
-// within 3% of the faster or the faster itself.
+// others it keeps the H200's pick, within 3% of the faster or the faster itself.
 TEST(OwnGemmRulesTest, BlockScalesShareAInPairsOnTheH100WhereMeasuredFaster) {
   struct Measured {
     int64_t m, n, k;

@@ -15,6 +15,8 @@
 #   DEEPGEMM_INCLUDE                       DeepGEMM's include folder (with cute/ and cutlass/);
 #                                          else build-tools/deepgemm-2.6.1-pkg.tar.xz
 #                                          (scripts/build-gpu-carry.sh) is unpacked
+#   KEEP_SASS=1                            keep the temporary folder with both SASS listings
+#                                          (its path is printed), e.g. to read the producer loops
 # cuobjdump and nvdisasm: the CUDA toolkit's where it has them, else the nvidia-cuda-cuobjdump
 # and nvidia-cuda-nvdisasm wheels from the package index, kept in build-tools/sass-tools.
 set -eu -o pipefail
@@ -25,7 +27,7 @@ OWN_TILE=${OWN_TILE:-256x128} OWN_CLUSTER=${OWN_CLUSTER:-1}
 own_object=build-gpu/src/cuda/CMakeFiles/fp8dot_cuda_sm90a.dir/kernels/block_scaled_gemm.cu.o
 [[ -f $own_object ]] || { echo "no $own_object: ninja -C build-gpu gpu_bench" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [[ -n ${KEEP_SASS:-} ]]; then echo "SASS kept in $work"; else trap 'rm -rf "$work"' EXIT; fi
 
 if ! command -v cuobjdump > /dev/null || ! command -v nvdisasm > /dev/null; then
   tools=build-tools/sass-tools

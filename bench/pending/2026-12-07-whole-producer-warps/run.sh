@@ -19,7 +19,7 @@ bench_side() {  # SIDE PART SHAPES CONFIGS ROUND SECONDS
   timeout "$6" $bench "$3" --configs "$4" --csv $O/$2-$1-$5.csv > $O/$2-$1-$5.log 2>&1
   echo "$2 $1 round $5 rc=$? ($((SECONDS - t0)) s)"
 }
-for round in 1 2; do
+for round in $(seq 1 "${ROUNDS:-2}"); do  # ROUNDS=1 when little device time is left
   for side in before after; do
     bench_side $side block bench/deepgemm_shapes.txt "1x128 x 128x128 own" $round 100
   done

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call (~8 min): whole-producer-warps.diff (README.md says why) against the kernel
 # without it, interleaved: DeepGEMM's 18 shapes (A 1x128 x B 128x128, the plan's tiles) two
-# rounds, the suite's tensor scales promoted every 128 one round; first the own GEMM's GPU tests
-# and racecheck / synccheck on two of them (the producer's exits changed).
+# rounds, the suite's tensor scales promoted every 128 one round; first the own GEMM's GPU tests,
+# last racecheck / synccheck on two of them (the producer's exits changed).
 # Build here: BEFORE=1 bench/pending/build.sh bench/pending/2026-12-07-whole-producer-warps/whole-producer-warps.diff
 # Carry ["build/carry"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-07-whole-producer-warps/run.sh"
@@ -12,7 +12,6 @@ source scripts/gpu-call-setup.sh
 source bench/pending/own-gemm-checks.sh
 export LD_LIBRARY_PATH=$PWD/build:$LD_LIBRARY_PATH
 own_gemm_tests 120
-own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulation:CudaOwnGemmTest.ColumnScalesAreBitIdenticalToTheEmulation'
 bench_side() {  # SIDE PART SHAPES CONFIGS ROUND SECONDS
   local bench=build/before/gpu_bench t0=$SECONDS
   [[ $1 == after ]] && bench=build/gpu_bench
@@ -50,5 +49,7 @@ for part in ("block", "suite"):
         print(f"{key[0]},{key[1]},{key[2]} | {', '.join(f'{x * 1e3:.2f}' for x in b)} | "
               + ", ".join(f"{x / y:.3f}" for x, y in zip(b, a)))
 PY
+# Last, so that a call cut short still returns the speeds.
+own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulation:CudaOwnGemmTest.ColumnScalesAreBitIdenticalToTheEmulation'
 cp $O/gpu.txt $OUT/
 tar czf $OUT/whole-producer-warps.tgz -C $O .

@@ -49,6 +49,8 @@ for part in ("block", "suite"):
         print(f"{key[0]},{key[1]},{key[2]} | {', '.join(f'{x * 1e3:.2f}' for x in b)} | "
               + ", ".join(f"{x / y:.3f}" for x, y in zip(b, a)))
 PY
+cp $O/gpu.txt $OUT/
+tar czf $OUT/whole-producer-warps.tgz -C $O .
 # Last, so that a call cut short still returns the speeds.
 own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulation:CudaOwnGemmTest.ColumnScalesAreBitIdenticalToTheEmulation'
 cp $O/gpu.txt $OUT/

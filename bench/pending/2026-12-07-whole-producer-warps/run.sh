@@ -6,6 +6,8 @@
 # Build here: BEFORE=1 bench/pending/build.sh bench/pending/2026-12-07-whole-producer-warps/whole-producer-warps.diff
 # Carry ["build/carry"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-07-whole-producer-warps/run.sh"
+# With ROUNDS=1 SKIP_SUITE=1 in front (little device time left): one round on DeepGEMM's shapes,
+# no suite (~3-4 min).
 set -u
 cd "$(dirname "$0")/../../.."
 source scripts/gpu-call-setup.sh

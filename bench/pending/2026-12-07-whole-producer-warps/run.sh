@@ -13,6 +13,7 @@ cd "$(dirname "$0")/../../.."
 source scripts/gpu-call-setup.sh
 source bench/pending/own-gemm-checks.sh
 export LD_LIBRARY_PATH=$PWD/build:$LD_LIBRARY_PATH
+pack_logs() { cp $O/gpu.txt $OUT/ && tar czf $OUT/whole-producer-warps.tgz -C $O .; }
 own_gemm_tests 120
 bench_side() {  # SIDE PART SHAPES CONFIGS ROUND SECONDS
   local bench=build/before/gpu_bench t0=$SECONDS
@@ -20,13 +21,13 @@ bench_side() {  # SIDE PART SHAPES CONFIGS ROUND SECONDS
   timeout "$6" $bench "$3" --configs "$4" --csv $O/$2-$1-$5.csv > $O/$2-$1-$5.log 2>&1
   echo "$2 $1 round $5 rc=$? ($((SECONDS - t0)) s)"
 }
-for round in $(seq 1 "${ROUNDS:-2}"); do  # ROUNDS=1 when little device time is left
+for round in $(seq 1 "${ROUNDS:-2}"); do
   for side in before after; do
     bench_side $side block bench/deepgemm_shapes.txt "1x128 x 128x128 own" $round 100
   done
 done
 for side in before after; do
-  [[ ${SKIP_SUITE:-0} == 1 ]] && break  # when little device time is left
+  [[ ${SKIP_SUITE:-0} == 1 ]] && break
   bench_side $side suite bench/shapes.txt "fp8 promoted own vs fast" 1 150
 done
 python3 - "$O" <<'PY'
@@ -51,9 +52,7 @@ for part in ("block", "suite"):
         print(f"{key[0]},{key[1]},{key[2]} | {', '.join(f'{x * 1e3:.2f}' for x in b)} | "
               + ", ".join(f"{x / y:.3f}" for x, y in zip(b, a)))
 PY
-cp $O/gpu.txt $OUT/
-tar czf $OUT/whole-producer-warps.tgz -C $O .
+pack_logs
 # Last, so that a call cut short still returns the speeds.
 own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCtaAreBitIdenticalToTheEmulation:CudaOwnGemmTest.ColumnScalesAreBitIdenticalToTheEmulation'
-cp $O/gpu.txt $OUT/
-tar czf $OUT/whole-producer-warps.tgz -C $O .
+pack_logs

@@ -22,12 +22,12 @@ run() {  # LABEL SECONDS BENCH gpu_bench-arguments...
   timeout "$limit" "$bench" "$@" --configs "$config" --csv "$O/$label.csv" > "$O/$label.log" 2>&1
   echo "$label rc=$? ($((SECONDS - t0)) s)"
 }
+cat $here/shape-2112.txt $here/shape-128.txt > /tmp/plan-shapes.txt
 for round in 1 2; do
   run tiles-2112-$round 60 build/gpu_bench $here/shape-2112.txt \
     --own-tiles 192x128,128x176,128x192,256x128
   run tiles-128-$round 60 build/gpu_bench $here/shape-128.txt \
     --own-tiles 128x176s3,128x128s2,128x192s3,128x64
-  cat $here/shape-2112.txt $here/shape-128.txt > /tmp/plan-shapes.txt
   run plan-before-$round 40 build/before/gpu_bench /tmp/plan-shapes.txt
   run plan-after-$round 40 build/gpu_bench /tmp/plan-shapes.txt
 done

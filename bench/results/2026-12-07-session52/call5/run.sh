@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Session 52, call 5 (~5 min): two variants against HEAD. A (build/): two-copy-threads.diff. Call 4's stage trace showed the own
+# 64-row tiles' copy thread spending ~290 clocks issuing one stage's copies even when the stage
+# was long free (~400 once streaming), so that only ~3 blocks are in flight of 13 stages and the
+# K loop runs at the copy thread's pace. The diff has lane 0 of a fourth producer warp issue B's
+# copy (with its own expect-bytes arrival on the stage's barrier) beside warp 0's lane issuing A's.
+# B (build/hint/): cache-hint.diff, the operand copies with the L2 policy DeepGEMM's carry
+# (EVICT_NORMAL), the one difference left between the two kernels' copy instructions.
+#  1. the own GEMM's GPU tests with each; 2. before/A/B, alternating, two rounds, the plan's
+#  tiles: the K sweep of call 3 (A 1x128 x B 128x128, and tensor scales promoted against
+#  cuBLASLt's fast GEMM) and DeepGEMM's 18 shapes (block scales, one round); 3. racecheck and
+#  synccheck. The diff leaves the tiles of more than one math warpgroup as they are.
+# Build: BEFORE=1 bench/pending/build.sh bench/results/2026-12-07-session52/call5/two-copy-threads.diff;
+#   git apply cache-hint.diff, ninja -C build-gpu gpu_bench cuda_test, both into build/hint/,
+#   git apply -R; one tarball of build/{gpu_bench,tests/cuda/cuda_test,libfp8dot_c.so,before,hint}.
+# Carry ["build/carry"]; command
+#   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session52/call5/run.sh"
+set -u
+cd "$(dirname "$0")/../../../.."
+source scripts/gpu-call-setup.sh
+source bench/pending/own-gemm-checks.sh
+here=bench/results/2026-12-07-session52
+own_gemm_tests 120
+t0=$SECONDS
+timeout 120 build/hint/cuda_test --gtest_filter='CudaOwnGemmTest.*' > $O/own-tests-hint.log 2>&1
+echo "hint tests rc=$? ($((SECONDS - t0)) s)"; grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-hint.log
+run() {  # LABEL BENCH SHAPES CONFIGS
+  local t0=$SECONDS
+  timeout 80 $2 $3 --configs "$4" --csv $O/$1.csv > $O/$1.log 2>&1
+  echo "$1 rc=$? ($((SECONDS - t0)) s)"
+}
+ksweep() {
+  run ksweep-before-$1 build/before/gpu_bench $here/call3/k-sweep.txt \
+    "1x128 x 128x128 own,fp8 promoted own vs fast"
+  run ksweep-after-$1 build/gpu_bench $here/call3/k-sweep.txt \
+    "1x128 x 128x128 own,fp8 promoted own vs fast"
+  run ksweep-hint-$1 build/hint/gpu_bench $here/call3/k-sweep.txt \
+    "1x128 x 128x128 own,fp8 promoted own vs fast"
+}
+ksweep 1
+run deepgemm-before build/before/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
+run deepgemm-after build/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
+run deepgemm-hint build/hint/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
+ksweep 2
+tar czf $OUT/call5.tgz -C $O .
+python3 - $O <<'PY'
+# (after / cuBLASLt) / (before / cuBLASLt) per row, graph time where there is one (M <= 128).
+import csv, glob, sys
+def rows(path):
+    out = {}
+    for r in csv.DictReader(open(path)):
+        try:
+            own, direct = float(r["graph_ms"]), float(r["direct_graph_ms"])
+            if own != own:
+                own, direct = float(r["fp8dot_ms"]), float(r["direct_ms"])
+        except (KeyError, ValueError):
+            continue
+        if own == own and own > 0:
+            out[(r["m"], r["n"], r["k"], r["config"])] = (direct / own, r["note"].strip())
+    return out
+for label, before_label, after_label in (
+        ("A ksweep-1", "ksweep-before-1", "ksweep-after-1"),
+        ("B ksweep-1", "ksweep-before-1", "ksweep-hint-1"),
+        ("A ksweep-2", "ksweep-before-2", "ksweep-after-2"),
+        ("B ksweep-2", "ksweep-before-2", "ksweep-hint-2"),
+        ("A deepgemm", "deepgemm-before", "deepgemm-after"),
+        ("B deepgemm", "deepgemm-before", "deepgemm-hint")):
+    try:
+        b, a = rows(f"{sys.argv[1]}/{before_label}.csv"), rows(f"{sys.argv[1]}/{after_label}.csv")
+    except FileNotFoundError:
+        continue
+    print(f"== {label}: M,N,K | config | own/cuBLASLt before -> after | after/before | tile")
+    for key in b:
+        if key in a:
+            print(f"{','.join(key[:3])} | {key[3]} | {b[key][0]:.3f} -> {a[key][0]:.3f} | "
+                  f"{a[key][0] / b[key][0]:.3f} | {a[key][1]}")
+PY
+own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*:CudaOwnGemmTest.OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmulation'
+tar czf $OUT/call5.tgz -C $O .
+cp $O/gpu.txt $OUT/

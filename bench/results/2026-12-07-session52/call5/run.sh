@@ -9,7 +9,8 @@
 #  1. the own GEMM's GPU tests with each; 2. before/A/B, alternating, two rounds, the plan's
 #  tiles: the K sweep of call 3 (A 1x128 x B 128x128, and tensor scales promoted against
 #  cuBLASLt's fast GEMM) and DeepGEMM's 18 shapes (block scales, one round); 3. racecheck and
-#  synccheck. The diff leaves the tiles of more than one math warpgroup as they are.
+#  synccheck. (In that order of importance: the K sweep first, the tests before DeepGEMM's
+#  shapes.) The diff leaves the tiles of more than one math warpgroup as they are.
 # Build: BEFORE=1 bench/pending/build.sh bench/results/2026-12-07-session52/call5/two-copy-threads.diff;
 #   git apply cache-hint.diff, ninja -C build-gpu gpu_bench cuda_test, both into build/hint/,
 #   git apply -R; one tarball of build/{gpu_bench,tests/cuda/cuda_test,libfp8dot_c.so,before,hint}.
@@ -20,10 +21,6 @@ cd "$(dirname "$0")/../../../.."
 source scripts/gpu-call-setup.sh
 source bench/pending/own-gemm-checks.sh
 here=bench/results/2026-12-07-session52
-own_gemm_tests 120
-t0=$SECONDS
-timeout 120 build/hint/cuda_test --gtest_filter='CudaOwnGemmTest.*' > $O/own-tests-hint.log 2>&1
-echo "hint tests rc=$? ($((SECONDS - t0)) s)"; grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-hint.log
 run() {  # LABEL BENCH SHAPES CONFIGS
   local t0=$SECONDS
   timeout 80 $2 $3 --configs "$4" --csv $O/$1.csv > $O/$1.log 2>&1
@@ -37,12 +34,20 @@ ksweep() {
   run ksweep-hint-$1 build/hint/gpu_bench $here/call3/k-sweep.txt \
     "1x128 x 128x128 own,fp8 promoted own vs fast"
 }
+pack() { tar czf $OUT/call5.tgz -C $O .; }
 ksweep 1
+pack
+own_gemm_tests 120
+t0=$SECONDS
+timeout 120 build/hint/cuda_test --gtest_filter='CudaOwnGemmTest.*' > $O/own-tests-hint.log 2>&1
+echo "hint tests rc=$? ($((SECONDS - t0)) s)"; grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-hint.log
+pack
 run deepgemm-before build/before/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 run deepgemm-after build/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 run deepgemm-hint build/hint/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
+pack
 ksweep 2
-tar czf $OUT/call5.tgz -C $O .
+pack
 python3 - $O <<'PY'
 # (after / cuBLASLt) / (before / cuBLASLt) per row, graph time where there is one (M <= 128).
 import csv, glob, sys

@@ -9,8 +9,8 @@
 #  1. the own GEMM's GPU tests with each; 2. before/A/B, alternating, two rounds, the plan's
 #  tiles: the K sweep of call 3 (A 1x128 x B 128x128, and tensor scales promoted against
 #  cuBLASLt's fast GEMM) and DeepGEMM's 18 shapes (block scales, one round); 3. racecheck and
-#  synccheck. (In that order of importance: the K sweep first, the tests before DeepGEMM's
-#  shapes.) The diff leaves the tiles of more than one math warpgroup as they are.
+#  synccheck. (In order of importance: the K sweep, the tests, the sanitizers, DeepGEMM's
+#  shapes, the second round.) The diff leaves the tiles of more than one math warpgroup as they are.
 # Build: BEFORE=1 bench/pending/build.sh bench/results/2026-12-07-session52/call5/two-copy-threads.diff;
 #   git apply cache-hint.diff, ninja -C build-gpu gpu_bench cuda_test, both into build/hint/,
 #   git apply -R; one tarball of build/{gpu_bench,tests/cuda/cuda_test,libfp8dot_c.so,before,hint}.
@@ -41,6 +41,8 @@ own_gemm_tests 120
 t0=$SECONDS
 timeout 120 build/hint/cuda_test --gtest_filter='CudaOwnGemmTest.*' > $O/own-tests-hint.log 2>&1
 echo "hint tests rc=$? ($((SECONDS - t0)) s)"; grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-hint.log
+pack
+own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*:CudaOwnGemmTest.OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmulation'
 pack
 run deepgemm-before build/before/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 run deepgemm-after build/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
@@ -80,6 +82,5 @@ for label, before_label, after_label in (
             print(f"{','.join(key[:3])} | {key[3]} | {b[key][0]:.3f} -> {a[key][0]:.3f} | "
                   f"{a[key][0] / b[key][0]:.3f} | {a[key][1]}")
 PY
-own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*:CudaOwnGemmTest.OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmulation'
 tar czf $OUT/call5.tgz -C $O .
 cp $O/gpu.txt $OUT/

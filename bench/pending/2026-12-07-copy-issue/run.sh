@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 52, call 5 (~5 min): two variants against HEAD. A (build/): two-copy-threads.diff. Call 4's stage trace showed the own
+# One device call (~6 min; session 52 built it, no machine ran it): two variants against HEAD. A (build/): two-copy-threads.diff. Call 4's stage trace showed the own
 # 64-row tiles' copy thread spending ~290 clocks issuing one stage's copies even when the stage
 # was long free (~400 once streaming), so that only ~3 blocks are in flight of 13 stages and the
 # K loop runs at the copy thread's pace. The diff has lane 0 of a fourth producer warp issue B's
@@ -11,16 +11,14 @@
 #  cuBLASLt's fast GEMM) and DeepGEMM's 18 shapes (block scales, one round); 3. racecheck and
 #  synccheck. (In order of importance: the K sweep, the tests, the sanitizers, DeepGEMM's
 #  shapes, the second round.) The diff leaves the tiles of more than one math warpgroup as they are.
-# Build: BEFORE=1 bench/pending/build.sh bench/results/2026-12-07-session52/call5/two-copy-threads.diff;
-#   git apply cache-hint.diff, ninja -C build-gpu gpu_bench cuda_test, both into build/hint/,
-#   git apply -R; one tarball of build/{gpu_bench,tests/cuda/cuda_test,libfp8dot_c.so,before,hint}.
+# Build (~8 min): bench/pending/2026-12-07-copy-issue/build.sh
 # Carry ["build/carry"]; command
-#   "tar xJf build/carry/carry.tar.xz && bash bench/results/2026-12-07-session52/call5/run.sh"
+#   "tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-07-copy-issue/run.sh"
 set -u
 cd "$(dirname "$0")/../../../.."
 source scripts/gpu-call-setup.sh
 source bench/pending/own-gemm-checks.sh
-here=bench/results/2026-12-07-session52
+here=bench/results/2026-12-07-session52  # call 3's K sweep
 run() {  # LABEL BENCH SHAPES CONFIGS
   local t0=$SECONDS
   timeout 80 $2 $3 --configs "$4" --csv $O/$1.csv > $O/$1.log 2>&1

@@ -1,21 +1,16 @@
 #!/usr/bin/env bash
-# One device call (~6 min; session 52 built it, no machine ran it): two variants against HEAD. A (build/): two-copy-threads.diff. Call 4's stage trace showed the own
-# 64-row tiles' copy thread spending ~290 clocks issuing one stage's copies even when the stage
-# was long free (~400 once streaming), so that only ~3 blocks are in flight of 13 stages and the
-# K loop runs at the copy thread's pace. The diff has lane 0 of a fourth producer warp issue B's
-# copy (with its own expect-bytes arrival on the stage's barrier) beside warp 0's lane issuing A's.
-# B (build/hint/): cache-hint.diff, the operand copies with the L2 policy DeepGEMM's carry
-# (EVICT_NORMAL), the one difference left between the two kernels' copy instructions.
-#  1. the own GEMM's GPU tests with each; 2. before/A/B, alternating, two rounds, the plan's
-#  tiles: the K sweep of call 3 (A 1x128 x B 128x128, and tensor scales promoted against
-#  cuBLASLt's fast GEMM) and DeepGEMM's 18 shapes (block scales, one round); 3. racecheck and
-#  synccheck. (In order of importance: the K sweep, the tests, the sanitizers, DeepGEMM's
-#  shapes, the second round.) The diff leaves the tiles of more than one math warpgroup as they are.
+# One device call (~6 min; README.md says why): HEAD (build/before) against two variants,
+# A (build/): two-copy-threads.diff, B's copies from lane 0 of a fourth producer warp beside warp
+# 0's lane issuing A's, on the 64-row tiles; B (build/hint/): cache-hint.diff, the copies with
+# the L2 policy DeepGEMM's carry. In order of importance: the K sweep of session 52's call 3
+# (A 1x128 x B 128x128, and tensor scales promoted against cuBLASLt's fast GEMM; the plan's
+# tiles), the GPU tests of both, racecheck and synccheck on A, DeepGEMM's 18 shapes (block
+# scales), a second K-sweep round; the logs packed after each step.
 # Build (~8 min): bench/pending/2026-12-07-copy-issue/build.sh
 # Carry ["build/carry"]; command
 #   "tar xJf build/carry/carry.tar.xz && bash bench/pending/2026-12-07-copy-issue/run.sh"
 set -u
-cd "$(dirname "$0")/../../../.."
+cd "$(dirname "$0")/../../.."
 source scripts/gpu-call-setup.sh
 source bench/pending/own-gemm-checks.sh
 here=bench/results/2026-12-07-session52  # call 3's K sweep

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Builds the binaries run.sh carries (no GPU needed, ~8 min on 2 cores): HEAD (build/before),
-# two-copy-threads.diff (build/), cache-hint.diff (build/hint), in build/carry/carry.tar.xz.
+# Builds the binaries run.sh carries (no GPU needed, ~11 min on 2 cores): HEAD (build/before),
+# two-copy-threads.diff (build/), cache-hint.diff (build/hint), and whole-producer-warps.diff with
+# cache-hint.diff (build/whole-hint), in build/carry/carry.tar.xz.
 set -eu -o pipefail
 here=$(realpath "$(dirname "$0")")
 cd "$here/../../.."
 BEFORE=1 bench/pending/build.sh "$here/two-copy-threads.diff"
-git apply "$here/cache-hint.diff"
-trap 'git apply -R "$here/cache-hint.diff"' EXIT
-ninja -C build-gpu gpu_bench cuda_test
-mkdir -p build/hint
-cp build-gpu/gpu_bench build-gpu/tests/cuda/cuda_test build/hint/
+variant() {  # FOLDER DIFF...: the binaries with the diffs applied, into build/FOLDER
+  local folder=$1 diff
+  shift
+  for diff; do git apply "$here/$diff"; done
+  ninja -C build-gpu gpu_bench cuda_test || { git checkout src; return 1; }
+  mkdir -p "build/$folder"
+  cp build-gpu/gpu_bench build-gpu/tests/cuda/cuda_test "build/$folder/"
+  git checkout src
+}
+variant hint cache-hint.diff
+variant whole-hint whole-producer-warps.diff cache-hint.diff
 tar cJf build/carry/carry.tar.xz build/gpu_bench build/tests/cuda/cuda_test build/libfp8dot_c.so \
-  build/before/gpu_bench build/before/cuda_test build/hint/gpu_bench build/hint/cuda_test
+  build/before/gpu_bench build/before/cuda_test build/hint/gpu_bench build/hint/cuda_test \
+  build/whole-hint/gpu_bench build/whole-hint/cuda_test
 ls -la build/carry/carry.tar.xz

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# One device call (~6 min; README.md says why): HEAD (build/before) against two variants,
+# One device call (~8 min; README.md says why): HEAD (build/before) against two variants,
 # A (build/): two-copy-threads.diff, B's copies from lane 0 of a fourth producer warp beside warp
 # 0's lane issuing A's, on the 64-row tiles; B (build/hint/): cache-hint.diff, the copies with
-# the L2 policy DeepGEMM's carry. In order of importance: the K sweep of session 52's call 3
+# the L2 policy DeepGEMM's carry; C (build/whole-hint/): B with session 51's
+# whole-producer-warps.diff, whose copy path is then DeepGEMM's in the SASS (back-to-back
+# UTMALDG from uniform registers with the policy operand). In order of importance: the K sweep of session 52's call 3
 # (A 1x128 x B 128x128, and tensor scales promoted against cuBLASLt's fast GEMM; the plan's
 # tiles), the GPU tests of both, racecheck and synccheck on A, DeepGEMM's 18 shapes (block
 # scales), a second K-sweep round; the logs packed after each step.
@@ -26,20 +28,27 @@ ksweep() {
     "1x128 x 128x128 own,fp8 promoted own vs fast"
   run ksweep-hint-$1 build/hint/gpu_bench $here/call3/k-sweep.txt \
     "1x128 x 128x128 own,fp8 promoted own vs fast"
+  run ksweep-whole-hint-$1 build/whole-hint/gpu_bench $here/call3/k-sweep.txt \
+    "1x128 x 128x128 own,fp8 promoted own vs fast"
 }
 pack() { tar czf $OUT/call5.tgz -C $O .; }
 ksweep 1
 pack
 own_gemm_tests 120
-t0=$SECONDS
-timeout 120 build/hint/cuda_test --gtest_filter='CudaOwnGemmTest.*' > $O/own-tests-hint.log 2>&1
-echo "hint tests rc=$? ($((SECONDS - t0)) s)"; grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-hint.log
+for variant in hint whole-hint; do
+  t0=$SECONDS
+  timeout 120 build/$variant/cuda_test --gtest_filter='CudaOwnGemmTest.*' \
+    > $O/own-tests-$variant.log 2>&1
+  echo "$variant tests rc=$? ($((SECONDS - t0)) s)"
+  grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-$variant.log
+done
 pack
 own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*:CudaOwnGemmTest.OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmulation'
 pack
 run deepgemm-before build/before/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 run deepgemm-after build/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 run deepgemm-hint build/hint/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
+run deepgemm-whole-hint build/whole-hint/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 pack
 ksweep 2
 pack
@@ -61,10 +70,13 @@ def rows(path):
 for label, before_label, after_label in (
         ("A ksweep-1", "ksweep-before-1", "ksweep-after-1"),
         ("B ksweep-1", "ksweep-before-1", "ksweep-hint-1"),
+        ("C ksweep-1", "ksweep-before-1", "ksweep-whole-hint-1"),
         ("A ksweep-2", "ksweep-before-2", "ksweep-after-2"),
         ("B ksweep-2", "ksweep-before-2", "ksweep-hint-2"),
+        ("C ksweep-2", "ksweep-before-2", "ksweep-whole-hint-2"),
         ("A deepgemm", "deepgemm-before", "deepgemm-after"),
-        ("B deepgemm", "deepgemm-before", "deepgemm-hint")):
+        ("B deepgemm", "deepgemm-before", "deepgemm-hint"),
+        ("C deepgemm", "deepgemm-before", "deepgemm-whole-hint")):
     try:
         b, a = rows(f"{sys.argv[1]}/{before_label}.csv"), rows(f"{sys.argv[1]}/{after_label}.csv")
     except FileNotFoundError:

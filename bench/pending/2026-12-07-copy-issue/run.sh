@@ -21,40 +21,30 @@ run() {  # LABEL BENCH SHAPES CONFIGS
   timeout 80 $2 $3 --configs "$4" --csv $O/$1.csv > $O/$1.log 2>&1
   echo "$1 rc=$? ($((SECONDS - t0)) s)"
 }
-ksweep() {
-  run ksweep-before-$1 build/before/gpu_bench $here/call3/k-sweep.txt \
-    "1x128 x 128x128 own,fp8 promoted own vs fast"
-  run ksweep-after-$1 build/gpu_bench $here/call3/k-sweep.txt \
-    "1x128 x 128x128 own,fp8 promoted own vs fast"
-  run ksweep-hint-$1 build/hint/gpu_bench $here/call3/k-sweep.txt \
-    "1x128 x 128x128 own,fp8 promoted own vs fast"
-  run ksweep-whole-hint-$1 build/whole-hint/gpu_bench $here/call3/k-sweep.txt \
-    "1x128 x 128x128 own,fp8 promoted own vs fast"
+# Each build, by name: HEAD, then the variants A, B and C.
+declare -A bench=([before]=build/before [after]=build [hint]=build/hint [whole-hint]=build/whole-hint)
+builds=(before after hint whole-hint)
+shapes() {  # LABEL SHAPES CONFIGS: each build in turn
+  local build
+  for build in "${builds[@]}"; do run "$1-$build" "${bench[$build]}/gpu_bench" "$2" "$3"; done
 }
+ksweep() { shapes ksweep-$1 $here/call3/k-sweep.txt "1x128 x 128x128 own,fp8 promoted own vs fast"; }
 pack() { tar czf $OUT/call5.tgz -C $O .; }
 ksweep 1
 pack
 own_gemm_tests 120
-for variant in hint whole-hint; do
-  t0=$SECONDS
-  timeout 120 build/$variant/cuda_test --gtest_filter='CudaOwnGemmTest.*' \
-    > $O/own-tests-$variant.log 2>&1
-  echo "$variant tests rc=$? ($((SECONDS - t0)) s)"
-  grep -E "^\[  (PASSED|FAILED) \]" $O/own-tests-$variant.log
-done
+own_gemm_tests 120 build/hint
+own_gemm_tests 120 build/whole-hint
 pack
 own_gemm_sanitizers 'CudaOwnGemmTest.BlockScalesOfSeveralTilesPerCta*:CudaOwnGemmTest.OuterScalesWithAnyPromotionIntervalAreBitIdenticalToTheEmulation'
 pack
-run deepgemm-before build/before/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
-run deepgemm-after build/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
-run deepgemm-hint build/hint/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
-run deepgemm-whole-hint build/whole-hint/gpu_bench bench/deepgemm_shapes.txt "1x128 x 128x128 own"
+shapes deepgemm bench/deepgemm_shapes.txt "1x128 x 128x128 own"
 pack
 ksweep 2
 pack
 python3 - $O <<'PY'
-# (after / cuBLASLt) / (before / cuBLASLt) per row, graph time where there is one (M <= 128).
-import csv, glob, sys
+# (variant / cuBLASLt) / (HEAD / cuBLASLt) per row, graph time where there is one (M <= 128).
+import csv, sys
 def rows(path):
     out = {}
     for r in csv.DictReader(open(path)):
@@ -67,25 +57,18 @@ def rows(path):
         if own == own and own > 0:
             out[(r["m"], r["n"], r["k"], r["config"])] = (direct / own, r["note"].strip())
     return out
-for label, before_label, after_label in (
-        ("A ksweep-1", "ksweep-before-1", "ksweep-after-1"),
-        ("B ksweep-1", "ksweep-before-1", "ksweep-hint-1"),
-        ("C ksweep-1", "ksweep-before-1", "ksweep-whole-hint-1"),
-        ("A ksweep-2", "ksweep-before-2", "ksweep-after-2"),
-        ("B ksweep-2", "ksweep-before-2", "ksweep-hint-2"),
-        ("C ksweep-2", "ksweep-before-2", "ksweep-whole-hint-2"),
-        ("A deepgemm", "deepgemm-before", "deepgemm-after"),
-        ("B deepgemm", "deepgemm-before", "deepgemm-hint"),
-        ("C deepgemm", "deepgemm-before", "deepgemm-whole-hint")):
-    try:
-        b, a = rows(f"{sys.argv[1]}/{before_label}.csv"), rows(f"{sys.argv[1]}/{after_label}.csv")
-    except FileNotFoundError:
-        continue
-    print(f"== {label}: M,N,K | config | own/cuBLASLt before -> after | after/before | tile")
-    for key in b:
-        if key in a:
-            print(f"{','.join(key[:3])} | {key[3]} | {b[key][0]:.3f} -> {a[key][0]:.3f} | "
-                  f"{a[key][0] / b[key][0]:.3f} | {a[key][1]}")
+for part in ("ksweep-1", "ksweep-2", "deepgemm"):
+    for variant, build in (("A", "after"), ("B", "hint"), ("C", "whole-hint")):
+        try:
+            b = rows(f"{sys.argv[1]}/{part}-before.csv")
+            a = rows(f"{sys.argv[1]}/{part}-{build}.csv")
+        except FileNotFoundError:
+            continue
+        print(f"== {variant} {part}: M,N,K | config | own/cuBLASLt HEAD -> {variant} | ratio | tile")
+        for key in b:
+            if key in a:
+                print(f"{','.join(key[:3])} | {key[3]} | {b[key][0]:.3f} -> {a[key][0]:.3f} | "
+                      f"{a[key][0] / b[key][0]:.3f} | {a[key][1]}")
 PY
-tar czf $OUT/call5.tgz -C $O .
+pack
 cp $O/gpu.txt $OUT/
